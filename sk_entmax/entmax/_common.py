@@ -1,0 +1,130 @@
+"""Shared plumbing for the mappings: axis handling, half precision, masking, alpha shapes.
+
+Every mapping in this package is written once, along the last axis of a float32/float64
+tensor. The wrappers here move the requested axis to the end, upcast half precision to
+float32, and undo both on the way out, all with ordinary differentiable ops, so the custom
+autograd functions never see anything but the last axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _check_dim(X: torch.Tensor, dim: int) -> int:
+    """Return ``dim`` as a non-negative axis of ``X``, or raise a clear error."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    ndim = X.dim()
+    if ndim == 0:
+        raise ValueError("the input must have at least one dimension, got a 0-d tensor")
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"dim={dim} is out of range for a tensor with {ndim} dimension(s) "
+            f"(expected {-ndim} <= dim < {ndim})"
+        )
+    return dim % ndim
+
+
+def _check_floating(X: torch.Tensor, name: str = "X") -> None:
+    if not isinstance(X, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(X).__name__}")
+    if not X.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating point tensor, got dtype {X.dtype}; "
+            f"convert it first, e.g. {name}.float()"
+        )
+
+
+def to_last(X: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, torch.dtype]:
+    """Validate ``X``, move ``dim`` to the last axis and upcast half precision.
+
+    Returns the prepared tensor, the normalised axis and the dtype to return.
+    """
+    _check_floating(X)
+    dim = _check_dim(X, dim)
+    dtype = X.dtype
+    if dtype in _HALF:
+        X = X.float()
+    if dim != X.dim() - 1:
+        X = X.movedim(dim, -1)
+    return X, dim, dtype
+
+
+def from_last(Y: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
+    """Inverse of :func:`to_last`."""
+    if dim != Y.dim() - 1:
+        Y = Y.movedim(-1, dim)
+    if Y.dtype != dtype:
+        Y = Y.to(dtype)
+    return Y
+
+
+def param_to_last(
+    value: float | torch.Tensor, X: torch.Tensor, dim: int, name: str
+) -> float | torch.Tensor:
+    """Shape a per-row parameter (alpha, budget) like ``X`` with size 1 along ``dim``.
+
+    A Python number stays a Python number. A tensor is broadcast to the shape of ``X``
+    with ``dim`` set to 1, then moved to the last axis like ``X`` itself, so that its
+    gradient flows back through ordinary ops.
+    """
+    if isinstance(value, torch.Tensor):
+        if value.dim() > X.dim():
+            raise ValueError(
+                f"{name} has {value.dim()} dimensions but X has only {X.dim()}; "
+                f"{name} must broadcast to X's shape with size 1 along dim"
+            )
+        target = list(X.shape)
+        target[dim] = 1
+        try:
+            value = value.expand(*target)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"{name} of shape {tuple(value.shape)} cannot be broadcast to "
+                f"{tuple(target)} (X's shape {tuple(X.shape)} with size 1 along dim={dim})"
+            ) from exc
+        dtype = X.dtype if X.dtype not in _HALF else torch.float32
+        value = value.to(device=X.device, dtype=dtype)
+        if dim != X.dim() - 1:
+            value = value.movedim(dim, -1)
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a float or a torch.Tensor, got {type(value).__name__}")
+    return float(value)
+
+
+def row_stats(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row maximum made safe for fully masked rows, and the mask of such rows.
+
+    A row whose entries are all ``-inf`` is a fully masked row: its maximum is replaced by
+    0 so that ``Z - max`` stays ``-inf`` (never NaN); the caller maps it to all zeros.
+    A row holding a NaN keeps a NaN maximum, so the NaN spreads within that row only.
+    """
+    max_val = Z.amax(dim=-1, keepdim=True)
+    empty = max_val == float("-inf")
+    max_val = torch.where(empty, torch.zeros_like(max_val), max_val)
+    return max_val, empty
+
+
+def safe_div(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
+    """``num / den`` where ``den`` is nonzero, 0 where it is 0 (NaN still propagates)."""
+    zero = den == 0
+    return torch.where(zero, torch.zeros_like(num), num / torch.where(zero, 1, den))
+
+
+def apply_last(
+    fn: Callable[..., torch.Tensor],
+    X: torch.Tensor,
+    dim: int,
+    *args,
+) -> torch.Tensor:
+    """Run ``fn(X_last, *args)`` along ``dim`` with the half-precision policy."""
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        return X.clone()
+    return from_last(fn(Z, *args), dim, dtype)

@@ -1,0 +1,534 @@
+"""Fenchel-Young losses of the entmax mappings (Blondel, Martins & Niculae, 2019).
+
+For a mapping ``p*(x) = argmax_p <x, p> + H(p)`` over the simplex, the loss against a target
+distribution ``q`` is
+
+.. math::
+
+    L(x; q) = H(p^*) - H(q) + \\langle p^* - q, x \\rangle \\ge 0,
+    \\qquad \\nabla_x L = p^* - q .
+
+An integer target ``y`` means the one-hot ``q = e_y`` (and ``H(e_y) = 0``), which gives the
+sparse analogue of cross-entropy; a float target is any distribution, for instance the label
+proportions ``y / |y|`` of a multi-label row, which gives the multi-label sparsemax loss of
+Martins & Astudillo (2016). ``H`` is the Tsallis alpha-entropy for the entmax losses (Shannon
+at alpha = 1, where the loss is cross-entropy) and ``-||p||_alpha`` for normmax.
+
+The derivative in a tensor alpha is ``dH/dalpha (p*) - dH/dalpha (q)`` (the envelope theorem:
+``p*`` is optimal, so its own dependence on alpha drops out). Second derivatives flow through
+the mapping, so ``gradgradcheck`` holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.autograd import Function
+
+from sk_entmax.entmax._common import _check_floating, safe_div
+from sk_entmax.entmax.activations import entmax15, sparsemax
+from sk_entmax.entmax.root_finding import (
+    Param,
+    _check_alpha,
+    entmax_bisect,
+    normmax_bisect,
+    phi,
+    safe_log,
+    safe_pow,
+    sparsemax_bisect,
+)
+
+__all__ = [
+    "Entmax15Loss",
+    "EntmaxBisectLoss",
+    "NormmaxBisectLoss",
+    "SparsemaxBisectLoss",
+    "SparsemaxLoss",
+    "entmax15_loss",
+    "entmax_bisect_loss",
+    "normmax_bisect_loss",
+    "sparsemax_bisect_loss",
+    "sparsemax_loss",
+]
+
+REDUCTIONS = ("elementwise_mean", "mean", "sum", "none")
+_TARGET_ATOL = 1e-3
+
+
+# --------------------------------------------------------------------------- entropies
+
+
+def tsallis_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
+    """Tsallis alpha-entropy of each row of ``P`` (Shannon at alpha = 1).
+
+    Written as ``-(1/alpha) sum_i p_i log p_i (1 + b log p_i phi(b log p_i))`` with
+    ``b = alpha - 1``, which equals ``(1 - sum p^alpha) / (alpha (alpha - 1))`` on the simplex
+    and stays accurate as alpha approaches 1.
+    """
+    if not isinstance(alpha, torch.Tensor):
+        if alpha == 1:
+            return -(P * safe_log(P)).sum(-1)
+        if abs(alpha - 1) >= 0.25:
+            return (P.sum(-1) - safe_pow(P, alpha).sum(-1)) / (alpha * (alpha - 1))
+        alpha = torch.tensor(alpha, dtype=P.dtype, device=P.device)
+    alpha = alpha.squeeze(-1)
+    log_p = safe_log(P)
+    beta = (alpha - 1).unsqueeze(-1)
+    s = (P * log_p * (1 + beta * log_p * phi(beta * log_p))).sum(-1)
+    return -s / alpha
+
+
+def _tsallis_dalpha(P: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    """d/dalpha of :func:`tsallis_entropy` at fixed ``P``; ``alpha`` has shape (n, 1)."""
+    log_p = safe_log(P)
+    beta = alpha - 1
+    s = (P * log_p * (1 + beta * log_p * phi(beta * log_p))).sum(-1, keepdim=True)
+    t = (safe_pow(P, alpha) * log_p * log_p * phi(-beta * log_p)).sum(-1, keepdim=True)
+    return s / alpha**2 - t / alpha
+
+
+def norm_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
+    """``-||p||_alpha`` of each row: the regulariser behind alpha-normmax."""
+    if isinstance(alpha, torch.Tensor):
+        alpha = alpha.squeeze(-1)
+        return -(safe_pow(P, alpha.unsqueeze(-1)).sum(-1) ** (1 / alpha))
+    return -(safe_pow(P, alpha).sum(-1) ** (1 / alpha))
+
+
+def _norm_dalpha(P: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    """d/dalpha of :func:`norm_entropy` at fixed ``P``; ``alpha`` has shape (n, 1)."""
+    pa = safe_pow(P, alpha)
+    total = pa.sum(-1, keepdim=True)
+    norm = total ** (1 / alpha)
+    weighted = safe_div((pa * safe_log(P)).sum(-1, keepdim=True), alpha * total)
+    log_total = safe_log(total)
+    return -norm * (weighted - log_total / alpha**2)
+
+
+_ENTROPIES = {
+    "tsallis": (tsallis_entropy, _tsallis_dalpha),
+    "norm": (norm_entropy, _norm_dalpha),
+}
+
+
+def _inner(D: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """``<D, X>`` per row where ``0 * -inf`` counts as 0 (masked logits)."""
+    return torch.where(D != 0, D * X, 0.0).sum(-1)
+
+
+class FenchelYoungFunction(Function):
+    """``H(P) - H(Q) + <P - Q, X>`` with gradient ``P - Q`` in ``X``.
+
+    ``P`` is the mapping's output, computed outside with its own autograd graph; it gets no
+    first-order gradient here (it is optimal), but the ``X`` gradient is built from it, so
+    second derivatives flow through the mapping.
+    """
+
+    @staticmethod
+    def forward(ctx, X, P, Q, alpha, entropy):
+        H, _ = _ENTROPIES[entropy]
+        loss = H(P, alpha) - H(Q, alpha) + _inner(P - Q, X)
+        ctx.entropy = entropy
+        if isinstance(alpha, torch.Tensor):
+            ctx.save_for_backward(P, Q, alpha)
+        else:
+            ctx.save_for_backward(P, Q)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        P, Q, *alpha = ctx.saved_tensors
+        grad = grad.unsqueeze(-1)
+        dX = grad * (P - Q)
+        d_alpha = None
+        if ctx.needs_input_grad[3]:
+            _, dH = _ENTROPIES[ctx.entropy]
+            d_alpha = grad * (dH(P, alpha[0]) - dH(Q, alpha[0]))
+        return dX, None, None, d_alpha, None
+
+
+def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """Validate ``target`` against scores ``X`` of shape (n, C); return (n, C) floats."""
+    n, n_classes = X.shape
+    if not isinstance(target, torch.Tensor):
+        raise TypeError(f"target must be a torch.Tensor, got {type(target).__name__}")
+    if target.is_floating_point():
+        if target.shape != X.shape:
+            raise ValueError(
+                f"a distribution target must have the shape of X {tuple(X.shape)}, "
+                f"got {tuple(target.shape)}"
+            )
+        Q = target.to(device=X.device, dtype=X.dtype)
+        if n:
+            with torch.no_grad():
+                bad = (Q < 0).any(-1) | ((Q.sum(-1) - 1).abs() > _TARGET_ATOL)
+                if bad.any():
+                    row = int(bad.nonzero()[0, 0])
+                    raise ValueError(
+                        "a distribution target needs non-negative rows that sum to 1; "
+                        f"row {row} sums to {float(Q[row].sum()):.6g} "
+                        f"with minimum {float(Q[row].min()):.6g}"
+                    )
+        return Q
+    if target.dtype == torch.bool or target.is_complex():
+        raise TypeError(f"target must hold class indices or a distribution, got {target.dtype}")
+    if target.shape != X.shape[:-1]:
+        raise ValueError(
+            f"an index target must have shape {tuple(X.shape[:-1])} (X without its last "
+            f"axis), got {tuple(target.shape)}"
+        )
+    if n:
+        lo, hi = int(target.min()), int(target.max())
+        if lo < 0 or hi >= n_classes:
+            bad = lo if lo < 0 else hi
+            raise ValueError(
+                f"target holds class index {bad}, outside [0, {n_classes}); "
+                "use the loss module's ignore_index to skip rows"
+            )
+    Q = torch.zeros_like(X)
+    return Q.scatter_(-1, target.to(device=X.device, dtype=torch.long).unsqueeze(-1), 1.0)
+
+
+def _fenchel_young_loss(
+    X: torch.Tensor,
+    target: torch.Tensor,
+    project: Callable[[torch.Tensor, Param], torch.Tensor],
+    alpha: Param,
+    entropy: str,
+) -> torch.Tensor:
+    """Shared driver: flatten leading axes, build the target, project, evaluate."""
+    _check_floating(X)
+    if X.dim() < 1:
+        raise ValueError("X must have a class axis (last), got a 0-d tensor")
+    dtype = X.dtype
+    Xf = X.float() if dtype in (torch.float16, torch.bfloat16) else X
+    batch = Xf.shape[:-1]
+    Xf = Xf.reshape(-1, Xf.shape[-1])
+    if target.is_floating_point():
+        target = target.reshape(-1, target.shape[-1]) if target.dim() else target
+    else:
+        target = target.reshape(-1)
+    Q = _target_distribution(target, Xf)
+    if isinstance(alpha, torch.Tensor):
+        alpha = alpha.to(device=Xf.device, dtype=Xf.dtype)
+        if alpha.dim() == len(batch) and alpha.shape == batch and alpha.dim():
+            alpha = alpha.unsqueeze(-1)  # one alpha per row, given without the class axis
+        try:
+            alpha = alpha.expand(*batch, 1).reshape(-1, 1)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"alpha of shape {tuple(alpha.shape)} does not broadcast to one value per "
+                f"row of X {tuple(X.shape)}"
+            ) from exc
+    if Xf.shape[0] == 0:
+        return Xf.sum(-1).reshape(batch).to(dtype)
+    P = project(Xf, alpha)
+    loss = FenchelYoungFunction.apply(Xf, P, Q, alpha, entropy)
+    return loss.reshape(batch).to(dtype)
+
+
+# --------------------------------------------------------------------------- functional
+
+
+def sparsemax_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -> torch.Tensor:
+    """sparsemax loss: the sparse analogue of cross-entropy (Martins & Astudillo, 2016).
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_classes)
+        Scores; leading axes beyond one are flattened and restored. ``-inf`` masks a class.
+    target : torch.Tensor
+        Class indices of shape (n_samples,), ``0 <= target < n_classes``, or a distribution
+        of shape (n_samples, n_classes) whose rows sum to 1 (e.g. multi-label ``y / |y|``).
+    k : int or None, default=None
+        Partial-sort size for the projection (see :func:`~sk_entmax.entmax.sparsemax`).
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples,)
+        The loss of each sample, ``>= 0``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sk_entmax.entmax import sparsemax_loss
+    >>> sparsemax_loss(torch.tensor([[10.0, 0.0, 0.0]]), torch.tensor([0]))
+    tensor([0.])
+    """
+    return _fenchel_young_loss(X, target, lambda Z, a: sparsemax(Z, dim=-1, k=k), 2.0, "tsallis")
+
+
+def sparsemax_bisect_loss(X: torch.Tensor, target: torch.Tensor, n_iter: int = 50) -> torch.Tensor:
+    """sparsemax loss computed with the bisection mapping.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_classes)
+        Scores.
+    target : torch.Tensor
+        Class indices (n_samples,) or a distribution (n_samples, n_classes).
+    n_iter : int, default=50
+        Number of bisection steps.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples,)
+        The loss of each sample.
+    """
+    return _fenchel_young_loss(
+        X, target, lambda Z, a: sparsemax_bisect(Z, dim=-1, n_iter=n_iter), 2.0, "tsallis"
+    )
+
+
+def entmax15_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -> torch.Tensor:
+    """1.5-entmax loss (Peters et al., 2019).
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_classes)
+        Scores.
+    target : torch.Tensor
+        Class indices (n_samples,) or a distribution (n_samples, n_classes).
+    k : int or None, default=None
+        Partial-sort size for the projection.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples,)
+        The loss of each sample.
+    """
+    return _fenchel_young_loss(X, target, lambda Z, a: entmax15(Z, dim=-1, k=k), 1.5, "tsallis")
+
+
+def entmax_bisect_loss(
+    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int = 50
+) -> torch.Tensor:
+    """alpha-entmax loss; cross-entropy at alpha = 1. Differentiable in a tensor alpha.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_classes)
+        Scores.
+    target : torch.Tensor
+        Class indices (n_samples,) or a distribution (n_samples, n_classes).
+    alpha : float or torch.Tensor, default=1.5
+        A number, or a tensor with one value per row (shape (n_samples,) or
+        (n_samples, 1)) or one shared value.
+    n_iter : int, default=50
+        Number of bisection steps.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples,)
+        The loss of each sample.
+    """
+    _check_alpha(alpha)
+    return _fenchel_young_loss(
+        X, target, lambda Z, a: entmax_bisect(Z, a, dim=-1, n_iter=n_iter), alpha, "tsallis"
+    )
+
+
+def normmax_bisect_loss(
+    X: torch.Tensor, target: torch.Tensor, alpha: Param = 2, n_iter: int = 50
+) -> torch.Tensor:
+    """alpha-normmax loss. Differentiable in a tensor alpha.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_classes)
+        Scores.
+    target : torch.Tensor
+        Class indices (n_samples,) or a distribution (n_samples, n_classes).
+    alpha : float or torch.Tensor, default=2
+        The norm's order (> 1), a number or one value per row.
+    n_iter : int, default=50
+        Number of bisection steps.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_samples,)
+        The loss of each sample.
+    """
+    _check_alpha(alpha)
+    return _fenchel_young_loss(
+        X, target, lambda Z, a: normmax_bisect(Z, a, dim=-1, n_iter=n_iter), alpha, "norm"
+    )
+
+
+# --------------------------------------------------------------------------- modules
+
+
+class _FenchelYoungLoss(nn.Module):
+    """Shared module logic: ``ignore_index`` and ``reduction``."""
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "elementwise_mean") -> None:
+        super().__init__()
+        if reduction not in REDUCTIONS:
+            raise ValueError(
+                f"reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}"
+            )
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Loss of scores ``X`` against ``target``, reduced as configured.
+
+        Integer targets equal to ``ignore_index`` contribute 0 and are left out of the
+        mean; when every row is ignored the loss is exactly 0 with a zero gradient.
+        """
+        if isinstance(target, torch.Tensor) and not target.is_floating_point():
+            ignored = target == self.ignore_index
+            loss = self.loss(X, torch.where(ignored, 0, target))
+            loss = torch.where(ignored, 0.0, loss)
+            count = (~ignored).sum()
+        else:
+            loss = self.loss(X, target)
+            count = torch.tensor(loss.numel(), device=loss.device)
+        if self.reduction == "none":
+            return loss
+        if self.reduction == "sum":
+            return loss.sum()
+        return loss.sum() / count.clamp_min(1).to(loss.dtype)
+
+    def extra_repr(self) -> str:
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
+
+
+class SparsemaxLoss(_FenchelYoungLoss):
+    """Module twin of :func:`sparsemax_loss`.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Partial-sort size for the projection.
+    ignore_index : int, default=-100
+        Integer targets with this value are ignored (any value, negative included).
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
+        Mean over the rows not ignored, sum, or the per-row losses.
+    """
+
+    def __init__(
+        self,
+        k: int | None = None,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
+    ) -> None:
+        super().__init__(ignore_index, reduction)
+        self.k = k
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return sparsemax_loss(X, target, self.k)
+
+
+class SparsemaxBisectLoss(_FenchelYoungLoss):
+    """Module twin of :func:`sparsemax_bisect_loss`.
+
+    Parameters
+    ----------
+    n_iter : int, default=50
+        Number of bisection steps.
+    ignore_index : int, default=-100
+        Integer targets with this value are ignored.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
+        How to reduce the per-row losses.
+    """
+
+    def __init__(
+        self, n_iter: int = 50, ignore_index: int = -100, reduction: str = "elementwise_mean"
+    ) -> None:
+        super().__init__(ignore_index, reduction)
+        self.n_iter = n_iter
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return sparsemax_bisect_loss(X, target, self.n_iter)
+
+
+class Entmax15Loss(_FenchelYoungLoss):
+    """Module twin of :func:`entmax15_loss`.
+
+    Parameters
+    ----------
+    k : int or None, default=100
+        Partial-sort size for the projection.
+    ignore_index : int, default=-100
+        Integer targets with this value are ignored.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
+        How to reduce the per-row losses.
+    """
+
+    def __init__(
+        self,
+        k: int | None = 100,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
+    ) -> None:
+        super().__init__(ignore_index, reduction)
+        self.k = k
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return entmax15_loss(X, target, self.k)
+
+
+class EntmaxBisectLoss(_FenchelYoungLoss):
+    """Module twin of :func:`entmax_bisect_loss`.
+
+    Parameters
+    ----------
+    alpha : float or torch.Tensor, default=1.5
+        A number or tensor; an ``nn.Parameter`` is registered and learned.
+    n_iter : int, default=50
+        Number of bisection steps.
+    ignore_index : int, default=-100
+        Integer targets with this value are ignored.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
+        How to reduce the per-row losses.
+    """
+
+    def __init__(
+        self,
+        alpha: Param = 1.5,
+        n_iter: int = 50,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
+    ) -> None:
+        super().__init__(ignore_index, reduction)
+        self.alpha = alpha
+        self.n_iter = n_iter
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return entmax_bisect_loss(X, target, self.alpha, self.n_iter)
+
+
+class NormmaxBisectLoss(_FenchelYoungLoss):
+    """Module twin of :func:`normmax_bisect_loss`.
+
+    Parameters
+    ----------
+    alpha : float or torch.Tensor, default=2
+        The norm's order (> 1).
+    n_iter : int, default=50
+        Number of bisection steps.
+    ignore_index : int, default=-100
+        Integer targets with this value are ignored.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
+        How to reduce the per-row losses.
+    """
+
+    def __init__(
+        self,
+        alpha: Param = 2,
+        n_iter: int = 50,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
+    ) -> None:
+        super().__init__(ignore_index, reduction)
+        self.alpha = alpha
+        self.n_iter = n_iter
+
+    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return normmax_bisect_loss(X, target, self.alpha, self.n_iter)

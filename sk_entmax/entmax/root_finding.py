@@ -1,0 +1,705 @@
+"""alpha-entmax and relatives by root finding on the threshold.
+
+alpha-entmax (Peters et al., 2019) solves
+
+.. math::
+
+    \\max_{p \\in \\Delta} \\langle x, p \\rangle + H^T_\\alpha(p), \\qquad
+    H^T_\\alpha(p) = \\frac{1 - \\sum_i p_i^\\alpha}{\\alpha (\\alpha - 1)},
+
+whose solution is :math:`p_i = [1 + (\\alpha - 1)(x_i - t)]_+^{1/(\\alpha - 1)}` for the one
+threshold :math:`t` at which the entries sum to 1. We write it as
+:math:`p_i = \\exp(\\log(1 + \\beta u_i) / \\beta)` with :math:`\\beta = \\alpha - 1` and
+:math:`u_i = x_i - t`, which tends to :math:`\\exp(u_i)` (softmax) as :math:`\\beta \\to 0`
+without the loss of precision of the power form, so alpha close to 1 works in float32, and
+alpha = 1 is softmax exactly. The threshold lies in ``[max x, max x + w]`` with
+``w = (1 - d^{-beta}) / beta``, a bracket that is halved ``n_iter`` times.
+
+Gradients: with :math:`g_i = p_i^{2 - \\alpha}` on the support, the Jacobian in :math:`x` is
+:math:`\\operatorname{diag}(g) - g g^\\top / \\sum g`. The derivative in alpha follows
+Correia et al. (2019), rewritten without the :math:`(\\alpha - 1)^{-2}` cancellation:
+:math:`\\partial p_i / \\partial \\alpha = p_i a_i - g_i \\sum_j p_j a_j / \\sum_j g_j` with
+:math:`a_i = -\\log^2 p_i \\, \\varphi(-\\beta \\log p_i)` and
+:math:`\\varphi(z) = (e^z - 1 - z) / z^2`.
+
+Also here: alpha-normmax (``max <x, p> - ||p||_alpha``), budget-constrained sparsemax
+(``0 <= p <= 1, sum p = budget``), each with gradients in ``X`` and in its parameter.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.autograd import Function
+
+from sk_entmax.entmax._common import (
+    from_last,
+    param_to_last,
+    row_stats,
+    safe_div,
+    to_last,
+)
+from sk_entmax.entmax.activations import entmax_vjp
+
+__all__ = [
+    "AdaptiveEntmax",
+    "BudgetBisect",
+    "EntmaxBisect",
+    "NormmaxBisect",
+    "SparsemaxBisect",
+    "budget_bisect",
+    "entmax_bisect",
+    "normmax_bisect",
+    "sparsemax_bisect",
+]
+
+Param = float | torch.Tensor
+
+
+def _check_n_iter(n_iter: int) -> int:
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
+        raise ValueError(f"n_iter must be a positive int, got {n_iter!r}")
+    return n_iter
+
+
+def phi(z: torch.Tensor) -> torch.Tensor:
+    """``(exp(z) - 1 - z) / z**2``, accurate near 0 and twice differentiable everywhere."""
+    small = z.abs() < 0.5
+    zd = torch.where(small, 1.0, z)
+    direct = (torch.expm1(zd) - zd) / (zd * zd)
+    zs = torch.where(small, z, 0.0)
+    series = 0.5 + zs * (
+        1 / 6 + zs * (1 / 24 + zs * (1 / 120 + zs * (1 / 720 + zs * (1 / 5040 + zs / 40320))))
+    )
+    return torch.where(small, series, direct)
+
+
+def safe_log(P: torch.Tensor) -> torch.Tensor:
+    """``log(P)`` on positive entries and 0 elsewhere, with finite gradients."""
+    positive = P > 0
+    return torch.where(positive, torch.where(positive, P, 1.0).log(), 0.0)
+
+
+def safe_pow(P: torch.Tensor, exponent: Param) -> torch.Tensor:
+    """``P ** exponent`` on positive entries and 0 elsewhere, with finite gradients."""
+    positive = P > 0
+    return torch.where(positive, torch.where(positive, P, 1.0) ** exponent, 0.0)
+
+
+def _is_scalar(value: Param, number: float) -> bool:
+    return not isinstance(value, torch.Tensor) and value == number
+
+
+# --------------------------------------------------------------------------- alpha-entmax
+
+
+def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
+    """``[1 + beta * U]_+ ** (1 / beta)``, computed stably (``exp(U)`` at ``beta = 0``)."""
+    if isinstance(beta, torch.Tensor):
+        # log(p) = U * log1p(V) / V with V = beta * U; a series near V = 0 keeps beta = 0
+        # (softmax) and its alpha-derivative exact, and entries outside the support are
+        # cut off before any log so that no NaN enters the graph.
+        masked = U == float("-inf")
+        Us = torch.where(masked, 0.0, U)
+        V = beta * Us
+        inside = (V > -1) & ~masked
+        Us = torch.where(inside, Us, 0.0)
+        Vs = torch.where(inside, V, 0.0)
+        tiny = Vs.abs() < 1e-4
+        Vd = torch.where(tiny, 1.0, Vs)
+        ratio = torch.where(tiny, 1 - Vs / 2 + Vs * Vs / 3, torch.log1p(Vd) / Vd)
+        return torch.where(inside, torch.exp(Us * ratio), torch.where(masked, 0.0, U * 0))
+    if beta == 1:
+        return (U + 1).clamp_min(0)
+    if beta == 0:
+        return torch.exp(U)
+    return torch.exp(torch.log1p((beta * U).clamp_min(-1)) / beta)
+
+
+def _bracket_width(d: int, beta: Param, like: torch.Tensor) -> Param:
+    """``(1 - d ** -beta) / beta``: from the row max, the threshold lies within this."""
+    log_d = math.log(d) if d > 0 else 0.0
+    if isinstance(beta, torch.Tensor):
+        zero = beta == 0
+        safe_beta = torch.where(zero, 1.0, beta)
+        width = -torch.expm1(-safe_beta * log_d) / safe_beta
+        return torch.where(zero, log_d, width).to(like.dtype)
+    if beta == 0:
+        return log_d
+    return -math.expm1(-beta * log_d) / beta
+
+
+# Below this |alpha - 1| the power form loses float32 digits; the log1p form takes over.
+_POWER_FORM_MIN_BETA = 0.1
+
+
+def _entmax_threshold(Z: torch.Tensor, beta: Param, n_iter: int):
+    """Bisection for the threshold of rows ``Z`` whose max is 0; returns ``(t, p)``.
+
+    For a float alpha away from 1 the loop runs in the cheaper power form
+    ``p = [beta z - tau]_+ ** (1 / beta)`` with ``tau = beta t - 1`` (a linear change of
+    variable, so the bisection steps are the same); otherwise in the log1p form.
+    """
+    width = _bracket_width(Z.shape[-1], beta, Z)
+    shape = (*Z.shape[:-1], 1)
+    if isinstance(beta, torch.Tensor) or abs(beta) < _POWER_FORM_MIN_BETA:
+        t_lo = torch.zeros(shape, dtype=Z.dtype, device=Z.device)
+        for _ in range(n_iter):
+            width = width / 2
+            t_mid = t_lo + width
+            p = _entmax_p(Z - t_mid, beta)
+            t_lo = torch.where(p.sum(-1, keepdim=True) >= 1, t_mid, t_lo)
+        return t_mid, p
+    Zb = Z if beta == 1 else Z * beta
+    tau_lo = torch.full(shape, -1.0, dtype=Z.dtype, device=Z.device)
+    width = width * beta
+    for _ in range(n_iter):
+        width = width / 2
+        tau_mid = tau_lo + width
+        p = (Zb - tau_mid).clamp_(min=0)
+        if beta != 1:
+            p.pow_(1 / beta)
+        tau_lo = torch.where(p.sum(-1, keepdim=True) >= 1, tau_mid, tau_lo)
+    return (tau_mid + 1) / beta, p
+
+
+def _softmax_last(Z: torch.Tensor) -> torch.Tensor:
+    """softmax (alpha = 1) with the same masking rules: an all ``-inf`` row maps to 0."""
+    _, empty = row_stats(Z)
+    return torch.where(empty, 0.0, torch.softmax(torch.where(empty, 0.0, Z), dim=-1))
+
+
+def _normalize(p: torch.Tensor) -> torch.Tensor:
+    return safe_div(p, p.sum(-1, keepdim=True))
+
+
+def _entmax_alpha_grad(
+    Y: torch.Tensor, gppr: torch.Tensor, beta: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(sum_i p_i a_i, a)`` pieces of the alpha-derivative (see the module docstring)."""
+    log_p = safe_log(Y)
+    pa = -Y * log_p * log_p * phi(-beta * log_p)
+    return pa, safe_div(pa.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
+
+
+def _entmax_bisect_last(
+    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
+) -> torch.Tensor:
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+    beta = alpha - 1
+    _, p = _entmax_threshold(Z, beta, n_iter)
+    return _normalize(p) if ensure_sum_one else p
+
+
+def _entmax_bisect_plain(
+    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
+) -> torch.Tensor:
+    """Plain-op alpha-entmax whose autograd gradient is exact.
+
+    The bisection runs without recording a graph; the threshold then re-enters the graph
+    through its implicit derivative (``dt = sum(g dx) / sum(g)`` plus the alpha term), a
+    correction whose value is 0, so values match the custom function and so do gradients.
+    """
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+    beta = alpha - 1
+    with torch.no_grad():
+        t, p = _entmax_threshold(Z, beta, n_iter)
+        gppr = safe_pow(p, 1 - beta)
+        sum_g = gppr.sum(-1, keepdim=True)
+    if torch.is_grad_enabled():
+        finite = torch.isfinite(Z)
+        Zf = torch.where(finite, Z, 0.0)
+        shift = (gppr * (Zf - Zf.detach())).sum(-1, keepdim=True)
+        if isinstance(beta, torch.Tensor) and beta.requires_grad:
+            with torch.no_grad():
+                _, pa_sum = _entmax_alpha_grad(p, gppr, beta)
+            shift = shift + pa_sum * sum_g * (beta - beta.detach())
+        t = t + safe_div(shift, sum_g)
+        p = _entmax_p(Z - t, beta)
+    return _normalize(p) if ensure_sum_one else p
+
+
+class EntmaxBisectFunction(Function):
+    """alpha-entmax along the last axis; saves only the output (and a tensor alpha)."""
+
+    @staticmethod
+    def forward(ctx, Z, alpha, n_iter, ensure_sum_one):
+        Y = _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one)
+        if isinstance(alpha, torch.Tensor):
+            ctx.save_for_backward(Y, alpha)
+        else:
+            ctx.save_for_backward(Y)
+            ctx.alpha = alpha
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        saved = ctx.saved_tensors
+        Y = saved[0]
+        alpha = saved[1] if len(saved) > 1 else ctx.alpha
+        gppr = safe_pow(Y, 2 - alpha)
+        dX = entmax_vjp(dY, gppr)
+        d_alpha = None
+        if ctx.needs_input_grad[1]:
+            pa, pa_sum = _entmax_alpha_grad(Y, gppr, alpha - 1)
+            d_alpha = (dY * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
+        return dX, d_alpha, None, None
+
+
+def _check_alpha(alpha: Param) -> None:
+    if isinstance(alpha, torch.Tensor):
+        if not alpha.is_floating_point():
+            raise TypeError(f"alpha must be a floating point tensor, got dtype {alpha.dtype}")
+        return
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or math.isnan(alpha):
+        raise ValueError(f"alpha must be a real number or a tensor, got {alpha!r}")
+
+
+def entmax_bisect(
+    X: torch.Tensor,
+    alpha: Param = 1.5,
+    dim: int = -1,
+    n_iter: int = 50,
+    ensure_sum_one: bool = True,
+    training: bool = True,
+) -> torch.Tensor:
+    """alpha-entmax: a sparse softmax with tunable sparsity, by root finding.
+
+    Solves ``max_p <x, p> + H_alpha(p)`` subject to ``p >= 0, sum(p) == 1`` along ``dim``,
+    where ``H_alpha`` is the Tsallis alpha-entropy (Peters et al., 2019). ``alpha = 1`` is
+    softmax, ``alpha = 1.5`` is :func:`~sk_entmax.entmax.entmax15`, ``alpha = 2`` is
+    :func:`~sk_entmax.entmax.sparsemax`; larger alpha is sparser. Differentiable in ``X`` and
+    in a tensor ``alpha`` (Correia et al., 2019), accurately also for alpha close to 1.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores; ``-inf`` masking, NaN and half precision are handled as in
+        :func:`~sk_entmax.entmax.sparsemax`.
+    alpha : float or torch.Tensor, default=1.5
+        A number, or a tensor broadcastable to ``X``'s shape with size 1 along ``dim`` (one
+        alpha per row). Values below 1 work as in the reference package (dense outputs).
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps on the threshold; about 25 reach float32 precision.
+    ensure_sum_one : bool, default=True
+        Divide the result by its sum so that it sums to 1 exactly.
+    training : bool, default=True
+        Custom autograd function (``True``) or plain ops (``False``) that tracing and
+        export can take; both give the same values and gradients.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``X``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sk_entmax.entmax import entmax_bisect
+    >>> x = torch.tensor([[-1.0, 0.0, 0.5], [1.0, 2.0, 3.5]])
+    >>> entmax_bisect(x, alpha=1.33)
+    tensor([[0.0460, 0.3276, 0.6264],
+            [0.0026, 0.1012, 0.8963]])
+    """
+    _check_alpha(alpha)
+    n_iter = _check_n_iter(n_iter)
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        return X.clone()
+    if _is_scalar(alpha, 1):
+        return from_last(_softmax_last(Z), dim, dtype)
+    alpha = param_to_last(alpha, X, dim, "alpha")
+    if training:
+        Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one)
+    else:
+        Y = _entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
+    return from_last(Y, dim, dtype)
+
+
+def sparsemax_bisect(
+    X: torch.Tensor,
+    dim: int = -1,
+    n_iter: int = 50,
+    ensure_sum_one: bool = True,
+    training: bool = True,
+) -> torch.Tensor:
+    """sparsemax by bisection on the threshold; ``n_iter`` sets the number of steps.
+
+    The same mapping as :func:`~sk_entmax.entmax.sparsemax`, computed like
+    :func:`entmax_bisect` at ``alpha = 2``. Useful as a check of the sort-based version and
+    where sorting is slow.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores.
+    dim : int, default=-1
+        The axis along which to project.
+    n_iter : int, default=50
+        Number of bisection steps.
+    ensure_sum_one : bool, default=True
+        Divide the result by its sum.
+    training : bool, default=True
+        Custom autograd function or plain ops.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``X``.
+    """
+    return entmax_bisect(X, 2.0, dim, n_iter, ensure_sum_one, training)
+
+
+# --------------------------------------------------------------------------- normmax
+
+
+def _normmax_last(Z: torch.Tensor, alpha: Param, n_iter: int) -> torch.Tensor:
+    """alpha-normmax: ``p = q / sum(q)``, ``q = [z - tau]_+^(1/(alpha-1))``, ``||q||_a = 1``."""
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+    d = Z.shape[-1]
+    inv = 1 / (alpha - 1)
+    tau_lo = torch.full((*Z.shape[:-1], 1), -1.0, dtype=Z.dtype, device=Z.device)
+    width = -(d ** (-1 / inv)) - tau_lo  # tau_hi = -(1/d)**(alpha-1)
+    for _ in range(n_iter):
+        width = width / 2
+        tau_mid = tau_lo + width
+        q = (Z - tau_mid).clamp_min(0) ** inv
+        above = (q**alpha).sum(-1, keepdim=True) >= 1
+        tau_lo = torch.where(above, tau_mid, tau_lo)
+    return _normalize(q)
+
+
+class NormmaxBisectFunction(Function):
+    """alpha-normmax along the last axis; saves only the output (and a tensor alpha)."""
+
+    @staticmethod
+    def forward(ctx, Z, alpha, n_iter):
+        Y = _normmax_last(Z, alpha, n_iter)
+        if isinstance(alpha, torch.Tensor):
+            ctx.save_for_backward(Y, alpha)
+        else:
+            ctx.save_for_backward(Y)
+            ctx.alpha = alpha
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        saved = ctx.saved_tensors
+        Y = saved[0]
+        alpha = saved[1] if len(saved) > 1 else ctx.alpha
+        # q = Y / N with N = ||Y||_alpha is the pre-normalisation solution (||q|| = 1).
+        norm = safe_pow(Y, alpha).sum(-1, keepdim=True) ** (1 / alpha)
+        q = safe_div(Y, norm)
+        b = safe_pow(q, 2 - alpha)
+        w = b * (dY - (Y * dY).sum(-1, keepdim=True))
+        dX = norm / (alpha - 1) * (w - Y * w.sum(-1, keepdim=True))
+        d_alpha = None
+        if ctx.needs_input_grad[1]:
+            q_sum = q.sum(-1, keepdim=True)
+            q_log_q = q * safe_log(q)
+            dnu = -safe_div(
+                (safe_pow(q, alpha) * safe_log(q)).sum(-1, keepdim=True), alpha * q_sum
+            )
+            dq = (-q_log_q - b * dnu) / (alpha - 1)
+            dp = norm * (dq - Y * dq.sum(-1, keepdim=True))
+            d_alpha = (dY * dp).sum(-1, keepdim=True)
+        return dX, d_alpha, None
+
+
+def normmax_bisect(
+    X: torch.Tensor, alpha: Param = 2, dim: int = -1, n_iter: int = 50
+) -> torch.Tensor:
+    """alpha-normmax: ``max_p <x, p> - ||p||_alpha`` over the simplex, by bisection.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores.
+    alpha : float or torch.Tensor, default=2
+        The norm's order, > 1: a number or a per-row tensor (size 1 along ``dim``).
+        Differentiable when a tensor.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``X``; sums to 1 along ``dim``.
+    """
+    _check_alpha(alpha)
+    if not isinstance(alpha, torch.Tensor) and alpha <= 1:
+        raise ValueError(f"normmax_bisect needs alpha > 1, got {alpha!r}")
+    n_iter = _check_n_iter(n_iter)
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        return X.clone()
+    alpha = param_to_last(alpha, X, dim, "alpha")
+    return from_last(NormmaxBisectFunction.apply(Z, alpha, n_iter), dim, dtype)
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def _budget_last(Z: torch.Tensor, budget: Param, n_iter: int) -> torch.Tensor:
+    """``p = clip(z - tau, 0, 1)`` with ``sum(p) == budget``."""
+    d = Z.shape[-1]
+    max_val = Z.amax(-1, keepdim=True)
+    min_val = torch.where(Z > float("-inf"), Z, max_val).amin(-1, keepdim=True)
+    tau_lo = min_val - budget / d
+    width = max_val - min_val
+    for _ in range(n_iter):
+        width = width / 2
+        tau_mid = tau_lo + width
+        p = (Z - tau_mid).clamp(0, 1)
+        above = p.sum(-1, keepdim=True) >= budget
+        tau_lo = torch.where(above, tau_mid, tau_lo)
+    return p
+
+
+class BudgetBisectFunction(Function):
+    """Budget sparsemax along the last axis; saves only the output."""
+
+    @staticmethod
+    def forward(ctx, Z, budget, n_iter):
+        Y = _budget_last(Z, budget, n_iter)
+        ctx.save_for_backward(Y)
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        (Y,) = ctx.saved_tensors
+        free = ((Y > 0) & (Y < 1)).to(dY.dtype)
+        mean = safe_div((free * dY).sum(-1, keepdim=True), free.sum(-1, keepdim=True))
+        dX = free * (dY - mean)
+        d_budget = mean if ctx.needs_input_grad[1] else None
+        return dX, d_budget, None
+
+
+def budget_bisect(
+    X: torch.Tensor, budget: Param = 2, dim: int = -1, n_iter: int = 50
+) -> torch.Tensor:
+    """Budget sparsemax: ``max_p <x, p> - ||p||^2 / 2`` s.t. ``0 <= p <= 1, sum(p) == budget``.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores.
+    budget : float or torch.Tensor, default=2
+        The total mass, ``0 < budget <= X.shape[dim]``: a number or a per-row tensor (size 1
+        along ``dim``). Differentiable when a tensor.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+
+    Returns
+    -------
+    torch.Tensor
+        Same shape and dtype as ``X``; entries in ``[0, 1]`` summing to ``budget``.
+    """
+    n_iter = _check_n_iter(n_iter)
+    if not isinstance(budget, torch.Tensor):
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise ValueError(f"budget must be a number or a tensor, got {budget!r}")
+        if X.dim() and not 0 < budget <= X.shape[dim]:
+            raise ValueError(
+                f"budget must lie in (0, {X.shape[dim]}] (the size of dim), got {budget!r}"
+            )
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        return X.clone()
+    budget = param_to_last(budget, X, dim, "budget")
+    return from_last(BudgetBisectFunction.apply(Z, budget, n_iter), dim, dtype)
+
+
+# --------------------------------------------------------------------------- modules
+
+
+class _ParamModule(nn.Module):
+    """Stores a float-or-tensor parameter; an ``nn.Parameter`` is registered as such."""
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr_keys)
+
+
+class EntmaxBisect(_ParamModule):
+    """Module twin of :func:`entmax_bisect`; plain-op path in ``eval()`` mode.
+
+    Parameters
+    ----------
+    alpha : float or torch.Tensor, default=1.5
+        A number, a per-row tensor, or an ``nn.Parameter`` (registered, hence learned). For
+        a learnable alpha kept in a valid range by construction, see :class:`AdaptiveEntmax`.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+    """
+
+    _repr_keys = ("alpha", "dim", "n_iter")
+
+    def __init__(self, alpha: Param = 1.5, dim: int = -1, n_iter: int = 50) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.dim = dim
+        self.n_iter = n_iter
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return entmax_bisect(
+            X, self.alpha, dim=self.dim, n_iter=self.n_iter, training=self.training
+        )
+
+
+class SparsemaxBisect(_ParamModule):
+    """Module twin of :func:`sparsemax_bisect`.
+
+    Parameters
+    ----------
+    dim : int, default=-1
+        The axis along which to project.
+    n_iter : int, default=50
+        Number of bisection steps.
+    """
+
+    _repr_keys = ("dim", "n_iter")
+
+    def __init__(self, dim: int = -1, n_iter: int = 50) -> None:
+        super().__init__()
+        self.dim = dim
+        self.n_iter = n_iter
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return sparsemax_bisect(X, dim=self.dim, n_iter=self.n_iter, training=self.training)
+
+
+class NormmaxBisect(_ParamModule):
+    """Module twin of :func:`normmax_bisect`.
+
+    Parameters
+    ----------
+    alpha : float or torch.Tensor, default=2
+        The norm's order, > 1.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+    """
+
+    _repr_keys = ("alpha", "dim", "n_iter")
+
+    def __init__(self, alpha: Param = 2, dim: int = -1, n_iter: int = 50) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.dim = dim
+        self.n_iter = n_iter
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return normmax_bisect(X, self.alpha, dim=self.dim, n_iter=self.n_iter)
+
+
+class BudgetBisect(_ParamModule):
+    """Module twin of :func:`budget_bisect`.
+
+    Parameters
+    ----------
+    budget : float or torch.Tensor, default=2
+        The total mass of the output.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+    """
+
+    _repr_keys = ("budget", "dim", "n_iter")
+
+    def __init__(self, budget: Param = 2, dim: int = -1, n_iter: int = 50) -> None:
+        super().__init__()
+        self.budget = budget
+        self.dim = dim
+        self.n_iter = n_iter
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return budget_bisect(X, self.budget, dim=self.dim, n_iter=self.n_iter)
+
+
+class AdaptiveEntmax(nn.Module):
+    """alpha-entmax whose alpha is learned, kept in ``(1, alpha_max)`` by construction.
+
+    The learned quantity is an unconstrained ``nn.Parameter`` ``alpha_logit``; the alpha
+    used is ``1 + (alpha_max - 1) * sigmoid(alpha_logit)``, so every optimizer step leaves a
+    valid alpha (Correia et al., 2019, learn alpha per attention head). Only where the
+    sigmoid saturates in floating point does alpha reach an end of the range, and both ends
+    are valid mappings (1 is softmax).
+
+    Parameters
+    ----------
+    alpha : float, default=1.5
+        Initial alpha, strictly between 1 and ``alpha_max``.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int, default=50
+        Number of bisection steps.
+    alpha_max : float, default=2.0
+        Upper end of the range of alpha (not reached).
+    shape : tuple of int, default=()
+        Shape of the alpha tensor: ``()`` for one shared alpha, or a shape that broadcasts
+        against the input with size 1 along ``dim`` (one alpha per head, say).
+
+    Attributes
+    ----------
+    alpha_logit : torch.nn.Parameter
+        The unconstrained parameter behind ``alpha``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sk_entmax.entmax import AdaptiveEntmax
+    >>> layer = AdaptiveEntmax(alpha=1.5)
+    >>> round(layer.alpha.item(), 4)
+    1.5
+    """
+
+    def __init__(
+        self,
+        alpha: float = 1.5,
+        dim: int = -1,
+        n_iter: int = 50,
+        alpha_max: float = 2.0,
+        shape: tuple[int, ...] = (),
+    ) -> None:
+        super().__init__()
+        if not alpha_max > 1:
+            raise ValueError(f"alpha_max must be > 1, got {alpha_max!r}")
+        if not 1 < alpha < alpha_max:
+            raise ValueError(
+                f"alpha must lie strictly between 1 and alpha_max={alpha_max}, got {alpha!r}"
+            )
+        self.dim = dim
+        self.n_iter = n_iter
+        self.alpha_max = float(alpha_max)
+        frac = (alpha - 1) / (alpha_max - 1)
+        self.alpha_logit = nn.Parameter(
+            torch.full(tuple(shape), math.log(frac / (1 - frac)), dtype=torch.float32)
+        )
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        """The current alpha, a differentiable function of ``alpha_logit``."""
+        return 1 + (self.alpha_max - 1) * torch.sigmoid(self.alpha_logit)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return entmax_bisect(
+            X, self.alpha, dim=self.dim, n_iter=self.n_iter, training=self.training
+        )
+
+    def extra_repr(self) -> str:
+        return f"alpha_max={self.alpha_max}, dim={self.dim}, n_iter={self.n_iter}"
