@@ -2,10 +2,12 @@
 
 ``from entmax import X`` becomes ``from sk_entmax.entmax import X``. Every mapping takes
 Ludwig's ``training=`` keyword too. Extras: :class:`AdaptiveEntmax` (a learnable alpha kept
-in range), distribution targets and alpha-gradients in every loss.
+in range), :func:`entmax` / :func:`entmax_loss` (the exact algorithm for any alpha),
+distribution targets and alpha-gradients in every loss.
 """
 
 from sk_entmax.entmax.activations import Entmax15, Sparsemax, entmax15, sparsemax
+from sk_entmax.entmax.dispatch import entmax, entmax_loss
 from sk_entmax.entmax.losses import (
     Entmax15Loss,
     EntmaxBisectLoss,
@@ -46,10 +48,12 @@ __all__ = [
     "SparsemaxBisectLoss",
     "SparsemaxLoss",
     "budget_bisect",
+    "entmax",
     "entmax15",
     "entmax15_loss",
     "entmax_bisect",
     "entmax_bisect_loss",
+    "entmax_loss",
     "normmax_bisect",
     "normmax_bisect_loss",
     "sparsemax",

@@ -632,32 +632,33 @@ class BudgetBisect(_ParamModule):
 
 
 class AdaptiveEntmax(nn.Module):
-    """alpha-entmax whose alpha is learned, kept in ``(1, alpha_max)`` by construction.
+    """alpha-entmax whose alpha is learned, kept in range by construction.
 
-    The learned quantity is an unconstrained ``nn.Parameter`` ``alpha_logit``; the alpha
-    used is ``1 + (alpha_max - 1) * sigmoid(alpha_logit)``, so every optimizer step leaves a
-    valid alpha (Correia et al., 2019, learn alpha per attention head). Only where the
-    sigmoid saturates in floating point does alpha reach an end of the range, and both ends
-    are valid mappings (1 is softmax).
+    The learned quantity is an unconstrained ``nn.Parameter`` ``alpha_raw``. With a finite
+    ``alpha_max`` the alpha used is ``1 + (alpha_max - 1) * sigmoid(alpha_raw)``, in
+    ``(1, alpha_max)``; with ``alpha_max=None`` it is ``1 + softplus(alpha_raw)``, in
+    ``(1, inf)``. Every optimizer step therefore leaves a valid alpha (Correia et al., 2019,
+    learn alpha per attention head). Only where the map saturates in floating point does
+    alpha reach an end of the range, and the ends are valid mappings too (1 is softmax).
 
     Parameters
     ----------
     alpha : float, default=1.5
-        Initial alpha, strictly between 1 and ``alpha_max``.
+        Initial alpha, strictly inside the range.
     dim : int, default=-1
         The axis along which to apply the mapping.
     n_iter : int, default=50
         Number of bisection steps.
-    alpha_max : float, default=2.0
-        Upper end of the range of alpha (not reached).
+    alpha_max : float or None, default=2.0
+        Upper end of the range of alpha (not reached), or ``None`` for no upper end.
     shape : tuple of int, default=()
         Shape of the alpha tensor: ``()`` for one shared alpha, or a shape that broadcasts
         against the input with size 1 along ``dim`` (one alpha per head, say).
 
     Attributes
     ----------
-    alpha_logit : torch.nn.Parameter
-        The unconstrained parameter behind ``alpha``.
+    alpha_raw : torch.nn.Parameter
+        The unconstrained parameter behind :attr:`alpha`.
 
     Examples
     --------
@@ -673,28 +674,34 @@ class AdaptiveEntmax(nn.Module):
         alpha: float = 1.5,
         dim: int = -1,
         n_iter: int = 50,
-        alpha_max: float = 2.0,
+        alpha_max: float | None = 2.0,
         shape: tuple[int, ...] = (),
     ) -> None:
         super().__init__()
-        if not alpha_max > 1:
-            raise ValueError(f"alpha_max must be > 1, got {alpha_max!r}")
-        if not 1 < alpha < alpha_max:
+        if alpha_max is not None and not alpha_max > 1:
+            raise ValueError(f"alpha_max must be > 1 or None, got {alpha_max!r}")
+        upper = math.inf if alpha_max is None else alpha_max
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 1 < alpha < upper:
             raise ValueError(
-                f"alpha must lie strictly between 1 and alpha_max={alpha_max}, got {alpha!r}"
+                f"alpha must be a number strictly between 1 and alpha_max={alpha_max}, "
+                f"got {alpha!r}"
             )
         self.dim = dim
         self.n_iter = n_iter
-        self.alpha_max = float(alpha_max)
-        frac = (alpha - 1) / (alpha_max - 1)
-        self.alpha_logit = nn.Parameter(
-            torch.full(tuple(shape), math.log(frac / (1 - frac)), dtype=torch.float32)
-        )
+        self.alpha_max = None if alpha_max is None else float(alpha_max)
+        if alpha_max is None:
+            raw = (alpha - 1) + math.log(-math.expm1(-(alpha - 1)))  # softplus inverse
+        else:
+            frac = (alpha - 1) / (alpha_max - 1)
+            raw = math.log(frac / (1 - frac))
+        self.alpha_raw = nn.Parameter(torch.full(tuple(shape), raw, dtype=torch.float32))
 
     @property
     def alpha(self) -> torch.Tensor:
-        """The current alpha, a differentiable function of ``alpha_logit``."""
-        return 1 + (self.alpha_max - 1) * torch.sigmoid(self.alpha_logit)
+        """The current alpha, a differentiable function of ``alpha_raw``."""
+        if self.alpha_max is None:
+            return 1 + nn.functional.softplus(self.alpha_raw)
+        return 1 + (self.alpha_max - 1) * torch.sigmoid(self.alpha_raw)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         return entmax_bisect(

@@ -453,7 +453,7 @@ def test_loss_alpha_gradient_module_parameter():
 def test_adaptive_alpha_is_learned():
     torch.manual_seed(13)
     layer = AdaptiveEntmax(alpha=1.5)
-    assert [name for name, _ in layer.named_parameters()] == ["alpha_logit"]
+    assert [name for name, _ in layer.named_parameters()] == ["alpha_raw"]
     X = torch.randn(16, 8)
     target = torch.softmax(torch.randn(16, 8) * 0.1, -1)  # dense target pulls alpha down
     opt = torch.optim.SGD(layer.parameters(), lr=1.0)
@@ -479,7 +479,16 @@ def test_adaptive_alpha_stays_in_range_by_construction():
         assert ((layer.alpha >= 1) & (layer.alpha <= 2)).all()
         P = layer(X)
         assert torch.isfinite(P).all() and torch.allclose(P.sum(-1), torch.ones(3))
-        assert torch.isfinite(torch.autograd.grad(P[:, 0].sum(), layer.alpha_logit)[0]).all()
+        assert torch.isfinite(torch.autograd.grad(P[:, 0].sum(), layer.alpha_raw)[0]).all()
+
+
+def test_adaptive_alpha_unbounded_range():
+    layer = AdaptiveEntmax(alpha=3.0, alpha_max=None)
+    assert layer.alpha.item() == pytest.approx(3.0, rel=1e-6)
+    opt = torch.optim.SGD(layer.parameters(), lr=1e6)
+    (-layer(torch.randn(4, 5))[:, 0].sum()).backward()
+    opt.step()
+    assert layer.alpha.item() >= 1
 
 
 def test_adaptive_alpha_rejects_bad_init():
@@ -611,3 +620,24 @@ def test_modules_pass_self_training(monkeypatch):
     layer(torch.randn(2, 3))
     layer.eval()(torch.randn(2, 3))
     assert seen == [True]
+
+
+# --------------------------------------------------------------- the alpha dispatcher
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.25, 1.5, 2.0, 2.5])
+def test_dispatch_picks_the_exact_mapping(alpha):
+    from sk_entmax.entmax import entmax, entmax_loss
+
+    torch.manual_seed(18)
+    X = torch.randn(6, 5, dtype=torch.float64)
+    y = torch.randint(0, 5, (6,))
+    exact = {1.0: torch.softmax(X, -1), 1.5: entmax15(X), 2.0: sparsemax(X)}
+    P = entmax(X, alpha)
+    assert torch.allclose(P, entmax_bisect(X, alpha), atol=1e-10)
+    if alpha in exact:
+        assert torch.equal(P, exact[alpha])
+    assert torch.allclose(entmax_loss(X, y, alpha), entmax_bisect_loss(X, y, alpha), atol=1e-9)
+    if alpha == 1.0:
+        ce = torch.nn.functional.cross_entropy(X, y, reduction="none")
+        assert torch.allclose(entmax_loss(X, y, alpha), ce, atol=1e-12)
