@@ -1,9 +1,31 @@
 """sk_entmax: exactly sparse probabilities for PyTorch and scikit-learn.
 
 The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-entmax and
-their Fenchel-Young losses), a drop-in for the ``entmax`` package's API.
+their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
+(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`) are imported on first use, so that
+``import sk_entmax`` stays light.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from sk_entmax._version import __version__
 
-__all__ = ["__version__"]
+__all__ = ["EntmaxClassifier", "SparsemaxClassifier", "__version__"]
+
+_LAZY = {
+    "EntmaxClassifier": "sk_entmax._linear",
+    "SparsemaxClassifier": "sk_entmax._linear",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sk_entmax' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

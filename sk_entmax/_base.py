@@ -1,0 +1,406 @@
+"""Shared estimator machinery: validation, target encoding, device, seeding, the skorch net.
+
+Each estimator is a plain ``ClassifierMixin, BaseEstimator`` whose ``__init__`` only stores its
+parameters; ``fit`` validates them and the data with scikit-learn's helpers, encodes the
+target, and trains a skorch :class:`~skorch.NeuralNet` (kept as ``net_``) through skorch's
+documented extension points: ``get_loss`` for the weighted Fenchel-Young loss, callbacks for
+progress and early stopping.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from skorch import NeuralNet
+from skorch.callbacks import EarlyStopping
+from skorch.dataset import Dataset, ValidSplit
+from skorch.utils import noop, to_tensor
+
+__all__ = ["BaseEntmaxClassifier", "FenchelYoungNet", "resolve_device"]
+
+DEVICES = ("cpu", "cuda", "cuda:N", "auto")
+
+
+def resolve_device(device: Any) -> str:
+    """Turn the ``device`` parameter into a torch device string, or raise a clear error.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when available).
+
+    Returns
+    -------
+    str
+        The device to train on.
+    """
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        return device
+    if device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={device!r} was requested but CUDA is not available on this machine; "
+                "use device='cpu' or device='auto'"
+            )
+        index = int(device[5:]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device={device!r} was requested but only {torch.cuda.device_count()} "
+                "CUDA device(s) are visible"
+            )
+        return device
+    raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+
+
+class BatchDataset(Dataset):
+    """A skorch ``Dataset`` that fetches a whole mini-batch with one fancy index.
+
+    PyTorch's ``DataLoader`` calls ``__getitems__`` with the batch's indices when a dataset
+    defines it; paired with :func:`collate_batch` this replaces a Python call per sample by
+    one array indexing per batch.
+    """
+
+    def __getitems__(self, indices):
+        idx = np.asarray(indices, dtype=np.int64)
+        if isinstance(self.X, dict):
+            X = {key: value[idx] for key, value in self.X.items()}
+        else:
+            X = self.X[idx]
+        y = np.zeros(len(idx), dtype=np.float32) if self.y is None else self.y[idx]
+        return X, y
+
+
+def collate_batch(batch):
+    """The batch :meth:`BatchDataset.__getitems__` built is already collated."""
+    return batch
+
+
+class FenchelYoungNet(NeuralNet):
+    """A skorch ``NeuralNet`` whose loss is the module's Fenchel-Young loss, sample-weighted.
+
+    The module provides ``loss(scores, target)`` (per-sample) and ``proba(scores)``; the batch
+    ``X`` is a dict whose optional ``"sample_weight"`` entry weights the per-sample losses.
+    The ``criterion`` of the net is unused: the loss depends on the module's (possibly
+    learned) alpha, so it is computed here, in skorch's documented ``get_loss`` hook.
+    """
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        y_true = to_tensor(y_true, device=self.device)
+        losses = self.module_.loss(y_pred, y_true)
+        weight = X.get("sample_weight") if isinstance(X, dict) else None
+        if weight is None:
+            return losses.mean()
+        weight = to_tensor(weight, device=self.device).to(losses.dtype)
+        return (losses * weight).sum() / weight.sum().clamp_min(torch.finfo(losses.dtype).tiny)
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+def _check_real(name: str, value: Any, low: float, high: float = np.inf, *, open_low=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    ok = ok and (value > low if open_low else value >= low) and value < high
+    if not ok:
+        bound = f"> {low}" if open_low else f">= {low}"
+        upper = "" if high == np.inf else f" and < {high}"
+        raise ValueError(f"{name} must be a real number {bound}{upper}; got {value!r}")
+    return float(value)
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def check_alpha(alpha: Any) -> float:
+    """Validate the entmax ``alpha`` parameter: a real number >= 1."""
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not np.isfinite(alpha)
+        or alpha < 1
+    ):
+        raise ValueError(
+            "alpha must be a real number >= 1 (1 softmax, 1.5 entmax15, 2 sparsemax); "
+            f"got {alpha!r}"
+        )
+    return float(alpha)
+
+
+class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
+    """Common ``fit`` / ``predict_proba`` / ``predict`` of the entmax classifiers.
+
+    Subclasses define ``_alpha_param()`` (the alpha to train with) and
+    ``_module_kwargs(n_features, n_outputs)`` (the torch module and its arguments).
+    """
+
+    # ------------------------------------------------------------------ hooks
+
+    def _alpha_param(self) -> float:
+        raise NotImplementedError
+
+    def _module(self, n_features: int, n_outputs: int) -> tuple[type, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _extra_validation(self) -> None:
+        """Validate estimator-specific parameters (beyond the shared ones)."""
+
+    # ------------------------------------------------------------------ validation
+
+    def _validate_params_common(self) -> dict[str, Any]:
+        params = {
+            "lr": _check_real("lr", self.lr, 0.0, open_low=True),
+            "max_epochs": _check_int("max_epochs", self.max_epochs, 1),
+            "early_stopping": _check_bool("early_stopping", self.early_stopping),
+            "validation_fraction": _check_real(
+                "validation_fraction", self.validation_fraction, 0.0, 1.0, open_low=True
+            ),
+            "verbose": _check_int("verbose", self.verbose, 0),
+        }
+        if self.batch_size != "auto":
+            _check_int("batch_size", self.batch_size, 1)
+        if self.class_weight is not None and self.class_weight != "balanced":
+            if not isinstance(self.class_weight, dict):
+                raise ValueError(
+                    "class_weight must be None, 'balanced' or a dict mapping labels to "
+                    f"weights; got {self.class_weight!r}"
+                )
+        params["device"] = resolve_device(self.device)
+        self._extra_validation()
+        return params
+
+    def _validate_targets(self, y: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Encode ``y``; returns the training target and whether it is multi-label."""
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it is raveled. "
+                "(A multi-label target needs at least 2 label columns.)",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            y = y.ravel()
+        kind = type_of_target(y, input_name="y")
+        if kind == "multilabel-indicator":
+            return self._encode_multilabel(y), True
+        if y.ndim == 2:
+            raise ValueError(
+                f"y of type {kind!r} is not supported: pass a 1d array of labels or a "
+                "binary indicator matrix (n_samples, n_labels) for multi-label targets"
+            )
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(
+                "the classifier needs samples of at least 2 classes in the data; "
+                f"got 1 class: {self.classes_[0]!r}"
+            )
+        return encoder.transform(y).astype(np.int64), False
+
+    def _encode_multilabel(self, y: np.ndarray) -> np.ndarray:
+        Y = np.asarray(y)
+        self.classes_ = np.arange(Y.shape[1])
+        self._y_dtype = Y.dtype
+        counts = Y.sum(axis=1, dtype=np.float64)
+        empty = counts == 0
+        if empty.all():
+            raise ValueError("every row of the multi-label target y is empty (no label)")
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} of {len(Y)} rows of the multi-label target have no "
+                "label; they carry no information for a distribution over labels, so they "
+                "get zero weight in the loss (they are still counted in n_samples)",
+                UserWarning,
+                stacklevel=3,
+            )
+        proportions = Y / np.where(empty, 1.0, counts)[:, None]
+        proportions[empty] = 1.0 / Y.shape[1]  # placeholder distribution, weight 0
+        self._empty_rows = empty
+        return proportions.astype(np.float32)
+
+    def _sample_weight(
+        self, X: np.ndarray, y_enc: np.ndarray, sample_weight: Any, multilabel: bool
+    ) -> np.ndarray:
+        weight = _check_sample_weight(sample_weight, X, dtype=np.float32)
+        if self.class_weight is not None:
+            if multilabel:
+                raise ValueError("class_weight is not supported with multi-label targets")
+            per_class = compute_class_weight(
+                self.class_weight, classes=self.classes_, y=self.classes_[y_enc]
+            )
+            weight = weight * per_class[y_enc].astype(np.float32)
+        if multilabel:
+            weight = np.where(self._empty_rows, np.float32(0), weight)
+        if not np.any(weight > 0):
+            raise ValueError("sample_weight (with class_weight) is zero for every sample")
+        return weight.astype(np.float32)
+
+    # ------------------------------------------------------------------ fit / predict
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the network on ``X`` and labels ``y`` (or a multi-label indicator matrix).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (a DataFrame records ``feature_names_in_``).
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Class labels (strings allowed), or a binary indicator matrix for multi-label
+            targets, trained against the label proportions ``y / |y|``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of the loss (multiplied by ``class_weight``).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
+        params = self._validate_params_common()
+        X, y = validate_data(self, X, y, dtype=np.float32, multi_output=True)
+        for attr in ("_empty_rows", "_y_dtype"):
+            self.__dict__.pop(attr, None)
+        y_enc, multilabel = self._validate_targets(y)
+        self.multilabel_ = multilabel
+        weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
+        n_samples = X.shape[0]
+        batch_size = min(200, n_samples) if self.batch_size == "auto" else int(self.batch_size)
+        batch_size = min(batch_size, n_samples)
+
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        callbacks = []
+        if params["early_stopping"]:
+            n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
+            if (
+                n_valid < 2
+                or n_samples - n_valid < 2
+                or (not multilabel and n_valid < len(self.classes_))
+            ):
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
+                    f"{n_samples} samples for validation, too few for early stopping with "
+                    f"{len(self.classes_)} classes; raise it or set early_stopping=False"
+                )
+            train_split = ValidSplit(
+                params["validation_fraction"], stratified=not multilabel, random_state=seed
+            )
+            monitor = "valid_loss"
+        else:
+            train_split, monitor = None, "train_loss"
+        patience = _check_int("n_iter_no_change", self.n_iter_no_change, 1)
+        callbacks.append(
+            (
+                "early_stopping",
+                EarlyStopping(
+                    monitor=monitor,
+                    patience=patience,
+                    load_best=params["early_stopping"],
+                    sink=print if params["verbose"] else noop,
+                ),
+            )
+        )
+        module, module_kwargs = self._module(X.shape[1], len(self.classes_))
+        net = FenchelYoungNet(
+            module=module,
+            **{f"module__{k}": v for k, v in module_kwargs.items()},
+            criterion=torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
+            optimizer=torch.optim.Adam,
+            lr=params["lr"],
+            optimizer__weight_decay=_check_real("weight_decay", self.weight_decay, 0.0),
+            optimizer__param_groups=[
+                ("*bias", {"weight_decay": 0.0}),
+                ("*alpha_raw", {"weight_decay": 0.0}),
+            ],
+            max_epochs=params["max_epochs"],
+            batch_size=batch_size,
+            iterator_train__shuffle=True,
+            dataset=BatchDataset,
+            iterator_train__collate_fn=collate_batch,
+            iterator_valid__collate_fn=collate_batch,
+            train_split=train_split,
+            callbacks=callbacks,
+            device=params["device"],
+            verbose=params["verbose"],
+            **({} if params["verbose"] else {"callbacks__print_log": None}),
+        )
+        devices = [torch.device(params["device"])] if params["device"] != "cpu" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
+            net.fit({"X": X, "sample_weight": weight}, y_enc)
+        self.net_ = net
+        self.n_iter_ = len(net.history)
+        alpha = net.module_.alpha
+        self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+        return self
+
+    def _scores(self, X) -> torch.Tensor:
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float32, reset=False)
+        with torch.no_grad():
+            return self.net_.forward({"X": X}, training=False).double()
+
+    def predict_proba(self, X):
+        """Sparse class probabilities: rows sum to 1 and hold exact zeros.
+
+        The mapping is the one the loss was trained with (softmax at alpha = 1, exact
+        entmax15 at 1.5, exact sparsemax at 2, root finding otherwise), applied in float64.
+        For multi-label targets each row is a distribution over labels (it sums to 1), not
+        a set of one-vs-rest marginals.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities, columns ordered as ``classes_``.
+        """
+        scores = self._scores(X)
+        with torch.no_grad():
+            return self.net_.module_.proba(scores).numpy()
+
+    def predict(self, X):
+        """Predicted labels, derived from :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_labels)
+            The most probable class (original labels), or for multi-label targets the
+            support of the predicted distribution as an indicator matrix.
+        """
+        proba = self.predict_proba(X)
+        if self.multilabel_:
+            return (proba > 0).astype(self._y_dtype)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        return tags
