@@ -127,6 +127,10 @@ def _check_real(name: str, value: Any, low: float, high: float = np.inf, *, open
     return float(value)
 
 
+def _bool_to_int(value: Any) -> Any:
+    return int(value) if isinstance(value, (bool, np.bool_)) else value
+
+
 def _check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False; got {value!r}")
@@ -176,7 +180,8 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             "validation_fraction": _check_real(
                 "validation_fraction", self.validation_fraction, 0.0, 1.0, open_low=True
             ),
-            "verbose": _check_int("verbose", self.verbose, 0),
+            # like scikit-learn's MLP, verbose=True / False mean 1 / 0
+            "verbose": _check_int("verbose", _bool_to_int(self.verbose), 0),
         }
         if self.batch_size != "auto":
             _check_int("batch_size", self.batch_size, 1)
@@ -219,7 +224,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         return encoder.transform(y).astype(np.int64), False
 
     def _encode_multilabel(self, y: np.ndarray) -> np.ndarray:
-        Y = np.asarray(y)
+        Y = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
         self.classes_ = np.arange(Y.shape[1])
         self._y_dtype = Y.dtype
         counts = Y.sum(axis=1, dtype=np.float64)
@@ -232,7 +237,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
                 "label; they carry no information for a distribution over labels, so they "
                 "get zero weight in the loss (they are still counted in n_samples)",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         proportions = Y / np.where(empty, 1.0, counts)[:, None]
         proportions[empty] = 1.0 / Y.shape[1]  # placeholder distribution, weight 0
@@ -242,7 +247,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     def _sample_weight(
         self, X: np.ndarray, y_enc: np.ndarray, sample_weight: Any, multilabel: bool
     ) -> np.ndarray:
-        weight = _check_sample_weight(sample_weight, X, dtype=np.float32)
+        weight = _check_sample_weight(sample_weight, X, dtype=np.float32, ensure_non_negative=True)
         if self.class_weight is not None:
             if multilabel:
                 raise ValueError("class_weight is not supported with multi-label targets")
@@ -253,7 +258,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         if multilabel:
             weight = np.where(self._empty_rows, np.float32(0), weight)
         if not np.any(weight > 0):
-            raise ValueError("sample_weight (with class_weight) is zero for every sample")
+            raise ValueError(
+                "sample_weight (times class_weight) is zero for every sample: nothing to fit"
+            )
         return weight.astype(np.float32)
 
     # ------------------------------------------------------------------ fit / predict

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
+
+import numpy as np
 
 from sk_entmax._base import BaseEntmaxClassifier, _check_bool, check_alpha
 from sk_entmax.nn.linear import EntmaxLinearNet
@@ -77,13 +80,14 @@ def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
     except TypeError:
         sizes = None
     if sizes is None or not all(
-        isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes
+        isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)) and s >= 1
+        for s in sizes
     ):
         raise ValueError(
             "hidden_layer_sizes must be a tuple of positive ints (e.g. () or (64, 32)); "
             f"got {hidden_layer_sizes!r}"
         )
-    return sizes
+    return tuple(int(s) for s in sizes)
 
 
 class EntmaxClassifier(BaseEntmaxClassifier):
