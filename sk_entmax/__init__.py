@@ -2,7 +2,8 @@
 
 The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-entmax and
 their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
-(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`) are imported on first use, so that
+(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) are
+imported on first use, so that
 ``import sk_entmax`` stays light.
 """
 
@@ -13,11 +14,12 @@ from typing import Any
 
 from sk_entmax._version import __version__
 
-__all__ = ["EntmaxClassifier", "SparsemaxClassifier", "__version__"]
+__all__ = ["EntmaxClassifier", "SparsemaxClassifier", "TabNetEntmaxClassifier", "__version__"]
 
 _LAZY = {
     "EntmaxClassifier": "sk_entmax._linear",
     "SparsemaxClassifier": "sk_entmax._linear",
+    "TabNetEntmaxClassifier": "sk_entmax._tabnet",
 }
 
 

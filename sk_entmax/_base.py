@@ -164,11 +164,36 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     def _alpha_param(self) -> float:
         raise NotImplementedError
 
-    def _module(self, n_features: int, n_outputs: int) -> tuple[type, dict[str, Any]]:
+    def _module(
+        self, n_features: int, n_outputs: int, batch_size: int
+    ) -> tuple[type, dict[str, Any]]:
         raise NotImplementedError
+
+    def _after_fit(self, X: np.ndarray) -> None:
+        """Set fitted attributes that need the trained net and the (encoded) training data."""
 
     def _extra_validation(self) -> None:
         """Validate estimator-specific parameters (beyond the shared ones)."""
+
+    def _patience(self) -> int:
+        """Epochs without improvement before the stopping rule ends training."""
+        return _check_int("n_iter_no_change", self.n_iter_no_change, 1)
+
+    def _weight_decay(self) -> float:
+        return _check_real("weight_decay", self.weight_decay, 0.0)
+
+    def _batch_size(self, n_samples: int) -> int:
+        """The mini-batch size for ``n_samples`` training rows (always a step per epoch)."""
+        size = min(200, n_samples) if self.batch_size == "auto" else int(self.batch_size)
+        return min(size, n_samples)
+
+    def _validate_fit_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """Validate the training data; returns float32 features and the raw target."""
+        return validate_data(self, X, y, dtype=np.float32, multi_output=True)
+
+    def _validate_predict_data(self, X) -> np.ndarray:
+        """Validate data to predict on against what fit saw; returns float32 features."""
+        return validate_data(self, X, dtype=np.float32, reset=False)
 
     # ------------------------------------------------------------------ validation
 
@@ -284,15 +309,14 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         params = self._validate_params_common()
-        X, y = validate_data(self, X, y, dtype=np.float32, multi_output=True)
+        X, y = self._validate_fit_data(X, y)
         for attr in ("_empty_rows", "_y_dtype"):
             self.__dict__.pop(attr, None)
         y_enc, multilabel = self._validate_targets(y)
         self.multilabel_ = multilabel
         weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
         n_samples = X.shape[0]
-        batch_size = min(200, n_samples) if self.batch_size == "auto" else int(self.batch_size)
-        batch_size = min(batch_size, n_samples)
+        batch_size = self._batch_size(n_samples)
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         callbacks = []
@@ -314,7 +338,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             monitor = "valid_loss"
         else:
             train_split, monitor = None, "train_loss"
-        patience = _check_int("n_iter_no_change", self.n_iter_no_change, 1)
+        patience = self._patience()
         callbacks.append(
             (
                 "early_stopping",
@@ -326,14 +350,14 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
                 ),
             )
         )
-        module, module_kwargs = self._module(X.shape[1], len(self.classes_))
+        module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
         net = FenchelYoungNet(
             module=module,
             **{f"module__{k}": v for k, v in module_kwargs.items()},
             criterion=torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
             optimizer=torch.optim.Adam,
             lr=params["lr"],
-            optimizer__weight_decay=_check_real("weight_decay", self.weight_decay, 0.0),
+            optimizer__weight_decay=self._weight_decay(),
             optimizer__param_groups=[
                 ("*bias", {"weight_decay": 0.0}),
                 ("*alpha_raw", {"weight_decay": 0.0}),
@@ -358,13 +382,16 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = len(net.history)
         alpha = net.module_.alpha
         self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+        self._after_fit(X)
         return self
 
     def _scores(self, X) -> torch.Tensor:
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float32, reset=False)
+        X = self._validate_predict_data(X)
         with torch.no_grad():
-            return self.net_.forward({"X": X}, training=False).double()
+            output = self.net_.forward({"X": X}, training=False)
+        scores = output[0] if isinstance(output, tuple) else output
+        return scores.double()
 
     def predict_proba(self, X):
         """Sparse class probabilities: rows sum to 1 and hold exact zeros.

@@ -167,7 +167,7 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         _check_bool("learn_alpha", self.learn_alpha)
         _check_hidden(self.hidden_layer_sizes)
 
-    def _module(self, n_features: int, n_outputs: int):
+    def _module(self, n_features: int, n_outputs: int, batch_size: int):
         return EntmaxLinearNet, {
             "n_features": n_features,
             "n_outputs": n_outputs,

@@ -1,6 +1,7 @@
 """Torch modules built on the entmax core (no scikit-learn here)."""
 
+from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.linear import EntmaxLinearNet
-from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet import TabNet, TabNetClassifierNet
 
-__all__ = ["EntmaxLinearNet", "TabNet"]
+__all__ = ["EntmaxHead", "EntmaxLinearNet", "TabNet", "TabNetClassifierNet"]

@@ -37,6 +37,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
+from sk_entmax.nn.head import EntmaxHead
 
 __all__ = [
     "ENTMAX_MODES",
@@ -45,6 +46,7 @@ __all__ = [
     "GLULayer",
     "GhostBatchNorm",
     "TabNet",
+    "TabNetClassifierNet",
 ]
 
 ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
@@ -377,7 +379,7 @@ class TabNet(nn.Module):
     Implements Arik & Pfister (2019), "TabNet: Attentive Interpretable Tabular Learning",
     with the mask mapping chosen by ``entmax_mode`` (see the module docstring). The forward
     pass returns the scores and the sparsity regulariser; the estimator adds
-    ``lambda_sparse * M_loss`` to its loss.
+    ``lambda_sparse * M_loss`` (per row) to its per-row loss.
 
     Categorical columns are embedded: column ``cat_idxs[i]`` holds integer codes (as floats)
     in ``[0, cat_dims[i])`` and is replaced, in place, by ``cat_emb_dims[i]`` embedding
@@ -450,7 +452,7 @@ class TabNet(nn.Module):
     >>> X[:, 1] = torch.randint(0, 5, (16,)).float()
     >>> scores, M_loss = net(X)
     >>> scores.shape, M_loss.shape
-    (torch.Size([16, 3]), torch.Size([]))
+    (torch.Size([16, 3]), torch.Size([16]))
     >>> M_explain, masks = net.explain(X)
     >>> M_explain.shape, sorted(masks), masks[0].shape
     (torch.Size([16, 4]), [0, 1], torch.Size([16, 4]))
@@ -642,15 +644,16 @@ class TabNet(nn.Module):
         -------
         scores : torch.Tensor of shape (n_samples, n_outputs)
             The output of the final linear layer.
-        M_loss : torch.Tensor, a scalar
-            The mean over rows and steps of the mask entropy
-            ``sum_j -M_j log(M_j + 1e-15)``: 0 for one-hot masks, ``log(d)`` for uniform ones.
+        M_loss : torch.Tensor of shape (n_samples,)
+            Per row, the mean over steps of the mask entropy ``sum_j -M_j log(M_j + 1e-15)``:
+            0 for one-hot masks, ``log(d)`` for uniform ones. Per row, so that the estimator
+            weights it like the rest of the loss; its mean is the usual regulariser.
         """
         total = 0
         entropy = 0
         for M, d in self._steps(X):
             total = total + d
-            entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1).mean()
+            entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1)
         return self.final_mapping(total), entropy / self.n_steps
 
     def _to_columns(self, M: torch.Tensor) -> torch.Tensor:
@@ -701,3 +704,54 @@ class TabNet(nn.Module):
             alpha = attentive.alpha
             alphas.append(float(alpha.detach()) if isinstance(alpha, torch.Tensor) else alpha)
         return alphas
+
+
+class TabNetClassifierNet(nn.Module):
+    """TabNet scores with an entmax output and the sparsity regulariser in its loss.
+
+    The module a TabNet estimator trains: ``forward`` returns ``(scores, M_loss)`` and
+    :meth:`loss` adds ``lambda_sparse * M_loss`` (per row) to the per-row Fenchel-Young loss
+    of the output mapping, which :meth:`proba` applies at prediction.
+
+    Parameters
+    ----------
+    lambda_sparse : float, default=1e-3
+        Weight of the mask-entropy regulariser.
+    alpha : float, default=1.5
+        The alpha of the output mapping (1 softmax, 1.5 entmax15, 2 sparsemax).
+    **tabnet_params
+        Passed to :class:`TabNet` (``n_features`` and ``n_outputs`` included).
+
+    Attributes
+    ----------
+    tabnet : TabNet
+        The network.
+    head : sk_entmax.nn.head.EntmaxHead
+        The output mapping.
+    """
+
+    def __init__(self, lambda_sparse: float = 1e-3, alpha: float = 1.5, **tabnet_params) -> None:
+        super().__init__()
+        self.lambda_sparse = float(lambda_sparse)
+        self.tabnet = TabNet(**tabnet_params)
+        self.head = EntmaxHead(alpha)
+
+    @property
+    def alpha(self) -> float | torch.Tensor:
+        """The alpha of the output mapping."""
+        return self.head.alpha
+
+    def forward(
+        self, X: torch.Tensor, sample_weight: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(scores, M_loss)``; ``sample_weight`` is for the loss only."""
+        return self.tabnet(X)
+
+    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
+        """Per-row loss: Fenchel-Young loss of the scores plus the weighted mask entropy."""
+        scores, mask_entropy = output
+        return self.head.loss(scores, target) + self.lambda_sparse * mask_entropy
+
+    def proba(self, scores: torch.Tensor) -> torch.Tensor:
+        """The probabilities of the output mapping."""
+        return self.head.proba(scores)

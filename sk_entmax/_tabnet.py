@@ -1,0 +1,421 @@
+"""TabNetEntmaxClassifier: TabNet whose feature masks are sparsemax, entmax15 or alpha-entmax."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.preprocessing import OrdinalEncoder
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from sk_entmax._base import (
+    BaseEntmaxClassifier,
+    _check_int,
+    _check_real,
+    check_alpha,
+)
+from sk_entmax.nn.tabnet import ENTMAX_MODES, TabNetClassifierNet
+
+__all__ = ["TabNetEntmaxClassifier"]
+
+_MAX_AUTO_BATCH = 1024
+_MIN_AUTO_BATCH = 16
+_AUTO_VIRTUAL_BATCH = 128
+
+
+def _is_categorical_dtype(dtype: Any) -> bool:
+    import pandas as pd
+
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+    )
+
+
+class TabNetEntmaxClassifier(BaseEntmaxClassifier):
+    """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
+
+    At each of ``n_steps`` decision steps an attentive transformer picks the features to look
+    at with a sparse mask; ``entmax_mode`` chooses the mask mapping: exact sparsemax, exact
+    1.5-entmax, alpha-entmax at a constant ``entmax_alpha``, or an alpha learned with the
+    network (one per step). The masks hold exact zeros, so :meth:`explain` and
+    ``feature_importances_`` say which features each prediction did not use at all.
+
+    Parameters
+    ----------
+    n_d : int, default=8
+        Width of the decision part of each step.
+    n_a : int, default=8
+        Width of the attention part of each step.
+    n_steps : int, default=3
+        Number of decision steps.
+    gamma : float, default=1.3
+        Feature reuse relaxation (>= 1): 1 lets a feature be used at one step only.
+    n_independent : int, default=2
+        Step-specific GLU layers per feature transformer.
+    n_shared : int, default=2
+        GLU layers shared by all the steps.
+    lambda_sparse : float, default=1e-3
+        Weight of the mask-entropy regulariser (>= 0).
+    momentum : float, default=0.02
+        Momentum of the batch norms' running statistics, in [0, 1].
+    virtual_batch_size : int or "auto", default="auto"
+        Rows per ghost batch norm chunk; "auto" is ``min(128, batch_size)``. A value above the
+        batch size is clipped to it, with a warning.
+    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
+        The mask mapping. "adaptive" learns one alpha per step, each kept in (1, 2).
+    entmax_alpha : float, default=1.5
+        In [1, 2]: the alpha of "constant" mode (1 is softmax), the starting alpha of
+        "adaptive" mode (clipped into [1.01, 1.99]); the other modes ignore it.
+    alpha : float, default=1.5
+        The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
+        cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
+    categorical_features : list of str or int, array of bool, or None, default=None
+        Columns to embed. ``None`` takes the DataFrame columns of dtype category, object or
+        string. A category unseen at fit (or missing) maps to a reserved "unknown" code.
+    cat_emb_dim : int, default=1
+        Embedding width of every categorical column.
+    lr : float, default=0.02
+        Adam learning rate.
+    max_epochs : int, default=100
+        Maximum number of passes over the training data.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size. "auto" scales with the data: ``n_samples / 8`` rounded down to a
+        power of two, within [16, 1024], so that every epoch takes several optimizer steps.
+        An int above the number of training rows is clipped to it, with a warning; the last,
+        smaller batch is always used (never dropped).
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the data and stop when its loss has not improved
+        for ``patience`` epochs, restoring the best weights. When False, training stops once
+        the training loss stops improving for ``patience`` epochs.
+    validation_fraction : float, default=0.1
+        Share of the training data held out for early stopping.
+    patience : int, default=10
+        Patience, in epochs, of the stopping rule.
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, multiplied into ``sample_weight``.
+    device : str, default="cpu"
+        "cpu", "cuda", "cuda:N" or "auto".
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling and the validation split.
+    verbose : int, default=0
+        1 prints a line per epoch.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (label indices for multi-label targets).
+    n_features_in_ : int
+        Number of columns seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, defined only when ``X`` has string column names.
+    categorical_features_ : ndarray of int
+        Indices of the embedded (categorical) columns.
+    categories_ : list of ndarray
+        The categories seen at fit, per categorical column (code 0 is "unknown").
+    multilabel_ : bool
+        Whether the target was a multi-label indicator matrix.
+    net_ : skorch.NeuralNet
+        The trained skorch net; ``net_.module_.tabnet`` is the :class:`~sk_entmax.nn.TabNet`.
+    n_iter_ : int
+        Number of epochs run.
+    alpha_ : float
+        The alpha of the output mapping.
+    mask_alpha_ : ndarray of shape (n_steps,)
+        The alpha of each step's mask mapping after fit (learned in "adaptive" mode).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Non-negative, summing to 1: the share of the training data's ``explain`` attribution
+        per original column. Usable by ``SelectFromModel``.
+
+    Notes
+    -----
+    Multi-label targets are handled as in :class:`EntmaxClassifier`: a sparse distribution
+    over labels trained against ``y / |y|``, rows without labels weighted 0.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sk_entmax import TabNetEntmaxClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = TabNetEntmaxClassifier(max_epochs=5, random_state=0).fit(X, y)
+    >>> clf.feature_importances_.shape, round(float(clf.feature_importances_.sum()), 6)
+    ((4,), 1.0)
+    >>> M_explain, masks = clf.explain(X[:5])
+    >>> M_explain.shape, sorted(masks), masks[0].shape
+    ((5, 4), [0, 1, 2], (5, 4))
+    """
+
+    def __init__(
+        self,
+        n_d=8,
+        n_a=8,
+        n_steps=3,
+        gamma=1.3,
+        n_independent=2,
+        n_shared=2,
+        lambda_sparse=1e-3,
+        momentum=0.02,
+        virtual_batch_size="auto",
+        entmax_mode="sparsemax",
+        entmax_alpha=1.5,
+        alpha=1.5,
+        categorical_features=None,
+        cat_emb_dim=1,
+        lr=0.02,
+        max_epochs=100,
+        batch_size="auto",
+        early_stopping=False,
+        validation_fraction=0.1,
+        patience=10,
+        class_weight=None,
+        device="cpu",
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_d = n_d
+        self.n_a = n_a
+        self.n_steps = n_steps
+        self.gamma = gamma
+        self.n_independent = n_independent
+        self.n_shared = n_shared
+        self.lambda_sparse = lambda_sparse
+        self.momentum = momentum
+        self.virtual_batch_size = virtual_batch_size
+        self.entmax_mode = entmax_mode
+        self.entmax_alpha = entmax_alpha
+        self.alpha = alpha
+        self.categorical_features = categorical_features
+        self.cat_emb_dim = cat_emb_dim
+        self.lr = lr
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.class_weight = class_weight
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ parameters
+
+    def _alpha_param(self) -> float:
+        return check_alpha(self.alpha)
+
+    def _extra_validation(self) -> None:
+        self._alpha_param()
+        if self.entmax_mode not in ENTMAX_MODES:
+            raise ValueError(
+                f"entmax_mode must be one of {', '.join(map(repr, ENTMAX_MODES))}; "
+                f"got {self.entmax_mode!r}"
+            )
+        alpha = self.entmax_alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 1 <= alpha <= 2:
+            raise ValueError(
+                "entmax_alpha must be a real number in [1, 2] (1 softmax, 1.5 entmax15, "
+                f"2 sparsemax); got {alpha!r}"
+            )
+        for name in ("n_d", "n_a", "n_steps", "n_independent", "n_shared", "cat_emb_dim"):
+            _check_int(name, getattr(self, name), 1 if name != "n_independent" else 0)
+        _check_int("n_shared", self.n_shared, 0)
+        if self.n_independent + self.n_shared < 1:
+            raise ValueError("n_independent + n_shared must be at least 1")
+        _check_real("gamma", self.gamma, 1.0)
+        _check_real("lambda_sparse", self.lambda_sparse, 0.0)
+        _check_real("momentum", self.momentum, 0.0, 1.0 + 1e-12)
+        if self.virtual_batch_size != "auto":
+            _check_int("virtual_batch_size", self.virtual_batch_size, 2)
+
+    def _patience(self) -> int:
+        return _check_int("patience", self.patience, 1)
+
+    def _weight_decay(self) -> float:
+        return 0.0
+
+    def _batch_size(self, n_samples: int) -> int:
+        if self.batch_size == "auto":
+            size = 2 ** math.floor(math.log2(max(n_samples / 8, 1)))
+            return int(min(max(size, _MIN_AUTO_BATCH), _MAX_AUTO_BATCH, n_samples))
+        size = int(self.batch_size)
+        if size > n_samples:
+            warnings.warn(
+                f"batch_size={size} exceeds the {n_samples} training rows; each epoch is "
+                f"one step on all {n_samples} rows",
+                UserWarning,
+                stacklevel=4,
+            )
+        return min(size, n_samples)
+
+    def _virtual_batch_size(self, batch_size: int) -> int:
+        if self.virtual_batch_size == "auto":
+            return max(2, min(_AUTO_VIRTUAL_BATCH, batch_size))
+        vbs = int(self.virtual_batch_size)
+        if vbs > batch_size:
+            warnings.warn(
+                f"virtual_batch_size={vbs} exceeds the batch size {batch_size}; ghost batch "
+                "norm then uses whole batches",
+                UserWarning,
+                stacklevel=4,
+            )
+        return max(2, min(vbs, batch_size))
+
+    # ------------------------------------------------------------------ data
+
+    def _categorical_indices(self, X: Any) -> np.ndarray:
+        columns = getattr(X, "columns", None)
+        n_features = X.shape[1]
+        spec = self.categorical_features
+        if spec is None:
+            if columns is None:
+                return np.array([], dtype=int)
+            return np.array(
+                [i for i, dtype in enumerate(X.dtypes) if _is_categorical_dtype(dtype)],
+                dtype=int,
+            )
+        spec = np.asarray(spec)
+        if spec.dtype == bool:
+            if spec.shape != (n_features,):
+                raise ValueError(
+                    f"categorical_features as a mask needs {n_features} entries, "
+                    f"got {spec.shape[0]}"
+                )
+            return np.flatnonzero(spec)
+        indices = []
+        for item in spec.tolist():
+            if isinstance(item, str):
+                if columns is None or item not in list(columns):
+                    raise ValueError(
+                        f"categorical_features names column {item!r}, which is not a "
+                        "column of X (column names need a DataFrame)"
+                    )
+                indices.append(list(columns).index(item))
+            elif isinstance(item, numbers.Integral) and -n_features <= item < n_features:
+                indices.append(int(item) % n_features)
+            else:
+                raise ValueError(
+                    f"categorical_features entry {item!r} is neither a column name nor a "
+                    f"column index in [0, {n_features})"
+                )
+        return np.unique(np.array(indices, dtype=int))
+
+    def _encode(self, X: np.ndarray) -> np.ndarray:
+        """Numeric columns to float32 (finite), categorical columns to codes (0 = unknown)."""
+        cats = self.categorical_features_
+        numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
+        out = np.empty(X.shape, dtype=np.float32)
+        if numeric.size:
+            values = np.asarray(X[:, numeric]).astype(np.float32)
+            if not np.isfinite(values).all():
+                kind = "NaN" if np.isnan(values).any() else "infinity"
+                raise ValueError(
+                    f"Input X contains {kind} in a numeric column; TabNetEntmaxClassifier "
+                    "needs finite numeric features (categorical columns may hold missing "
+                    "values, which map to the 'unknown' code)"
+                )
+            out[:, numeric] = values
+        if cats.size:
+            codes = self._encoder.transform(np.asarray(X[:, cats], dtype=object))
+            out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
+        return out
+
+    def _validate_fit_data(self, X, y):
+        cats = self._categorical_indices(X) if hasattr(X, "shape") else None
+        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, multi_output=True)
+        if cats is None:
+            cats = self._categorical_indices(X)
+        self.categorical_features_ = cats
+        if cats.size:
+            self._encoder = OrdinalEncoder(
+                handle_unknown="use_encoded_value",
+                unknown_value=-1,
+                encoded_missing_value=-1,
+                dtype=np.float32,
+            ).fit(np.asarray(X[:, cats], dtype=object))
+            self.categories_ = list(self._encoder.categories_)
+        else:
+            self._encoder = None
+            self.categories_ = []
+        return self._encode(X), y
+
+    def _validate_predict_data(self, X):
+        X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
+        return self._encode(X)
+
+    # ------------------------------------------------------------------ network
+
+    def _module(self, n_features: int, n_outputs: int, batch_size: int):
+        cats = self.categorical_features_
+        return TabNetClassifierNet, {
+            "lambda_sparse": float(self.lambda_sparse),
+            "alpha": self._alpha_param(),
+            "n_features": n_features,
+            "n_outputs": n_outputs,
+            "n_d": int(self.n_d),
+            "n_a": int(self.n_a),
+            "n_steps": int(self.n_steps),
+            "gamma": float(self.gamma),
+            "n_independent": int(self.n_independent),
+            "n_shared": int(self.n_shared),
+            "virtual_batch_size": self._virtual_batch_size(batch_size),
+            "momentum": float(self.momentum),
+            "entmax_mode": self.entmax_mode,
+            "entmax_alpha": float(self.entmax_alpha),
+            "cat_idxs": cats.tolist(),
+            "cat_dims": [len(c) + 1 for c in self.categories_],
+            "cat_emb_dims": int(self.cat_emb_dim),
+        }
+
+    def _after_fit(self, X: np.ndarray) -> None:
+        self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
+        self.feature_importances_ = self._importances(X)
+
+    def _explain_encoded(self, X: np.ndarray):
+        module = self.net_.module_
+        module.eval()
+        device = self.net_.device
+        chunks, masks = [], {}
+        with torch.no_grad():
+            for start in range(0, X.shape[0], 4096):
+                batch = torch.as_tensor(X[start : start + 4096], device=device)
+                M_explain, step_masks = module.tabnet.explain(batch)
+                chunks.append(M_explain.double().cpu().numpy())
+                for step, M in step_masks.items():
+                    masks.setdefault(step, []).append(M.double().cpu().numpy())
+        return np.concatenate(chunks), {k: np.concatenate(v) for k, v in masks.items()}
+
+    def _importances(self, X: np.ndarray) -> np.ndarray:
+        M_explain, _ = self._explain_encoded(X)
+        total = M_explain.sum(axis=0)
+        if total.sum() <= 0:
+            return np.full(X.shape[1], 1.0 / X.shape[1])
+        return total / total.sum()
+
+    def explain(self, X, normalize: bool = False):
+        """Per-row feature attributions and the mask of every step, per original column.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data to explain.
+        normalize : bool, default=False
+            Scale each row of ``M_explain`` to sum to 1.
+
+        Returns
+        -------
+        M_explain : ndarray of shape (n_samples, n_features)
+            Sum over steps of each mask weighted by that step's contribution to the decision.
+        masks : dict of int to ndarray of shape (n_samples, n_features)
+            The mask of each step; rows sum to 1 and the sparse modes hold exact zeros.
+        """
+        check_is_fitted(self)
+        X = self._validate_predict_data(X)
+        M_explain, masks = self._explain_encoded(X)
+        if normalize:
+            sums = M_explain.sum(axis=1, keepdims=True)
+            M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
+        return M_explain, masks

@@ -1,0 +1,65 @@
+"""The output mapping shared by the classifier networks: loss and probabilities at alpha.
+
+Training and prediction both go through this one object, so ``predict_proba`` applies the
+very mapping the loss was trained with (softmax at alpha = 1, exact entmax15 at 1.5, exact
+sparsemax at 2, root finding otherwise) and its zeros are exact.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
+
+__all__ = ["LEARN_ALPHA_MIN_START", "EntmaxHead"]
+
+# A learned alpha lives in (1, inf); it cannot start exactly on the boundary alpha = 1.
+LEARN_ALPHA_MIN_START = 1.05
+
+
+class EntmaxHead(nn.Module):
+    """alpha-entmax output: Fenchel-Young loss and sparse probabilities from scores.
+
+    Parameters
+    ----------
+    alpha : float, default=1.5
+        The entmax alpha (1 softmax, 1.5 entmax15, 2 sparsemax). With ``learn_alpha`` it is
+        the starting value (at least ``1.05``, since 1 is the edge of the learnable range).
+    learn_alpha : bool, default=False
+        Learn alpha with the network, as ``1 + softplus(raw)`` (always a valid alpha).
+
+    Attributes
+    ----------
+    alpha_map : AdaptiveEntmax or None
+        Holds the learnable alpha (parameter ``alpha_raw``) when ``learn_alpha`` is set.
+    """
+
+    def __init__(self, alpha: float = 1.5, learn_alpha: bool = False) -> None:
+        super().__init__()
+        self.fixed_alpha = float(alpha)
+        self.alpha_map = (
+            AdaptiveEntmax(alpha=max(float(alpha), LEARN_ALPHA_MIN_START), alpha_max=None)
+            if learn_alpha
+            else None
+        )
+
+    @property
+    def alpha(self) -> float | torch.Tensor:
+        """The alpha in use: the fixed number, or the learnable tensor."""
+        return self.fixed_alpha if self.alpha_map is None else self.alpha_map.alpha
+
+    def loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Per-sample Fenchel-Young loss (class indices or distribution targets)."""
+        return entmax_loss(scores, target, self.alpha)
+
+    def proba(self, scores: torch.Tensor) -> torch.Tensor:
+        """The sparse probabilities of ``scores`` (no gradient to alpha)."""
+        alpha = self.alpha
+        if isinstance(alpha, torch.Tensor):
+            alpha = alpha.detach()
+        return entmax(scores, alpha, training=False)
+
+    def extra_repr(self) -> str:
+        learned = self.alpha_map is not None
+        return f"alpha={self.fixed_alpha}, learn_alpha={learned}"
