@@ -220,9 +220,15 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 "entmax_alpha must be a real number in [1, 2] (1 softmax, 1.5 entmax15, "
                 f"2 sparsemax); got {alpha!r}"
             )
-        for name in ("n_d", "n_a", "n_steps", "n_independent", "n_shared", "cat_emb_dim"):
-            _check_int(name, getattr(self, name), 1 if name != "n_independent" else 0)
-        _check_int("n_shared", self.n_shared, 0)
+        for name, low in (
+            ("n_d", 1),
+            ("n_a", 1),
+            ("n_steps", 1),
+            ("n_independent", 0),
+            ("n_shared", 0),
+            ("cat_emb_dim", 1),
+        ):
+            _check_int(name, getattr(self, name), low)
         if self.n_independent + self.n_shared < 1:
             raise ValueError("n_independent + n_shared must be at least 1")
         _check_real("gamma", self.gamma, 1.0)
