@@ -16,12 +16,13 @@ _PARAMS_DOC = """
     hidden_layer_sizes : tuple of int, default=()
         Widths of ReLU hidden layers; the default ``()`` is a linear model (multinomial
         regression with an entmax link, the sparse analogue of logistic regression).
-    weight_decay : float, default=1e-4
+    weight_decay : float, default=1e-2
         L2 penalty on the weights (not the biases). scikit-learn's MLP calls this ``alpha``,
-        which here is the entmax alpha.
+        which here is the entmax alpha. The default keeps the linear model within one
+        accuracy point of ``LogisticRegression`` on the benchmark data sets.
     lr : float, default=0.01
         Adam learning rate.
-    max_epochs : int, default=200
+    max_epochs : int, default=500
         Maximum number of passes over the training data.
     batch_size : int or "auto", default="auto"
         Mini-batch size; "auto" is ``min(200, n_samples)``.
@@ -120,7 +121,7 @@ class EntmaxClassifier(BaseEntmaxClassifier):
     >>> from sklearn.datasets import load_iris
     >>> from sk_entmax import EntmaxClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = EntmaxClassifier(alpha=1.5, random_state=0).fit(X, y)
+    >>> clf = EntmaxClassifier(alpha=1.5, max_epochs=50, random_state=0).fit(X, y)
     >>> proba = clf.predict_proba(X[:3])
     >>> bool((proba == 0).any()), proba.sum(axis=1).round(6).tolist()
     (True, [1.0, 1.0, 1.0])
@@ -132,9 +133,9 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         alpha=1.5,
         learn_alpha=False,
         hidden_layer_sizes=(),
-        weight_decay=1e-4,
+        weight_decay=1e-2,
         lr=0.01,
-        max_epochs=200,
+        max_epochs=500,
         batch_size="auto",
         early_stopping=False,
         validation_fraction=0.1,
@@ -203,7 +204,7 @@ class SparsemaxClassifier(EntmaxClassifier):
     >>> from sklearn.datasets import load_iris
     >>> from sk_entmax import SparsemaxClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = SparsemaxClassifier(random_state=0).fit(X, y)
+    >>> clf = SparsemaxClassifier(max_epochs=20, random_state=0).fit(X, y)
     >>> clf.alpha_
     2.0
     """
@@ -213,9 +214,9 @@ class SparsemaxClassifier(EntmaxClassifier):
         self,
         learn_alpha=False,
         hidden_layer_sizes=(),
-        weight_decay=1e-4,
+        weight_decay=1e-2,
         lr=0.01,
-        max_epochs=200,
+        max_epochs=500,
         batch_size="auto",
         early_stopping=False,
         validation_fraction=0.1,
