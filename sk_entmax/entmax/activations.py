@@ -157,8 +157,11 @@ class Entmax15Function(Function):
     @staticmethod
     def backward(ctx, dY: torch.Tensor):
         (Y,) = ctx.saved_tensors
-        positive = Y > 0
-        gppr = torch.where(positive, torch.where(positive, Y, 1).sqrt(), 0)
+        if torch.is_grad_enabled():  # create_graph: keep sqrt's gradient finite at 0
+            positive = Y > 0
+            gppr = torch.where(positive, torch.where(positive, Y, 1).sqrt(), 0)
+        else:
+            gppr = Y.sqrt()
         return entmax_vjp(dY, gppr), None
 
 
