@@ -155,8 +155,11 @@ def check_alpha(alpha: Any) -> float:
 class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     """Common ``fit`` / ``predict_proba`` / ``predict`` of the entmax classifiers.
 
-    Subclasses define ``_alpha_param()`` (the alpha to train with) and
-    ``_module_kwargs(n_features, n_outputs)`` (the torch module and its arguments).
+    Subclasses define ``_alpha_param()`` (the output alpha) and ``_module(n_features,
+    n_outputs, batch_size)`` (the torch module class and its arguments); the module provides
+    ``loss`` and ``proba`` (see :class:`~sk_entmax.nn.head.EntmaxHead`). The other hooks
+    below (data validation, batch size, patience, weight decay, post-fit attributes) have
+    defaults that suit a plain numeric network.
     """
 
     # ------------------------------------------------------------------ hooks
