@@ -37,6 +37,16 @@ def _is_categorical_dtype(dtype: Any) -> bool:
     )
 
 
+def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
+    """The categorical columns as objects, every kind of missing value (None, NaN, pd.NA)
+    made NaN, which the encoder maps to the reserved "unknown" code."""
+    import pandas as pd
+
+    values = np.asarray(X[:, cats], dtype=object)
+    values[pd.isna(values)] = np.nan
+    return values
+
+
 class TabNetEntmaxClassifier(BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
@@ -325,12 +335,14 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 )
             out[:, numeric] = values
         if cats.size:
-            codes = self._encoder.transform(np.asarray(X[:, cats], dtype=object))
+            codes = self._encoder.transform(_categorical_values(X, cats))
             out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
         return out
 
     def _validate_fit_data(self, X, y):
-        cats = self._categorical_indices(X) if hasattr(X, "shape") else None
+        # DataFrame dtypes are read before validate_data turns X into an array; anything
+        # that is not 2-d is left for validate_data to reject with its usual message
+        cats = self._categorical_indices(X) if getattr(X, "ndim", 0) == 2 else None
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, multi_output=True)
         if cats is None:
             cats = self._categorical_indices(X)
@@ -341,7 +353,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 unknown_value=-1,
                 encoded_missing_value=-1,
                 dtype=np.float32,
-            ).fit(np.asarray(X[:, cats], dtype=object))
+            ).fit(_categorical_values(X, cats))
             self.categories_ = list(self._encoder.categories_)
         else:
             self._encoder = None

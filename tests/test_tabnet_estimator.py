@@ -1,0 +1,689 @@
+"""TabNetEntmaxClassifier as a scikit-learn estimator.
+
+Tiny networks (n_d = n_a = 4, two steps, one shared and one independent GLU layer), small
+data and few epochs throughout, so that the module runs in well under two minutes on two
+CPU cores. Fitted models that several tests only read are fitted once (``_shared_fit``).
+The one test with a real bar, ``test_masks_find_the_informative_features``, trains the
+default network.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.datasets import make_classification, make_multilabel_classification
+from sklearn.feature_selection import SelectFromModel
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import (
+    estimator_checks_generator,
+    parametrize_with_checks,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from sk_entmax import TabNetEntmaxClassifier
+from sk_entmax.nn.tabnet import ENTMAX_MODES, GhostBatchNorm
+
+TINY = {
+    "n_d": 4,
+    "n_a": 4,
+    "n_steps": 2,
+    "n_independent": 1,
+    "n_shared": 1,
+    "lr": 0.05,
+    "random_state": 0,
+}
+
+# The mode-specific parameters of the four mask mappings.
+MODES = {
+    "sparsemax": {"entmax_mode": "sparsemax"},
+    "entmax15": {"entmax_mode": "entmax15"},
+    "constant": {"entmax_mode": "constant", "entmax_alpha": 1.3},
+    "adaptive": {"entmax_mode": "adaptive"},
+}
+
+
+def _tabnet(mode="sparsemax", **params):
+    return TabNetEntmaxClassifier(**{**TINY, **MODES[mode], **params})
+
+
+X_SMALL, Y_SMALL = make_classification(
+    n_samples=40, n_features=4, n_informative=2, n_redundant=0, random_state=0
+)
+X_MED, Y_MED = make_classification(
+    n_samples=160, n_features=6, n_informative=3, n_redundant=0, random_state=0
+)
+
+
+def _weights(clf):
+    return {
+        name: p.detach().cpu().numpy().copy() for name, p in clf.net_.module_.named_parameters()
+    }
+
+
+# --------------------------------------------------------------------------- estimator checks
+
+# Two epochs are the fewest that pass every check with a margin in every mode
+# (check_classifiers_train asks for an accuracy above 0.83: two epochs give 0.88 or more,
+# one epoch 0.833 in sparsemax mode).
+CHECK_PARAMS = {"max_epochs": 2}
+
+EXPECTED_FAILURES = {
+    "check_classifiers_multilabel_output_format_predict_proba": (
+        "the check demands probabilities strictly inside (0, 1); exact zeros are the point "
+        "of entmax, and multi-label rows are one distribution over labels"
+    ),
+    "check_sample_weight_equivalence_on_dense_data": (
+        "mini-batch training: a weight of 2 and a duplicated row give different batches, so "
+        "the fitted weights are not equal"
+    ),
+}
+
+# Every check for three modes; the adaptive mode, whose learned alpha makes each step about
+# three times slower, gets the checks that train and predict (see SUBSET_CHECKS).
+FULL_CHECK_MODES = ["sparsemax", "entmax15", "constant"]
+SUBSET_CHECK_MODES = ["adaptive"]
+SUBSET_CHECKS = {
+    "check_estimator_cloneable",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_dict_unchanged",
+    "check_fit_check_is_fitted",
+    "check_estimators_dtypes",
+    "check_estimators_pickle",
+    "check_classifiers_train",
+    "check_classifiers_one_label_sample_weights",
+    "check_classifiers_multilabel_output_format_predict",
+    "check_class_weight_classifiers",
+    "check_supervised_y_2d",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_fit_idempotent",
+    "check_n_features_in_after_fitting",
+}
+
+
+def _check_estimator(mode):
+    return _tabnet(mode, **CHECK_PARAMS)
+
+
+@parametrize_with_checks(
+    [_check_estimator(mode) for mode in FULL_CHECK_MODES],
+    expected_failed_checks=lambda estimator: EXPECTED_FAILURES,
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def _check_name_and_keywords(check):
+    keywords = {}
+    while isinstance(check, functools.partial):
+        keywords.update(check.keywords)
+        check = check.func
+    return check.__name__, keywords
+
+
+def _subset_checks():
+    params = []
+    for mode in SUBSET_CHECK_MODES:
+        for item in estimator_checks_generator(
+            _check_estimator(mode), legacy=True, expected_failed_checks=EXPECTED_FAILURES
+        ):
+            estimator, check = item
+            name, keywords = _check_name_and_keywords(check)
+            # the read-only memmap variants only repeat the input handling of the full runs
+            if name in SUBSET_CHECKS and not keywords:
+                params.append(pytest.param(estimator, check, id=f"{mode}-{name}"))
+    return params
+
+
+SUBSET = _subset_checks()
+
+
+def test_subset_covers_every_listed_check():
+    names = {p.id.split("-", 1)[1] for p in SUBSET}
+    assert names == SUBSET_CHECKS
+    assert len(SUBSET) == len(SUBSET_CHECKS) * len(SUBSET_CHECK_MODES)
+
+
+@pytest.mark.parametrize(("estimator", "check"), SUBSET)
+def test_sklearn_checks_subset_for_adaptive_mode(estimator, check):
+    check(estimator)
+
+
+# --------------------------------------------------------------------------- shared fits
+
+
+@functools.cache
+def _shared_fit(mode):
+    """A tiny model per mask mode, fitted on X_MED once (tests only read it)."""
+    return _tabnet(mode, max_epochs=15, batch_size=40).fit(X_MED, Y_MED)
+
+
+@pytest.fixture(params=list(MODES))
+def fitted(request):
+    return _shared_fit(request.param)
+
+
+# --------------------------------------------------------------------------- mask alphas
+
+
+def test_adaptive_mask_alphas_are_learned_one_per_step():
+    clf = _shared_fit("adaptive")
+    assert clf.entmax_alpha == 1.5  # the starting alpha
+    alphas = clf.mask_alpha_
+    assert alphas.shape == (TINY["n_steps"],)
+    assert np.all((alphas > 1.0) & (alphas < 2.0))
+    # each step's alpha moved away from the start during fit...
+    assert np.all(np.abs(alphas - 1.5) > 1e-3), alphas
+    # ...on its own: one learned alpha per step, not one shared by all
+    assert abs(alphas[0] - alphas[1]) > 1e-4, alphas
+    learned = [
+        float(step.alpha.detach()) for step in clf.net_.module_.tabnet.attentive_transformers
+    ]
+    np.testing.assert_allclose(alphas, learned)
+
+
+@pytest.mark.parametrize(
+    ("mode", "entmax_alpha", "expected"),
+    [
+        ("sparsemax", 1.3, 2.0),
+        ("entmax15", 1.3, 1.5),
+        ("constant", 1.3, 1.3),
+        ("constant", 1.0, 1.0),
+        ("constant", 2.0, 2.0),
+        ("constant", 1.75, 1.75),
+    ],
+)
+def test_fixed_mask_alphas(mode, entmax_alpha, expected):
+    clf = _tabnet(mode, entmax_alpha=entmax_alpha, n_steps=3, max_epochs=2)
+    clf.fit(X_SMALL, Y_SMALL)
+    np.testing.assert_array_equal(clf.mask_alpha_, [expected] * 3)
+    assert clf.entmax_alpha == entmax_alpha  # the parameter is not rewritten
+
+
+# --------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("mode", ["softmax", "Sparsemax", "entmax", "", None, 1.5])
+def test_invalid_entmax_mode_raises_at_fit_only(mode):
+    clf = TabNetEntmaxClassifier(entmax_mode=mode, max_epochs=1)  # no error here
+    assert clf.get_params()["entmax_mode"] == mode
+    clf.set_params(entmax_mode=mode)  # nor here
+    with pytest.raises(ValueError, match="entmax_mode") as info:
+        clf.fit(X_SMALL, Y_SMALL)
+    message = str(info.value)
+    for valid in ENTMAX_MODES:
+        assert valid in message
+    assert not hasattr(clf, "net_")
+
+
+@pytest.mark.parametrize("entmax_alpha", [0.5, 2.5, float("nan"), "x", float("inf"), None])
+@pytest.mark.parametrize("mode", ["constant", "adaptive"])
+def test_invalid_entmax_alpha_raises_at_fit_only(entmax_alpha, mode):
+    clf = TabNetEntmaxClassifier(entmax_mode=mode, entmax_alpha=entmax_alpha, max_epochs=1)
+    clf.set_params(entmax_alpha=entmax_alpha)
+    with pytest.raises(ValueError, match="entmax_alpha"):
+        clf.fit(X_SMALL, Y_SMALL)
+    assert not hasattr(clf, "net_")
+
+
+# --------------------------------------------------------------------------- small data
+
+
+@pytest.mark.parametrize("n_rows", [40, 17])
+def test_small_data_trains(n_rows):
+    """Defaults on a few rows take optimizer steps (17 rows: a last batch of one row)."""
+    X, y = X_SMALL[:n_rows], Y_SMALL[:n_rows]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the "auto" sizes never warn
+        clf = _tabnet(max_epochs=5).fit(X, y)
+    assert clf.n_iter_ >= 1
+    batches = [batch for epoch in clf.net_.history[:, "batches"] for batch in epoch]
+    assert len(batches) >= clf.n_iter_
+    assert sum(batch["train_batch_size"] for batch in batches) == clf.n_iter_ * n_rows
+    assert np.all(np.isfinite([batch["train_loss"] for batch in batches]))
+    # Compare with the same seed trained at a learning rate far too small to move a float32
+    # weight: the initial weights. Training must have moved at least one of them.
+    frozen = clone(clf).set_params(lr=1e-12).fit(X, y)
+    trained, initial = _weights(clf), _weights(frozen)
+    assert trained.keys() == initial.keys()
+    moved = [name for name in trained if not np.allclose(trained[name], initial[name])]
+    assert moved, "no weight changed during fit: no optimizer step happened"
+    assert clf.predict(X).shape == (n_rows,)
+
+
+def test_tiny_learning_rate_leaves_the_initial_weights():
+    """The reference of test_small_data_trains: same seed, same initial weights."""
+    a = _tabnet(max_epochs=2, lr=1e-12).fit(X_SMALL, Y_SMALL)
+    b = _tabnet(max_epochs=1, lr=1e-12).fit(X_SMALL, Y_SMALL)
+    for name, value in _weights(a).items():
+        np.testing.assert_allclose(value, _weights(b)[name], atol=1e-7, err_msg=name)
+
+
+def test_batch_size_above_the_data_warns_and_trains():
+    clf = _tabnet(batch_size=1000, max_epochs=4)
+    with pytest.warns(UserWarning, match="batch_size"):
+        clf.fit(X_SMALL, Y_SMALL)
+    assert clf.batch_size == 1000  # the parameter is not rewritten
+    assert clf.n_iter_ >= 1
+    for epoch in clf.net_.history[:, "batches"]:
+        assert [batch["train_batch_size"] for batch in epoch] == [len(X_SMALL)]
+    frozen = clone(clf).set_params(lr=1e-12)
+    with pytest.warns(UserWarning, match="batch_size"):
+        frozen.fit(X_SMALL, Y_SMALL)
+    trained, initial = _weights(clf), _weights(frozen)
+    assert any(not np.allclose(trained[name], initial[name]) for name in trained)
+
+
+def test_virtual_batch_size_above_the_batch_size_warns():
+    clf = _tabnet(batch_size=16, virtual_batch_size=64, max_epochs=2)
+    with pytest.warns(UserWarning, match="virtual_batch_size"):
+        clf.fit(X_SMALL, Y_SMALL)
+    assert clf.virtual_batch_size == 64
+    sizes = {
+        m.virtual_batch_size for m in clf.net_.module_.modules() if isinstance(m, GhostBatchNorm)
+    }
+    assert sizes == {16}
+    assert clf.n_iter_ >= 1
+
+
+def test_virtual_batch_size_within_the_batch_size_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        clf = _tabnet(batch_size=16, virtual_batch_size=8, max_epochs=1).fit(X_SMALL, Y_SMALL)
+    sizes = {
+        m.virtual_batch_size for m in clf.net_.module_.modules() if isinstance(m, GhostBatchNorm)
+    }
+    assert sizes == {8}
+
+
+# --------------------------------------------------------------------------- categorical data
+
+
+def _mixed_frame(n=120, seed=0):
+    """Two numeric columns, a string (object) column and a pandas category column."""
+    rng = np.random.RandomState(seed)
+    color = rng.choice(["red", "green", "blue"], n)
+    size = pd.Categorical(rng.choice(["S", "M", "L"], n), categories=["S", "M", "L"])
+    x0, x1 = rng.randn(n), rng.randn(n)
+    frame = pd.DataFrame(
+        {"x0": x0, "color": pd.Series(color, dtype=object), "size": size, "x1": x1}
+    )
+    labels = np.where(x0 + 2.0 * (color == "red") > 0.7, "yes", "no").astype(object)
+    return frame, labels
+
+
+FRAME, FRAME_LABELS = _mixed_frame()
+CAT_PARAMS = {"cat_emb_dim": 2, "max_epochs": 10, "batch_size": 40}
+
+
+@pytest.fixture(scope="module")
+def fitted_frame():
+    clf = _tabnet(**CAT_PARAMS)
+    params = clf.get_params()
+    clf.fit(FRAME, FRAME_LABELS)
+    return clf, params
+
+
+def test_category_and_object_columns_are_embedded(fitted_frame):
+    clf, _ = fitted_frame
+    assert FRAME["color"].dtype == object
+    assert isinstance(FRAME["size"].dtype, pd.CategoricalDtype)
+    np.testing.assert_array_equal(clf.categorical_features_, [1, 2])
+    assert len(clf.categories_) == 2
+    assert list(clf.categories_[0]) == ["blue", "green", "red"]
+    assert sorted(clf.categories_[1]) == ["L", "M", "S"]
+    tabnet = clf.net_.module_.tabnet
+    assert tabnet.cat_idxs == [1, 2]
+    assert tabnet.cat_dims == [4, 4]  # three categories and the "unknown" code
+    assert tabnet.post_embedding_dim == 6  # two numeric columns, two embeddings of width 2
+    np.testing.assert_array_equal(clf.feature_names_in_, FRAME.columns)
+    assert set(clf.predict(FRAME)) <= {"yes", "no"}
+    assert clf.score(FRAME, FRAME_LABELS) > 0.6
+
+
+def test_explain_and_importances_are_per_original_column(fitted_frame):
+    clf, _ = fitted_frame
+    n_columns = FRAME.shape[1]
+    assert clf.n_features_in_ == n_columns
+    assert clf.feature_importances_.shape == (n_columns,)
+    np.testing.assert_allclose(clf.feature_importances_.sum(), 1.0)
+    M_explain, masks = clf.explain(FRAME)
+    assert M_explain.shape == (len(FRAME), n_columns)
+    assert sorted(masks) == list(range(TINY["n_steps"]))
+    for mask in masks.values():
+        assert mask.shape == (len(FRAME), n_columns)
+        # an embedded column's share is the sum of its embedding's shares
+        np.testing.assert_allclose(mask.sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("column", ["color", "size"])
+def test_unseen_and_missing_categories_map_to_unknown(fitted_frame, column):
+    clf, _ = fitted_frame
+    rows = pd.concat([FRAME.iloc[[0]]] * 3, ignore_index=True)
+    if column == "color":
+        rows["color"] = pd.Series(["purple", None, np.nan], dtype=object)
+    else:
+        rows["size"] = pd.Categorical(["XL", None, np.nan], categories=["S", "M", "L", "XL"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = clf.predict_proba(rows)
+        pred = clf.predict(rows)
+        M_explain, masks = clf.explain(rows)
+    assert proba.shape == (3, 2)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(pred) <= {"yes", "no"}
+    assert M_explain.shape == (3, 4)
+    # the unseen category, None and NaN are all the same "unknown" code (identical rows
+    # up to float rounding within a batch)
+    np.testing.assert_allclose(proba[1:], proba[[0, 0]], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(M_explain[1:], M_explain[[0, 0]], rtol=1e-5, atol=1e-6)
+    for mask in masks.values():
+        np.testing.assert_allclose(mask[1:], mask[[0, 0]], rtol=1e-5, atol=1e-6)
+
+
+def _frame_with_missing_values():
+    frame = FRAME.copy()
+    color = frame["color"].copy()
+    color[:10] = None
+    color[10:20] = np.nan
+    frame["color"] = color
+    size = frame["size"].copy()
+    size[:15] = np.nan
+    frame["size"] = size
+    assert frame["color"].isna().sum() == 20 and frame["size"].isna().sum() == 15
+    return frame
+
+
+def test_missing_values_in_categorical_columns_at_fit():
+    frame = _frame_with_missing_values()
+    clf = _tabnet(**CAT_PARAMS).fit(frame, FRAME_LABELS)
+    np.testing.assert_array_equal(clf.categorical_features_, [1, 2])
+    proba = clf.predict_proba(frame)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(clf.predict(frame)) <= {"yes", "no"}
+    M_explain, masks = clf.explain(frame)
+    assert np.all(np.isfinite(M_explain))
+    assert M_explain.shape == (len(frame), 4)
+    for mask in masks.values():
+        np.testing.assert_allclose(mask.sum(axis=1), 1.0, atol=1e-5)
+    assert clf.feature_importances_.shape == (4,)
+
+
+def test_none_and_nan_seen_at_fit_both_map_to_unknown():
+    """Documented: a category unseen at fit *or missing* maps to the "unknown" code.
+
+    So a missing value, None or NaN, predicts like an unseen category, also when the
+    training data held missing values.
+    """
+    clf = _tabnet(**CAT_PARAMS).fit(_frame_with_missing_values(), FRAME_LABELS)
+    rows = pd.concat([FRAME.iloc[[0]]] * 3, ignore_index=True)
+    rows["color"] = pd.Series(["purple", np.nan, None], dtype=object)
+    proba = clf.predict_proba(rows)
+    np.testing.assert_allclose(proba[1], proba[0], rtol=0, atol=1e-6, err_msg="NaN")
+    np.testing.assert_allclose(proba[2], proba[0], rtol=0, atol=1e-6, err_msg="None")
+
+
+def _coded_frame(n=80, seed=0):
+    rng = np.random.RandomState(seed)
+    code = rng.randint(0, 4, n)
+    x0, x1 = rng.randn(n), rng.randn(n)
+    frame = pd.DataFrame({"x0": x0, "code": code, "x1": x1})
+    return frame, (x0 + (code == 2) > 0.5).astype(int)
+
+
+SPECS = {
+    "name": ["code"],
+    "tuple-of-names": ("code",),
+    "index": [1],
+    "negative-index": [-2],
+    "mask": np.array([False, True, False]),
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "as_frame"),
+    [
+        pytest.param(spec, as_frame, id=f"{key}-{'frame' if as_frame else 'array'}")
+        for key, spec in SPECS.items()
+        for as_frame in (True, False)
+        if as_frame or "name" not in key  # column names need a DataFrame
+    ],
+)
+def test_categorical_features_by_name_or_index(spec, as_frame):
+    frame, y = _coded_frame()
+    X = frame if as_frame else frame.to_numpy()
+    clf = _tabnet(categorical_features=spec, max_epochs=3, batch_size=40)
+    clf.fit(X, y)
+    assert clf.get_params()["categorical_features"] is spec  # not rewritten
+    np.testing.assert_array_equal(clf.categorical_features_, [1])
+    assert len(clf.categories_) == 1
+    np.testing.assert_array_equal(np.asarray(clf.categories_[0], dtype=float), [0, 1, 2, 3])
+    assert clf.net_.module_.tabnet.cat_idxs == [1]
+    assert clf.net_.module_.tabnet.cat_dims == [5]
+    assert clf.feature_importances_.shape == (3,)
+    # a code not seen at fit is unknown, not an error
+    unseen = frame.iloc[:2].copy()
+    unseen["code"] = [7, 0]
+    unseen = unseen if as_frame else unseen.to_numpy()
+    assert clf.predict_proba(unseen).shape == (2, 2)
+
+
+def test_integer_column_of_a_frame_is_numeric_without_spec():
+    frame, y = _coded_frame()
+    clf = _tabnet(max_epochs=2, batch_size=40).fit(frame, y)
+    assert clf.categorical_features_.size == 0
+    assert clf.categories_ == []
+    assert clf.net_.module_.tabnet.cat_idxs == []
+
+
+def test_get_params_unchanged_by_fit_and_clone_refits_identically(fitted_frame):
+    clf, params_before = fitted_frame
+    assert clf.get_params() == params_before
+    assert clf.categorical_features is None
+    assert clf.batch_size == 40 and clf.virtual_batch_size == "auto"
+    cloned = clone(clf)
+    assert cloned.get_params() == params_before
+    assert not hasattr(cloned, "net_")
+    cloned.fit(FRAME, FRAME_LABELS)
+    np.testing.assert_array_equal(cloned.predict_proba(FRAME), clf.predict_proba(FRAME))
+    np.testing.assert_array_equal(cloned.feature_importances_, clf.feature_importances_)
+    np.testing.assert_array_equal(cloned.categorical_features_, clf.categorical_features_)
+
+
+def test_explicit_categorical_spec_is_not_mutated_by_fit():
+    spec = ["color", "size"]
+    clf = _tabnet(categorical_features=spec, **CAT_PARAMS)
+    clf.fit(FRAME, FRAME_LABELS)
+    assert spec == ["color", "size"]
+    assert clf.get_params()["categorical_features"] is spec
+    np.testing.assert_array_equal(clf.categorical_features_, [1, 2])
+    again = clone(clf).fit(FRAME, FRAME_LABELS)
+    np.testing.assert_array_equal(again.predict_proba(FRAME), clf.predict_proba(FRAME))
+
+
+# --------------------------------------------------------------------------- explain
+
+
+def test_explain_shapes_and_masks_on_the_simplex(fitted):
+    M_explain, masks = fitted.explain(X_MED)
+    n, d = X_MED.shape
+    assert M_explain.shape == (n, d)
+    assert np.all(np.isfinite(M_explain))
+    assert np.all(M_explain >= 0)
+    assert isinstance(masks, dict)
+    assert sorted(masks) == list(range(TINY["n_steps"]))
+    for mask in masks.values():
+        assert mask.shape == (n, d)
+        assert np.all(mask >= 0)
+        np.testing.assert_allclose(mask.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_sparsemax_masks_hold_exact_zeros():
+    _, masks = _shared_fit("sparsemax").explain(X_MED)
+    for step, mask in masks.items():
+        assert np.mean(mask == 0) > 0.2, f"step {step}: too few exact zeros"
+        # zeros are exact, not merely small: the rest are clearly positive
+        assert np.all((mask == 0) | (mask > 1e-9))
+
+
+def test_explain_normalize(fitted):
+    M_explain, masks = fitted.explain(X_MED)
+    M_norm, masks_norm = fitted.explain(X_MED, normalize=True)
+    sums = M_norm.sum(axis=1)
+    zero_rows = M_explain.sum(axis=1) == 0
+    np.testing.assert_allclose(sums[~zero_rows], 1.0, atol=1e-9)
+    np.testing.assert_array_equal(sums[zero_rows], 0.0)
+    expected = M_explain[~zero_rows] / M_explain[~zero_rows].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(M_norm[~zero_rows], expected)
+    for step in masks:
+        np.testing.assert_array_equal(masks_norm[step], masks[step])
+
+
+def test_explain_does_not_change_predictions(fitted):
+    before = fitted.predict_proba(X_MED)
+    fitted.explain(X_MED[:7])  # a short batch, in evaluation mode
+    np.testing.assert_array_equal(fitted.predict_proba(X_MED), before)
+
+
+# --------------------------------------------------------------------------- importances
+
+
+def test_feature_importances(fitted):
+    importances = fitted.feature_importances_
+    assert importances.shape == (fitted.n_features_in_,) == (X_MED.shape[1],)
+    assert np.all(importances >= 0)
+    np.testing.assert_allclose(importances.sum(), 1.0)
+    # the share of the training data's explain attribution per column
+    M_explain, _ = fitted.explain(X_MED)
+    if M_explain.sum() > 0:
+        np.testing.assert_allclose(importances, M_explain.sum(axis=0) / M_explain.sum())
+
+
+def test_select_from_model_prefit(fitted):
+    selector = SelectFromModel(fitted, prefit=True)
+    X_selected = selector.transform(X_MED)
+    support = selector.get_support()
+    importances = fitted.feature_importances_
+    np.testing.assert_array_equal(support, importances >= importances.mean())
+    assert 1 <= support.sum() < X_MED.shape[1]
+    assert X_selected.shape == (len(X_MED), support.sum())
+    np.testing.assert_array_equal(X_selected, X_MED[:, support])
+
+
+def test_masks_find_the_informative_features():
+    X, y = make_classification(
+        n_samples=600,
+        n_features=10,
+        n_informative=3,
+        n_redundant=0,
+        n_repeated=0,
+        shuffle=False,
+        random_state=0,
+    )
+    # Default network, sparsemax masks; training stops itself after 28 epochs.
+    clf = TabNetEntmaxClassifier(max_epochs=40, random_state=0).fit(X, y)
+    share = clf.feature_importances_[:3].sum()
+    assert share >= 0.8, f"share of importances on the informative columns: {share:.3f}"
+    assert clf.score(X, y) > 0.75
+
+
+# --------------------------------------------------------------------------- model selection
+
+
+def test_grid_search_over_modes_in_pipeline_on_a_frame_with_string_labels():
+    frame, labels = _mixed_frame(n=80, seed=1)
+    frame = frame.drop(columns="size")
+    pre = ColumnTransformer(
+        [("num", StandardScaler(), ["x0", "x1"]), ("cat", "passthrough", ["color"])]
+    ).set_output(transform="pandas")
+    pipe = make_pipeline(pre, _tabnet(max_epochs=3, batch_size=20))
+    grid = {
+        "tabnetentmaxclassifier__entmax_mode": list(ENTMAX_MODES),
+        "tabnetentmaxclassifier__entmax_alpha": [1.3, 1.7],
+    }
+    search = GridSearchCV(pipe, grid, cv=2, n_jobs=1, error_score="raise").fit(frame, labels)
+    assert len(search.cv_results_["params"]) == 8
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert set(search.best_params_) == set(grid)
+    best = search.best_estimator_[-1]
+    check_is_fitted(best)
+    assert best.entmax_mode == search.best_params_["tabnetentmaxclassifier__entmax_mode"]
+    assert best.entmax_alpha == search.best_params_["tabnetentmaxclassifier__entmax_alpha"]
+    np.testing.assert_array_equal(best.categorical_features_, [2])  # the passed-through color
+    pred = search.predict(frame)
+    assert pred.shape == (len(frame),)
+    assert set(pred) <= {"yes", "no"}
+    np.testing.assert_array_equal(search.classes_, ["no", "yes"])
+
+
+# --------------------------------------------------------------------------- multi-label
+
+
+@pytest.mark.parametrize("mode", ["sparsemax", "adaptive"])
+def test_multilabel_indicator_target(mode):
+    X, Y = make_multilabel_classification(
+        n_samples=80, n_features=5, n_classes=3, n_labels=2, allow_unlabeled=False, random_state=0
+    )
+    clf = _tabnet(mode, max_epochs=8, batch_size=40).fit(X, Y)
+    assert clf.multilabel_
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    proba = clf.predict_proba(X)
+    assert proba.shape == Y.shape
+    assert np.all(proba >= 0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
+    pred = clf.predict(X)
+    assert pred.shape == Y.shape
+    assert pred.dtype == Y.dtype
+    np.testing.assert_array_equal(pred, (proba > 0).astype(Y.dtype))
+    assert clf.feature_importances_.shape == (5,)
+
+
+# --------------------------------------------------------------------------- pickle / seeds
+
+
+def test_pickle_round_trip_gives_identical_predictions(fitted):
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict_proba(X_MED), fitted.predict_proba(X_MED))
+    np.testing.assert_array_equal(restored.predict(X_MED), fitted.predict(X_MED))
+    np.testing.assert_array_equal(restored.mask_alpha_, fitted.mask_alpha_)
+    np.testing.assert_array_equal(restored.feature_importances_, fitted.feature_importances_)
+    M_restored, masks_restored = restored.explain(X_MED)
+    M_explain, masks = fitted.explain(X_MED)
+    np.testing.assert_array_equal(M_restored, M_explain)
+    for step in masks:
+        np.testing.assert_array_equal(masks_restored[step], masks[step])
+    assert restored.get_params() == fitted.get_params()
+
+
+def test_pickle_round_trip_with_categorical_columns(fitted_frame):
+    clf, _ = fitted_frame
+    restored = pickle.loads(pickle.dumps(clf))
+    rows = FRAME.iloc[:5].copy()
+    rows["color"] = pd.Series(["purple", None, "red", "blue", "green"], dtype=object)
+    np.testing.assert_array_equal(restored.predict_proba(rows), clf.predict_proba(rows))
+    np.testing.assert_array_equal(restored.predict(FRAME), clf.predict(FRAME))
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_same_random_state_gives_identical_probabilities(mode):
+    a = _tabnet(mode, max_epochs=3, random_state=3).fit(X_SMALL, Y_SMALL)
+    b = _tabnet(mode, max_epochs=3, random_state=3).fit(X_SMALL, Y_SMALL)
+    np.testing.assert_array_equal(a.predict_proba(X_SMALL), b.predict_proba(X_SMALL))
+    np.testing.assert_array_equal(a.mask_alpha_, b.mask_alpha_)
+    c = _tabnet(mode, max_epochs=3, random_state=4).fit(X_SMALL, Y_SMALL)
+    assert not np.array_equal(a.predict_proba(X_SMALL), c.predict_proba(X_SMALL))
