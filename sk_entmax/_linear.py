@@ -119,12 +119,16 @@ class EntmaxClassifier(BaseEntmaxClassifier):
     Examples
     --------
     >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
     >>> from sk_entmax import EntmaxClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = EntmaxClassifier(alpha=1.5, max_epochs=50, random_state=0).fit(X, y)
-    >>> proba = clf.predict_proba(X[:3])
-    >>> bool((proba == 0).any()), proba.sum(axis=1).round(6).tolist()
-    (True, [1.0, 1.0, 1.0])
+    >>> clf = make_pipeline(
+    ...     StandardScaler(), EntmaxClassifier(alpha=1.5, lr=0.05, max_epochs=100, random_state=0)
+    ... ).fit(X, y)
+    >>> proba = clf.predict_proba(X[[0, 50, 100]])
+    >>> (proba == 0).any(axis=1).tolist(), proba.sum(axis=1).round(6).tolist()
+    ([True, True, True], [1.0, 1.0, 1.0])
     """
     )
 
