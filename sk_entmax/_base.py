@@ -23,7 +23,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from skorch import NeuralNet
-from skorch.callbacks import EarlyStopping
+from skorch.callbacks import EarlyStopping, GradientNormClipping
 from skorch.dataset import Dataset, ValidSplit
 from skorch.utils import noop, to_tensor
 
@@ -184,6 +184,10 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _weight_decay(self) -> float:
         return _check_real("weight_decay", self.weight_decay, 0.0)
+
+    def _gradient_clip(self) -> float | None:
+        """Maximum gradient norm per step, or None for no clipping."""
+        return None
 
     def _batch_size(self, n_samples: int) -> int:
         """The mini-batch size for ``n_samples`` training rows (always a step per epoch)."""
@@ -353,6 +357,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
                 ),
             )
         )
+        clip = self._gradient_clip()
+        if clip is not None:
+            callbacks.append(("gradient_clipping", GradientNormClipping(clip)))
         module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
         net = FenchelYoungNet(
             module=module,
@@ -361,6 +368,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             optimizer=torch.optim.Adam,
             lr=params["lr"],
             optimizer__weight_decay=self._weight_decay(),
+            optimizer__foreach=True,  # one fused update over all tensors, not a Python loop
             optimizer__param_groups=[
                 ("*bias", {"weight_decay": 0.0}),
                 ("*alpha_raw", {"weight_decay": 0.0}),

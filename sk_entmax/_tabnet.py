@@ -90,6 +90,9 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         string. A category unseen at fit (or missing) maps to a reserved "unknown" code.
     cat_emb_dim : int, default=1
         Embedding width of every categorical column.
+    clip_value : float or None, default=1.0
+        Clip the gradient norm of each step to this value (``None``: no clipping). TabNet's
+        training loss spikes without it, and a fixed epoch budget can end on a spike.
     lr : float, default=0.02
         Adam learning rate.
     max_epochs : int, default=100
@@ -176,6 +179,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         alpha=1.5,
         categorical_features=None,
         cat_emb_dim=1,
+        clip_value=1.0,
         lr=0.02,
         max_epochs=100,
         batch_size="auto",
@@ -201,6 +205,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         self.alpha = alpha
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
+        self.clip_value = clip_value
         self.lr = lr
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -252,6 +257,11 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
 
     def _weight_decay(self) -> float:
         return 0.0
+
+    def _gradient_clip(self) -> float | None:
+        if self.clip_value is None:
+            return None
+        return _check_real("clip_value", self.clip_value, 0.0, open_low=True)
 
     def _batch_size(self, n_samples: int) -> int:
         if self.batch_size == "auto":

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
-from sklearn.datasets import make_classification, make_multilabel_classification
+from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
 from sklearn.feature_selection import SelectFromModel
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -687,3 +687,15 @@ def test_same_random_state_gives_identical_probabilities(mode):
     np.testing.assert_array_equal(a.mask_alpha_, b.mask_alpha_)
     c = _tabnet(mode, max_epochs=3, random_state=4).fit(X_SMALL, Y_SMALL)
     assert not np.array_equal(a.predict_proba(X_SMALL), c.predict_proba(X_SMALL))
+
+
+def test_clip_value_wires_gradient_norm_clipping():
+    X, y = load_iris(return_X_y=True)
+    tiny = {"n_d": 4, "n_a": 4, "n_steps": 1, "max_epochs": 1, "random_state": 0}
+    clipped = TabNetEntmaxClassifier(clip_value=0.5, **tiny).fit(X, y)
+    callbacks = dict(clipped.net_.callbacks_)
+    assert callbacks["gradient_clipping"].gradient_clip_value == 0.5
+    unclipped = TabNetEntmaxClassifier(clip_value=None, **tiny).fit(X, y)
+    assert "gradient_clipping" not in dict(unclipped.net_.callbacks_)
+    with pytest.raises(ValueError, match="clip_value"):
+        TabNetEntmaxClassifier(clip_value=0.0, **tiny).fit(X, y)
