@@ -273,7 +273,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 f"batch_size={size} exceeds the {n_samples} training rows; each epoch is "
                 f"one step on all {n_samples} rows",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=3,  # _batch_size <- fit <- the caller
             )
         return min(size, n_samples)
 
@@ -286,7 +286,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 f"virtual_batch_size={vbs} exceeds the batch size {batch_size}; ghost batch "
                 "norm then uses whole batches",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=4,  # _virtual_batch_size <- _module <- fit <- the caller
             )
         return max(2, min(vbs, batch_size))
 
