@@ -89,7 +89,8 @@ class GhostBatchNorm(nn.Module):
     In training, the rows are cut into consecutive chunks of ``virtual_batch_size`` rows (the
     last chunk may be smaller) and each chunk is normalised with its own mean and (biased)
     variance, which regularises like training with small batches while the batch itself can
-    be large. The full chunks are normalised together by one reshape, without a Python loop.
+    be large. The full chunks are normalised together by one fused batch norm over a
+    transposed view, without a Python loop.
     In evaluation the running statistics are used, as in :class:`torch.nn.BatchNorm1d`.
 
     Edge cases, by design:
@@ -160,34 +161,41 @@ class GhostBatchNorm(nn.Module):
         size = self.virtual_batch_size
         n_full, rest = divmod(n, size)
         n_in_full = n_full * size
-        parts, means, variances, weights = [], [], [], []
-
+        n_feat = X.shape[1]
+        parts = []
+        # running statistics: sums of chunk means and unbiased variances, weighted by rows
+        mean_sum = var_sum = 0.0
+        rows = 0
         if n_full:
-            chunks = X[:n_in_full].reshape(n_full, size, -1)
-            var, mean = torch.var_mean(chunks, dim=1, correction=0, keepdim=True)
-            parts.append(((chunks - mean) * torch.rsqrt(var + self.eps)).reshape(n_in_full, -1))
-            means.append(mean.squeeze(1))
-            variances.append(var.squeeze(1) * (size / (size - 1)))
-            weights.append(torch.full((n_full, 1), float(size), dtype=X.dtype, device=X.device))
+            # All full chunks in one fused batch norm: chunk c, feature f becomes column
+            # c * n_feat + f of a (size, n_full * n_feat) view, so per-column statistics are
+            # per-chunk statistics.
+            cols = X[:n_in_full].reshape(n_full, size, n_feat).transpose(0, 1)
+            out, mean, invstd = torch.native_batch_norm(
+                cols.reshape(size, n_full * n_feat), None, None, None, None, True, 0.0, self.eps
+            )
+            parts.append(out.reshape(size, n_full, n_feat).transpose(0, 1).reshape(n_in_full, -1))
+            with torch.no_grad():
+                var = (invstd.pow(-2) - self.eps) * (size / (size - 1))
+                mean_sum = mean.view(n_full, n_feat).sum(0) * size
+                var_sum = var.view(n_full, n_feat).sum(0) * size
+                rows = n_in_full
         if rest:
             tail = X[n_in_full:]
             var, mean = torch.var_mean(X if rest == 1 else tail, dim=0, correction=0)
             parts.append((tail - mean) * torch.rsqrt(var + self.eps))
             if rest > 1:
-                means.append(mean.unsqueeze(0))
-                variances.append(var.unsqueeze(0) * (rest / (rest - 1)))
-                weights.append(torch.full((1, 1), float(rest), dtype=X.dtype, device=X.device))
+                with torch.no_grad():
+                    mean_sum = mean_sum + mean.detach() * rest
+                    var_sum = var_sum + var.detach() * (rest / (rest - 1)) * rest
+                    rows += rest
 
         with torch.no_grad():
-            w = torch.cat(weights)
-            w = w / w.sum()
-            batch_mean = (torch.cat(means).detach() * w).sum(0)
-            batch_var = (torch.cat(variances).detach() * w).sum(0)
-            self.running_mean.lerp_(batch_mean.to(self.running_mean.dtype), self.momentum)
-            self.running_var.lerp_(batch_var.to(self.running_var.dtype), self.momentum)
+            self.running_mean.lerp_((mean_sum / rows).to(self.running_mean.dtype), self.momentum)
+            self.running_var.lerp_((var_sum / rows).to(self.running_var.dtype), self.momentum)
 
         normalised = parts[0] if len(parts) == 1 else torch.cat(parts)
-        return normalised * self.weight + self.bias
+        return torch.addcmul(self.bias, normalised, self.weight)
 
     def extra_repr(self) -> str:
         return (
