@@ -10,14 +10,22 @@ Both maps solve, along one axis,
 with the Tsallis entropy :math:`H^T_\\alpha`. For :math:`\\alpha = 2` (sparsemax, Martins &
 Astudillo 2016) the solution is :math:`p = [x - \\tau]_+`, for :math:`\\alpha = 1.5` (Peters
 et al. 2019) it is :math:`p = [x/2 - \\tau]_+^2`. The threshold :math:`\\tau` has a closed form
-once the support is known, and the support is read off the sorted input. ``k`` asks for a
-partial sort of the ``k`` largest entries only; rows whose support turns out to fill all
-``k`` slots are solved again with ``2 k``, and so on, so the result is always exact.
+once the support is known.
+
+By default (``k=None``) the threshold is found without sorting, by Newton steps that start
+below it and never overshoot (see :func:`_sparsemax_newton` and :func:`_power_newton`): a
+handful of passes over the input, each a subtraction, a clamp and two row sums, instead of a
+sort. Sparsemax stops exactly, when the support stops shrinking; 1.5-entmax when the step
+falls to the level of rounding. Rows that have not settled after ``_MAX_PASSES`` passes (it
+takes crafted inputs) are solved again by sorting, so the cap bounds the time, never the
+accuracy. ``k`` asks for a partial sort of the ``k`` largest entries instead; rows whose
+support turns out to fill all ``k`` slots are solved again with ``2 k``, and so on, so that
+result is exact too.
 
 Each map has a custom autograd function whose backward pass uses only the saved output,
 and a plain-op path (``training=False``) that ``torch.jit.trace``, ``torch.export`` and ONNX
-can take. The plain path always sorts fully, because the doubling of ``k`` depends on the
-data.
+can take. The plain path always sorts fully, because the number of Newton passes and the
+doubling of ``k`` both depend on the data.
 """
 
 from __future__ import annotations
@@ -105,9 +113,141 @@ def _threshold(Z: torch.Tensor, k: int | None, solve: _Solver) -> torch.Tensor:
     return tau
 
 
+# --------------------------------------------------------------------------- sort-free
+
+
+# Newton passes before the rows that have not settled yet are handed to the sort-based (or
+# bisection) solver; typical inputs settle within 4 to 10.
+_MAX_PASSES = 40
+
+
+def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sparsemax of rows whose maximum is 0, without sorting; returns ``(P, settled)``.
+
+    ``f(tau) = sum_i [z_i - tau]_+ - 1`` is convex, decreasing and piecewise linear, and
+    each pass takes the Newton step ``tau += f(tau) / |S|`` with ``S = {i : z_i > tau}``,
+    which is the closed-form threshold of the current support (Michelot, 1986). Started
+    below the solution (``-1`` and ``(sum z - 1) / d`` both are), the steps never overshoot
+    and the supports shrink; once a pass finds the same support size as the one before, the
+    support is the true one and ``tau`` is exact. Such rows are frozen, so that a row stops
+    where it would stop alone, whatever the rest of the batch. ``settled`` (``(..., 1)``) marks
+    the rows that stopped within :data:`_MAX_PASSES` passes; the others hold a valid but
+    unfinished iterate that the caller must replace.
+    """
+    d = Z.shape[-1]
+    tau = Z.sum(-1, keepdim=True).sub_(1).div_(d).clamp_(min=-1)
+    P = torch.empty_like(Z)
+    indicator = torch.empty_like(Z)
+    settled = torch.zeros_like(tau, dtype=torch.bool)
+    size = None
+    for _ in range(_MAX_PASSES):
+        torch.sub(Z, tau, out=P).relu_()
+        mass = P.sum(-1, keepdim=True)
+        new_size = torch.sign(P, out=indicator).sum(-1, keepdim=True)
+        step = (mass - 1) / new_size.clamp(min=1)  # a fully masked row: size 0, no NaN
+        if size is None:
+            tau = tau + step
+        else:
+            settled = new_size == size  # a NaN row has size 0 twice: settled
+            if bool(settled.all()):
+                break
+            tau = torch.where(settled, tau, tau + step)
+        size = new_size
+    return P, settled
+
+
+def _power_newton(
+    Zb: torch.Tensor, m: float, normalize: bool = True
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Solve ``sum_i [zb_i - tau]_+ ** m = 1`` for rows whose maximum is 0; ``m >= 1``.
+
+    Returns ``(P, settled)`` with ``P = [zb - tau]_+ ** m``, divided by its row sum if
+    ``normalize``, and ``settled`` of shape ``(..., 1)`` as in :func:`_sparsemax_newton`.
+
+    The solution lies in ``[-1, 0)``. Newton runs on ``h(tau) = ||[zb - tau]_+||_m - 1``
+    rather than on the sum itself: ``h`` is convex and decreasing too, so from a start below
+    the root (``-1``, and ``mean(zb) - d ** (-1 / m)`` by the power-mean inequality) the
+    steps never overshoot, and unlike the sum it is linear in ``tau`` when a single entry
+    dominates, which is where plain Newton on a power crawls. The step is
+    ``(N - 1) S / (N sum_i g_i)`` with ``S = sum p``, ``N = S ** (1 / m)`` and
+    ``g = [zb - tau]_+ ** (m - 1)`` and ``p = g [zb - tau]_+``. On CPU ``pow`` costs several
+    times ``exp2(log2(.))``, and both are slow on zeros, infinities and subnormal numbers, so
+    ``g`` is computed from the entries clamped up to a floor at which ``g`` is still a
+    normal number, and the clamped-up entries are kept out of the sums by the support's
+    indicator (``p`` has exact zeros anyway).
+
+    A row stops at the first step below ``eps (2 + 4 / m)`` (a few units of rounding of
+    ``tau``; the steps converge quadratically, and their rounding noise is about ``eps``),
+    or when a step below four times that fails to halve the one before, which only rounding
+    noise does. The error of ``tau`` is then about that last step, and that of ``p`` about
+    ``m`` times it.
+    """
+    d = Zb.shape[-1]
+    tau = (Zb.mean(-1, keepdim=True) - d ** (-1 / m)).clamp_(min=-1)
+    tol = torch.finfo(Zb.dtype).eps * (2 + 4 / m)
+    # the floor's g is a normal number; below m = 2 it is not negligible, so it is masked
+    floor = 2.0 ** (-120 / max(m - 1, 1))
+    D = torch.empty_like(Zb)  # [zb - tau]_+
+    G = D if m == 2 else torch.empty_like(Zb)  # g
+    P = torch.empty_like(Zb)  # p = g D
+    settled = torch.zeros_like(tau, dtype=torch.bool)
+    last = None
+    for _ in range(_MAX_PASSES):
+        torch.sub(Zb, tau, out=D).relu_()
+        if m != 2:
+            torch.clamp(D, min=floor, out=G).log2_().mul_(m - 1).exp2_()
+            if m < 2:
+                G.mul_(torch.sign(D, out=P))
+        g_sum = G.sum(-1, keepdim=True)
+        total = torch.mul(G, D, out=P).sum(-1, keepdim=True)
+        norm = total.sqrt() if m == 2 else total ** (1 / m)
+        step = (norm - 1) * total / (norm * g_sum)
+        size = step.abs()
+        done = settled | ~(size > tol)  # NaN (a fully masked or a NaN row) counts as done
+        if last is not None:
+            done |= (size <= 4 * tol) & (2 * size >= last)
+        settled = done
+        if bool(settled.all()):
+            break
+        tau = torch.where(settled, tau, tau + step)
+        last = size
+    if normalize:
+        P.div_(torch.where(total > 0, total, 1))
+    return P, settled
+
+
+def _unsettled_rows(settled: torch.Tensor) -> torch.Tensor | None:
+    """Boolean index (over the leading axes) of the rows a Newton solver left unfinished."""
+    if bool(settled.all()):
+        return None
+    return ~settled.squeeze(-1)
+
+
+def _sparsemax_fast(Z: torch.Tensor) -> torch.Tensor:
+    """Sparsemax of rows whose maximum is 0: Newton, then sorting for unsettled rows."""
+    P, settled = _sparsemax_newton(Z)
+    rows = _unsettled_rows(settled)
+    if rows is not None:
+        sub = Z[rows]
+        P[rows] = (sub - _threshold(sub, None, _sparsemax_sorted)).clamp_min(0)
+    return P
+
+
+def _entmax15_fast(Z: torch.Tensor) -> torch.Tensor:
+    """1.5-entmax of halved rows whose maximum is 0: Newton, then sorting if unsettled."""
+    P, settled = _power_newton(Z, 2.0)
+    rows = _unsettled_rows(settled)
+    if rows is not None:
+        sub = Z[rows]
+        P[rows] = (sub - _threshold(sub, None, _entmax15_sorted)).clamp_min(0).square()
+    return P
+
+
 def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
     max_val, _ = row_stats(Z)
     Z = Z - max_val
+    if k is None:
+        return _sparsemax_fast(Z)
     tau = _threshold(Z, k, _sparsemax_sorted)
     return (Z - tau).clamp_min(0)
 
@@ -115,7 +255,25 @@ def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
 def _entmax15_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
     max_val, _ = row_stats(Z)
     Z = (Z - max_val) / 2
+    if k is None:
+        return _entmax15_fast(Z)
     tau = _threshold(Z, k, _entmax15_sorted)
+    return (Z - tau).clamp_min(0).square()
+
+
+def _sparsemax_plain(Z: torch.Tensor) -> torch.Tensor:
+    """Sparsemax by a full sort, in plain ops that tracing and export can take."""
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+    tau = _threshold(Z, None, _sparsemax_sorted)
+    return (Z - tau).clamp_min(0)
+
+
+def _entmax15_plain(Z: torch.Tensor) -> torch.Tensor:
+    """1.5-entmax by a full sort, in plain ops that tracing and export can take."""
+    max_val, _ = row_stats(Z)
+    Z = (Z - max_val) / 2
+    tau = _threshold(Z, None, _entmax15_sorted)
     return (Z - tau).clamp_min(0).square()
 
 
@@ -127,7 +285,9 @@ def entmax_vjp(dY: torch.Tensor, gppr: torch.Tensor) -> torch.Tensor:
     """
     gdY = gppr * dY
     q = safe_div(gdY.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
-    return gdY - q * gppr
+    if torch.is_grad_enabled():  # building a second derivative: no in-place ops
+        return gdY - q * gppr
+    return gdY.addcmul_(q, gppr, value=-1)
 
 
 class SparsemaxFunction(Function):
@@ -142,7 +302,7 @@ class SparsemaxFunction(Function):
     @staticmethod
     def backward(ctx, dY: torch.Tensor):
         (Y,) = ctx.saved_tensors
-        return entmax_vjp(dY, (Y > 0).to(dY.dtype)), None
+        return entmax_vjp(dY, torch.sign(Y)), None  # Y >= 0: the support's indicator
 
 
 class Entmax15Function(Function):
@@ -206,7 +366,7 @@ def sparsemax(
     k = _check_k(k)
     if training:
         return apply_last(SparsemaxFunction.apply, X, dim, k)
-    return apply_last(_sparsemax_last, X, dim, None)
+    return apply_last(_sparsemax_plain, X, dim)
 
 
 def entmax15(
@@ -245,7 +405,7 @@ def entmax15(
     k = _check_k(k)
     if training:
         return apply_last(Entmax15Function.apply, X, dim, k)
-    return apply_last(_entmax15_last, X, dim, None)
+    return apply_last(_entmax15_plain, X, dim)
 
 
 class Sparsemax(nn.Module):
