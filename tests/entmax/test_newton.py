@@ -1,0 +1,167 @@
+"""The sort-free Newton solvers behind the default (training) path.
+
+``sparsemax``, ``entmax15`` and ``entmax_bisect`` / ``sparsemax_bisect`` at ``n_iter >= 24``
+with a number alpha in ``[1.1, 2]`` find the threshold by Newton steps (see the module
+docstrings of ``activations`` and ``root_finding``). Here: float32 results at default
+settings against float64 solutions from the independent sort-based and bisection plain
+paths, on the benchmark's three shape families at small sizes, with ties, masks, huge
+logits and tensor alpha; the behaviour of an explicit small ``n_iter``; and the fallback
+for rows that do not settle within the pass cap.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import sk_entmax.entmax.activations as act
+from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax, sparsemax_bisect
+
+F64 = torch.float64
+NEG_INF = float("-inf")
+MAX_ERR = 1e-5  # against the float64 solution, float32 inputs, default settings
+SUM_ERR = 1e-6
+
+# the benchmark's shape families (4096 x 32, 1024 x 1000, 64 x 20000), small
+SHAPES = [(64, 32), (16, 1000), (2, 20000)]
+FAST = {
+    "sparsemax": (sparsemax, 2.0),
+    "entmax15": (entmax15, 1.5),
+    "entmax_bisect_1.1": (lambda X, **kw: entmax_bisect(X, 1.1, **kw), 1.1),
+    "entmax_bisect_1.33": (lambda X, **kw: entmax_bisect(X, 1.33, **kw), 1.33),
+    "entmax_bisect_1.5": (lambda X, **kw: entmax_bisect(X, 1.5, **kw), 1.5),
+    "entmax_bisect_1.9": (lambda X, **kw: entmax_bisect(X, 1.9, **kw), 1.9),
+    "sparsemax_bisect": (sparsemax_bisect, 2.0),
+}
+
+
+def _exact(X: torch.Tensor, alpha) -> torch.Tensor:
+    """The float64 solution by an independent algorithm: a full sort, or long bisection."""
+    X = X.to(F64)
+    if not isinstance(alpha, torch.Tensor) and alpha == 2.0:
+        return sparsemax(X, training=False)
+    if not isinstance(alpha, torch.Tensor) and alpha == 1.5:
+        return entmax15(X, training=False)
+    if isinstance(alpha, torch.Tensor):
+        alpha = alpha.to(F64)
+    return entmax_bisect(X, alpha, n_iter=120, training=False)
+
+
+def _assert_accurate(P: torch.Tensor, X: torch.Tensor, alpha) -> None:
+    assert P.dtype == X.dtype
+    exact = _exact(X, alpha)
+    assert (P.to(F64) - exact).abs().max().item() <= MAX_ERR
+    assert (P.to(F64).sum(-1) - 1).abs().max().item() <= SUM_ERR
+    assert (P >= 0).all()
+    # exact zeros where the solution has zeros, up to entries at the threshold itself
+    assert (P[exact > 1e-6] > 0).all() and (P[exact == 0] <= 1e-6).all()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("scale", [0.05, 1.0, 30.0])
+@pytest.mark.parametrize("name", list(FAST))
+def test_float32_default_settings_accurate(name, shape, scale):
+    fn, alpha = FAST[name]
+    gen = torch.Generator().manual_seed(shape[1])
+    X = torch.randn(shape, generator=gen) * scale
+    _assert_accurate(fn(X), X, alpha)
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_ties_masks_and_huge_logits(name):
+    fn, alpha = FAST[name]
+    X = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # all tied
+            [1.0, 1.0, 1.0, 0.0, 0.0, -1.0],  # integer ties at the threshold
+            [3.0, 3.0, -2.0, NEG_INF, NEG_INF, 1.0],  # masked entries
+            [NEG_INF] * 6,  # a fully masked row
+            [1e30, -1e30, 1e30, 0.0, 5e29, 1e30],  # huge logits
+            [3e38, -3e38, 1.0, 2.0, 3e38, 0.0],  # at the float32 range
+            [1e-30, 2e-30, 0.0, -1e-30, 0.0, 0.0],  # below the resolution: uniform
+        ]
+    )
+    X.requires_grad_()
+    P = fn(X)
+    assert torch.isfinite(P).all()
+    finite = torch.isfinite(X.detach()).all(-1) | (X.detach() == NEG_INF).any(-1)
+    keep = [0, 1, 2, 4, 5, 6]
+    assert finite[keep].all()
+    assert torch.equal(P[3], torch.zeros(6))
+    assert (P[2, 3:5] == 0).all()
+    expected = _exact(X.detach().clamp(min=-3.4e38), alpha)  # same problem, finite masks
+    expected[3] = 0
+    assert (P.detach().double() - expected).abs().max() <= MAX_ERR
+    assert torch.allclose(P[keep].sum(-1), torch.ones(len(keep)), atol=SUM_ERR)
+    (grad,) = torch.autograd.grad((P * torch.arange(6.0)).sum(), X)
+    assert torch.isfinite(grad).all() and (grad[3] == 0).all() and (grad[2, 3:5] == 0).all()
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_tensor_alpha_float32_accurate(training):
+    gen = torch.Generator().manual_seed(3)
+    X = torch.randn(6, 1000, generator=gen) * 3
+    alpha = torch.tensor([[1.05], [1.33], [1.5], [1.8], [2.0], [2.5]], requires_grad=True)
+    P = entmax_bisect(X, alpha, training=training)
+    _assert_accurate(P.detach(), X, alpha.detach())
+    (grad,) = torch.autograd.grad(P[:, 0].sum(), alpha)
+    assert torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("alpha", [1.33, 1.5, 2.0])
+def test_small_n_iter_is_bisection_and_large_is_converged(alpha):
+    """Below 24 steps ``n_iter`` bisection steps run (the reference's algorithm); from 24
+    on the result is at least as accurate as that many steps would make it."""
+    gen = torch.Generator().manual_seed(4)
+    X = torch.randn(32, 50, generator=gen, dtype=F64)
+    exact = _exact(X, alpha)
+    errors = {
+        n: (entmax_bisect(X, alpha, n_iter=n) - exact).abs().max().item() for n in (3, 10, 23)
+    }
+    assert errors[3] > errors[10] > errors[23] > 1e-9
+    for n in (3, 10, 23):  # exactly the plain path's n_iter bisection steps
+        plain = entmax_bisect(X, alpha, n_iter=n, training=False)
+        assert torch.allclose(entmax_bisect(X, alpha, n_iter=n), plain, atol=1e-14)
+    for n in (24, 30, 50):
+        assert (entmax_bisect(X, alpha, n_iter=n) - exact).abs().max().item() < 1e-13
+    # float32: from 24 steps on, the working precision
+    P = entmax_bisect(X.float(), alpha, n_iter=24)
+    assert (P.double() - exact).abs().max().item() <= MAX_ERR
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_unsettled_rows_are_finished_by_the_fallback(name, monkeypatch):
+    fn, alpha = FAST[name]
+    gen = torch.Generator().manual_seed(5)
+    X = torch.randn(40, 300, generator=gen) * 2
+    X[3] = NEG_INF
+    X[5, 10] = float("nan")
+    monkeypatch.setattr(act, "_MAX_PASSES", 2)  # most rows are unsettled after 2 passes
+    P = fn(X)
+    assert torch.equal(P[3], torch.zeros(300)) and P[5].isnan().all()
+    rows = [i for i in range(40) if i not in (3, 5)]
+    _assert_accurate(P[rows], X[rows], alpha)
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_row_result_does_not_depend_on_the_batch(name):
+    fn, _ = FAST[name]
+    gen = torch.Generator().manual_seed(6)
+    X = torch.randn(20, 500, generator=gen)
+    X[7] *= 100  # a row that settles at a different pass than the others
+    P = fn(X)
+    for i in (0, 7, 19):
+        assert torch.allclose(fn(X[i : i + 1])[0], P[i], atol=1e-7, rtol=0)
+
+
+@pytest.mark.parametrize("alpha", [1.25, 1.33, 1.5, 1.75, 2.0])
+def test_fast_backward_matches_safe_backward_float32(alpha):
+    gen = torch.Generator().manual_seed(7)
+    X = (torch.randn(8, 200, generator=gen) * 2).requires_grad_()
+    W = torch.randn(8, 200, generator=gen)
+    P = entmax_bisect(X, alpha)
+    (fast,) = torch.autograd.grad(P, X, W, retain_graph=True)
+    # create_graph takes the differentiable backward (safe_pow)
+    (safe,) = torch.autograd.grad(P, X, W, create_graph=True)
+    assert torch.allclose(fast, safe.detach(), atol=1e-6, rtol=1e-5)
+    assert (fast[P.detach() == 0] == 0).all()
