@@ -361,18 +361,21 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         if clip is not None:
             callbacks.append(("gradient_clipping", GradientNormClipping(clip)))
         module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
+        weight_decay = self._weight_decay()
+        optimizer_params: dict[str, Any] = {"optimizer__weight_decay": weight_decay}
+        if weight_decay:
+            optimizer_params["optimizer__param_groups"] = [
+                ("*bias", {"weight_decay": 0.0}),
+                ("*alpha_raw", {"weight_decay": 0.0}),
+            ]
         net = FenchelYoungNet(
             module=module,
             **{f"module__{k}": v for k, v in module_kwargs.items()},
             criterion=torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
             optimizer=torch.optim.Adam,
             lr=params["lr"],
-            optimizer__weight_decay=self._weight_decay(),
-            optimizer__foreach=True,  # one fused update over all tensors, not a Python loop
-            optimizer__param_groups=[
-                ("*bias", {"weight_decay": 0.0}),
-                ("*alpha_raw", {"weight_decay": 0.0}),
-            ],
+            optimizer__fused=True,  # one kernel updates every tensor: no per-tensor Python loop
+            **optimizer_params,
             max_epochs=params["max_epochs"],
             batch_size=batch_size,
             iterator_train__shuffle=True,
@@ -388,7 +391,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         devices = [torch.device(params["device"])] if params["device"] != "cpu" else []
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(seed)
-            net.fit({"X": X, "sample_weight": weight}, y_enc)
+            # equal weights are a plain mean: the batches then carry no weight column
+            uniform = bool(np.all(weight == weight[0]))
+            net.fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
         self.net_ = net
         self.n_iter_ = len(net.history)
         alpha = net.module_.alpha

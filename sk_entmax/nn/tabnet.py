@@ -59,6 +59,8 @@ ADAPTIVE_ALPHA_START_RANGE = (1.01, 1.99)
 _ENTROPY_EPS = 1e-15
 
 _RESIDUAL_SCALE = math.sqrt(0.5)
+# up to this many chunks, ghost batch norm calls batch norm per chunk; beyond, one fused call
+_GHOST_SPLIT_MAX_CHUNKS = 4
 
 
 # --------------------------------------------------------------------------- validation
@@ -89,20 +91,21 @@ class GhostBatchNorm(nn.Module):
     In training, the rows are cut into consecutive chunks of ``virtual_batch_size`` rows (the
     last chunk may be smaller) and each chunk is normalised with its own mean and (biased)
     variance, which regularises like training with small batches while the batch itself can
-    be large. The full chunks are normalised together by one fused batch norm over a
-    transposed view, without a Python loop.
-    In evaluation the running statistics are used, as in :class:`torch.nn.BatchNorm1d`.
+    be large. In evaluation the running statistics are used, as in
+    :class:`torch.nn.BatchNorm1d`.
+
+    The running statistics are updated chunk by chunk, as a :class:`torch.nn.BatchNorm1d`
+    that saw each chunk in turn (pytorch-tabnet's ghost batch norm does the same): each chunk
+    moves them by ``momentum`` towards its mean and unbiased variance. A few chunks are each
+    normalised by one batch-norm call; many full chunks are normalised together by one fused
+    batch norm over a transposed view, with the same result and running statistics.
 
     Edge cases, by design:
 
     - a last chunk of a single row has no statistics of its own; it is normalised with the
-      statistics of the whole batch;
+      statistics of the whole batch and takes no part in the running statistics;
     - a whole batch of a single row (or none) is normalised with the running statistics, as
       in evaluation, and leaves them unchanged; so training never fails on a one-row batch.
-
-    The running statistics are updated once per forward call (not once per chunk) with the
-    averages over the chunks of their means and unbiased variances, each chunk weighted by
-    its number of rows; a single-row last chunk takes no part.
 
     Parameters
     ----------
@@ -153,49 +156,66 @@ class GhostBatchNorm(nn.Module):
             X, self.running_mean, self.running_var, self.weight, self.bias, False, 0.0, self.eps
         )
 
+    def _train_norm(self, X: torch.Tensor) -> torch.Tensor:
+        """Batch norm of one chunk of at least 2 rows, moving the running statistics."""
+        return F.batch_norm(
+            X,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            True,
+            self.momentum,
+            self.eps,
+        )
+
+    def _fused_norm(self, X: torch.Tensor, n_chunks: int) -> torch.Tensor:
+        """Normalise ``n_chunks`` full chunks at once; running statistics as if in turn."""
+        size, n_feat = self.virtual_batch_size, X.shape[1]
+        # chunk c, feature f becomes column c * n_feat + f of a (size, n_chunks * n_feat)
+        # view, so per-column statistics are per-chunk statistics
+        cols = X.reshape(n_chunks, size, n_feat).transpose(0, 1).reshape(size, -1)
+        out, mean, invstd = torch.native_batch_norm(
+            cols, None, None, None, None, True, 0.0, self.eps
+        )
+        with torch.no_grad():
+            # k updates in turn: r <- (1 - m)^k r + sum_c m (1 - m)^(k - 1 - c) s_c
+            keep = (1.0 - self.momentum) ** n_chunks
+            weights = self.momentum * (1.0 - self.momentum) ** torch.arange(
+                n_chunks - 1, -1, -1, dtype=mean.dtype, device=mean.device
+            )
+            var = (invstd.pow(-2) - self.eps) * (size / (size - 1))
+            for running, stat in ((self.running_mean, mean), (self.running_var, var)):
+                update = weights @ stat.view(n_chunks, n_feat)
+                running.mul_(keep).add_(update.to(running.dtype))
+        out = out.reshape(size, n_chunks, n_feat).transpose(0, 1).reshape(X.shape)
+        return torch.addcmul(self.bias, out, self.weight)
+
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """Normalise ``X`` of shape (n_samples, num_features)."""
         n = X.shape[0]
         if not self.training or n < 2:
             return self._eval_norm(X)
         size = self.virtual_batch_size
+        if n <= size:
+            return self._train_norm(X)
         n_full, rest = divmod(n, size)
-        n_in_full = n_full * size
-        n_feat = X.shape[1]
-        parts = []
-        # running statistics: sums of chunk means and unbiased variances, weighted by rows
-        mean_sum = var_sum = 0.0
-        rows = 0
-        if n_full:
-            # All full chunks in one fused batch norm: chunk c, feature f becomes column
-            # c * n_feat + f of a (size, n_full * n_feat) view, so per-column statistics are
-            # per-chunk statistics.
-            cols = X[:n_in_full].reshape(n_full, size, n_feat).transpose(0, 1)
-            out, mean, invstd = torch.native_batch_norm(
-                cols.reshape(size, n_full * n_feat), None, None, None, None, True, 0.0, self.eps
-            )
-            parts.append(out.reshape(size, n_full, n_feat).transpose(0, 1).reshape(n_in_full, -1))
-            with torch.no_grad():
-                var = (invstd.pow(-2) - self.eps) * (size / (size - 1))
-                mean_sum = mean.view(n_full, n_feat).sum(0) * size
-                var_sum = var.view(n_full, n_feat).sum(0) * size
-                rows = n_in_full
-        if rest:
-            tail = X[n_in_full:]
-            var, mean = torch.var_mean(X if rest == 1 else tail, dim=0, correction=0)
-            parts.append((tail - mean) * torch.rsqrt(var + self.eps))
-            if rest > 1:
-                with torch.no_grad():
-                    mean_sum = mean_sum + mean.detach() * rest
-                    var_sum = var_sum + var.detach() * (rest / (rest - 1)) * rest
-                    rows += rest
-
-        with torch.no_grad():
-            self.running_mean.lerp_((mean_sum / rows).to(self.running_mean.dtype), self.momentum)
-            self.running_var.lerp_((var_sum / rows).to(self.running_var.dtype), self.momentum)
-
-        normalised = parts[0] if len(parts) == 1 else torch.cat(parts)
-        return torch.addcmul(self.bias, normalised, self.weight)
+        single = None
+        if rest == 1:
+            # a one-row last chunk: normalised with the statistics of the whole batch
+            var, mean = torch.var_mean(X, dim=0, correction=0)
+            single = (X[-1:] - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+            X, rest = X[:-1], 0
+        if n_full + (rest > 0) <= _GHOST_SPLIT_MAX_CHUNKS:
+            parts = [self._train_norm(chunk) for chunk in X.split(size)]
+        else:
+            n_in_full = n_full * size
+            parts = [self._fused_norm(X[:n_in_full] if rest else X, n_full)]
+            if rest:
+                parts.append(self._train_norm(X[n_in_full:]))
+        if single is not None:
+            parts.append(single)
+        return torch.cat(parts) if len(parts) > 1 else parts[0]
 
     def extra_repr(self) -> str:
         return (
@@ -748,6 +768,23 @@ class TabNetClassifierNet(nn.Module):
     def alpha(self) -> float | torch.Tensor:
         """The alpha of the output mapping."""
         return self.head.alpha
+
+    def train(self, mode: bool = True) -> TabNetClassifierNet:
+        """Set training (or evaluation) mode on this module and all its submodules.
+
+        The same result as :meth:`torch.nn.Module.train`, in one flat pass over the
+        submodules rather than a recursive call per submodule: skorch calls it before every
+        training step, and TabNet has dozens of submodules. A submodule that overrides
+        ``train`` still has its own method called.
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for module in self.modules():
+            if type(module).train is nn.Module.train or module is self:
+                module.__dict__["training"] = mode
+            else:
+                module.train(mode)
+        return self
 
     def forward(
         self, X: torch.Tensor, sample_weight: torch.Tensor | None = None

@@ -11,7 +11,12 @@ from torch.nn import functional as F
 
 from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax
 from sk_entmax.nn import TabNet
-from sk_entmax.nn.tabnet import ENTMAX_MODES, AttentiveTransformer, GhostBatchNorm
+from sk_entmax.nn.tabnet import (
+    ENTMAX_MODES,
+    AttentiveTransformer,
+    GhostBatchNorm,
+    TabNetClassifierNet,
+)
 
 SPARSE_MODES = ["sparsemax", "entmax15"]
 SMALL = {"n_d": 4, "n_a": 4, "n_steps": 2, "n_independent": 1, "n_shared": 1}
@@ -355,16 +360,43 @@ def test_ghost_batch_norm_affine_parameters():
     torch.testing.assert_close(bn(X)[:4], plain * bn.weight + bn.bias)
 
 
-def test_ghost_batch_norm_running_stats_average_the_chunks():
-    bn = GhostBatchNorm(2, virtual_batch_size=4, momentum=0.5)
-    X = torch.randn(11, 2)
-    bn(X)
-    chunks = [X[:4], X[4:8], X[8:]]
-    sizes = torch.tensor([4.0, 4.0, 3.0])[:, None]
-    means = torch.stack([c.mean(0) for c in chunks])
-    variances = torch.stack([c.var(0) for c in chunks])
-    torch.testing.assert_close(bn.running_mean, 0.5 * (means * sizes).sum(0) / 11)
-    torch.testing.assert_close(bn.running_var, 0.5 + 0.5 * (variances * sizes).sum(0) / 11)
+def _chunk_by_chunk(ref, X, size):
+    """An independent ghost batch norm: the BatchNorm1d ``ref`` fed each chunk in turn."""
+    chunks = list(X.split(size))
+    single = None
+    if len(chunks) > 1 and chunks[-1].shape[0] == 1:
+        chunks.pop()
+        whole = F.batch_norm(X, None, None, training=True, eps=ref.eps)
+        single = whole[-1:] * ref.weight + ref.bias
+    outs = [ref(chunk) for chunk in chunks] + ([single] if single is not None else [])
+    return torch.cat(outs)
+
+
+@pytest.mark.parametrize(
+    "n, size",
+    [(11, 4), (8, 4), (9, 4), (16, 4), (17, 4), (21, 4), (23, 4), (40, 4), (41, 4), (64, 8)],
+)
+def test_ghost_batch_norm_matches_batch_norm_chunk_by_chunk(n, size):
+    # up to four chunks go through batch norm one by one; more through the fused call
+    torch.manual_seed(n)
+    bn = GhostBatchNorm(3, virtual_batch_size=size, momentum=0.3).double()
+    ref = nn.BatchNorm1d(3, momentum=0.3, dtype=torch.float64)
+    with torch.no_grad():
+        for module in (bn, ref):
+            module.weight.copy_(torch.tensor([2.0, 0.5, -1.0]))
+            module.bias.copy_(torch.tensor([0.1, -0.2, 0.3]))
+    for _ in range(2):  # the second pass starts from moved running statistics
+        X = (torch.randn(n, 3, dtype=torch.float64) * 3 + 1).requires_grad_()
+        X_ref = X.detach().clone().requires_grad_()
+        out, expected = bn(X), _chunk_by_chunk(ref, X_ref, size)
+        torch.testing.assert_close(out, expected)
+        torch.testing.assert_close(bn.running_mean, ref.running_mean)
+        torch.testing.assert_close(bn.running_var, ref.running_var)
+    grad = torch.randn(n, 3, dtype=torch.float64)
+    (out * grad).sum().backward()
+    (expected * grad).sum().backward()
+    torch.testing.assert_close(X.grad, X_ref.grad)
+    torch.testing.assert_close(bn.weight.grad, ref.weight.grad)
 
 
 def test_ghost_batch_norm_eval_uses_running_stats():
@@ -387,9 +419,10 @@ def test_ghost_batch_norm_single_row_chunk_uses_whole_batch():
     whole = F.batch_norm(X, None, None, training=True, eps=bn.eps)
     torch.testing.assert_close(out[8], whole[8])
     torch.testing.assert_close(out[:4], F.batch_norm(X[:4], None, None, training=True))
-    # the single row takes no part in the running statistics
-    means = torch.stack([X[:4].mean(0), X[4:8].mean(0)])
-    torch.testing.assert_close(bn.running_mean, 0.02 * means.mean(0))
+    # the single row takes no part in the running statistics: two updates, chunk by chunk
+    torch.testing.assert_close(
+        bn.running_mean, 0.98 * 0.02 * X[:4].mean(0) + 0.02 * X[4:8].mean(0)
+    )
 
 
 def test_ghost_batch_norm_single_row_batch_uses_running_stats():
@@ -516,3 +549,22 @@ def test_invalid_arguments(kwargs, name):
 def test_attentive_transformer_validates_mode():
     with pytest.raises(ValueError, match="entmax_mode"):
         AttentiveTransformer(4, 4, entmax_mode="bisect")
+
+
+def test_classifier_net_train_sets_every_submodule():
+    net = TabNetClassifierNet(n_features=5, n_outputs=3, entmax_mode="adaptive")
+    calls = []
+
+    class Custom(nn.Module):
+        def train(self, mode=True):
+            calls.append(mode)
+            return super().train(mode)
+
+    net.tabnet.extra = Custom()
+    assert net.eval() is net
+    assert not any(module.training for module in net.modules())
+    assert net.train() is net
+    assert all(module.training for module in net.modules())
+    assert calls == [False, True]
+    with pytest.raises(ValueError, match="boolean"):
+        net.train("yes")
