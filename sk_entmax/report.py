@@ -290,7 +290,7 @@ def plot_step_masks(
 
 
 def _step_masks_size(n_steps: int, n_rows: int, n_features: int) -> tuple[float, float]:
-    return min(16.0, 2.8 + n_steps * (0.9 + 0.32 * n_rows)), 1.8 + 0.28 * n_features
+    return min(11.0, 2.8 + n_steps * (0.9 + 0.32 * n_rows)), 1.8 + 0.28 * n_features
 
 
 def _draw_step_masks(

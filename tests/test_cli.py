@@ -1,20 +1,204 @@
-"""The command line: ``python -m sk_entmax``."""
+"""The command line: ``python -m sk_entmax demo`` and ``python -m sk_entmax report``."""
 
 from __future__ import annotations
 
+import io
+import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+from sklearn.datasets import load_iris
 
 from sk_entmax.__main__ import main
 
+pytest.importorskip("matplotlib")
 
-def test_demo_runs_and_shows_exact_zeros(capsys):
-    assert main(["demo"]) == 0
-    out = capsys.readouterr().out
-    assert "sparsemax" in out and "exact zeros" in out
-    assert "0.0000" in out
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sk_entmax", *args], capture_output=True, text=True, env=ENV
+    )
+
+
+@pytest.fixture(scope="module")
+def iris_csv(tmp_path_factory):
+    """Iris with species names, a text column and one missing number: a user's CSV."""
+    data = load_iris(as_frame=True)
+    frame = data.frame.drop(columns="target")
+    frame["species"] = data.target_names[data.target]
+    frame["colour"] = np.where(frame.index % 3 == 0, "red", "blue")
+    frame.loc[5, "sepal length (cm)"] = np.nan
+    path = tmp_path_factory.mktemp("data") / "iris.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_demo_quick_prints_the_table_and_writes_the_report(capsys, tmp_path):
+    out = tmp_path / "demo.html"
+    assert main(["demo", "--quick", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    header = next(line for line in text.splitlines() if "exact zeros" in line and "fit" in line)
+    assert header.split()[:2] == ["model", "accuracy"]
+    rows = {}
+    for line in text.splitlines():
+        match = re.match(r"\s+(.+?)\s+([01]\.\d{3})\s+(\d+\.\d)%\s+(\d\.\d\d) of 3\s", line)
+        if match:
+            rows[match.group(1)] = float(match.group(3))
+    assert list(rows) == [
+        "softmax: LogisticRegression",
+        "SparsemaxClassifier",
+        "EntmaxClassifier (alpha 1.5)",
+        "TabNetEntmaxClassifier",
+    ]
+    assert rows["softmax: LogisticRegression"] == 0.0
+    assert rows["SparsemaxClassifier"] > 0.0
+    assert "[4/4] TabNetEntmaxClassifier" in text  # progress, one line per model
+    # probability rows print exact zeros as a bare "0"
+    assert re.search(r"class_\d\s.*\s0\s", text)
+    assert f"Feature-mask report: {out.resolve()}" in text
+    page = out.read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == 7 and "flavanoids" in page
+
+
+def test_demo_without_matplotlib_says_which_extra(monkeypatch, tmp_path):
+    from sk_entmax import _demo
+
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    out = io.StringIO()
+    # the model and data are never touched when there is nothing to draw with
+    assert _demo._report(None, None, None, tmp_path / "x.html", out) is None
+    assert "No feature-mask report" in out.getvalue() and "sk-entmax[plot]" in out.getvalue()
+    assert not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.parametrize("model", ["tabnet", "sparsemax"])
+def test_report_command_fits_and_writes(iris_csv, tmp_path, capsys, model):
+    out = tmp_path / f"{model}.html"
+    status = main(
+        [
+            "report",
+            "--data",
+            str(iris_csv),
+            "--target",
+            "species",
+            "--model",
+            model,
+            "--out",
+            str(out),
+            "--max-epochs",
+            "3",
+        ]
+    )
+    assert status == 0
+    text = capsys.readouterr().out
+    assert "held-out accuracy" in text and f"report written to {out.resolve()}" in text
+    page = out.read_text(encoding="utf-8")
+    assert page.count("data:image/png;base64,") == (7 if model == "tabnet" else 3)
+    assert "setosa" in page
+    if model == "tabnet":
+        assert "colour" in page and "petal length (cm)" in page
+        assert "missing numbers filled with the column median in: sepal length (cm)" in text
+
+
+def _write(path, content: bytes | str):
+    mode = "wb" if isinstance(content, bytes) else "w"
+    with open(path, mode) as handle:
+        handle.write(content)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "target", "message"),
+    [
+        (None, None, "species", "no such file"),
+        ("folder", None, "species", "is a folder"),
+        ("image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200), "y", "binary"),
+        ("empty.csv", "", "y", "is empty"),
+        ("one.csv", "a\n1\n2\n3\n", "a", "1 column"),
+        ("few.csv", "a,b\n1,x\n2,y\n", "b", "at least 10"),
+        (
+            "numbers.csv",
+            "x,y\n" + "".join(f"{i},{i * 0.37:.2f}\n" for i in range(30)),
+            "y",
+            "continuous",
+        ),
+        ("ids.csv", "x,y\n" + "".join(f"{i},id{i}\n" for i in range(30)), "y", "identifier"),
+        ("one_class.csv", "x,y\n" + "".join(f"{i},a\n" for i in range(30)), "y", "single class"),
+    ],
+    ids=[
+        "missing",
+        "folder",
+        "png",
+        "empty",
+        "one-column",
+        "few-rows",
+        "continuous",
+        "ids",
+        "one-class",
+    ],
+)
+def test_report_bad_input_is_one_line(
+    monkeypatch, tmp_path, capsys, name, content, target, message
+):
+    monkeypatch.chdir(tmp_path)  # the default --out, report.html, must not land in the repo
+    if name is None:
+        path = tmp_path / "missing.csv"
+    elif content is None:
+        path = tmp_path / name
+        path.mkdir()
+    else:
+        path = _write(tmp_path / name, content)
+    assert main(["report", "--data", str(path), "--target", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("python -m sk_entmax report: error: ")
+    assert message in err
+
+
+def test_report_missing_target_column_through_the_real_entry_point(iris_csv):
+    result = _run("report", "--data", str(iris_csv), "--target", "kind")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "no column 'kind'" in lines[0] and "species" in lines[0]
+    assert result.stdout == ""
+
+
+def test_report_missing_file_through_the_real_entry_point(tmp_path):
+    result = _run("report", "--data", str(tmp_path / "nope.csv"), "--target", "y")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"python -m sk_entmax report: error: no such file: {tmp_path / 'nope.csv'}"
+    ]
+
+
+def test_report_reads_semicolons_and_latin1(tmp_path, capsys):
+    rows = "".join(f"{i};{(i * 7) % 5};{'été' if i % 2 else 'hiver'}\n" for i in range(40))
+    path = _write(tmp_path / "semi.csv", ("a;b;saison\n" + rows).encode("latin-1"))
+    out = tmp_path / "semi.html"
+    status = main(
+        [
+            "report",
+            "--data",
+            str(path),
+            "--target",
+            "saison",
+            "--model",
+            "entmax",
+            "--max-epochs",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
+    assert status == 0
+    assert "été" in out.read_text(encoding="utf-8")
 
 
 def test_unknown_command_exits_non_zero():
@@ -24,7 +208,6 @@ def test_unknown_command_exits_non_zero():
 
 
 def test_module_entry_point_help():
-    result = subprocess.run(
-        [sys.executable, "-m", "sk_entmax", "--help"], capture_output=True, text=True
-    )
-    assert result.returncode == 0 and "demo" in result.stdout
+    result = _run("--help")
+    assert result.returncode == 0
+    assert "demo" in result.stdout and "report" in result.stdout
