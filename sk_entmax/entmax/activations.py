@@ -133,17 +133,19 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     where it would stop alone, whatever the rest of the batch. ``settled`` (``(..., 1)``) marks
     the rows that stopped within :data:`_MAX_PASSES` passes; the others hold a valid but
     unfinished iterate that the caller must replace.
+
+    One scratch tensor serves each pass, first for ``[z - tau]_+`` and then, in place, for
+    its indicator; ``P`` is computed into it once more at the end. (On CPU a fresh tensor
+    costs more than two passes over a reused one: its pages are zeroed on first touch.)
     """
     d = Z.shape[-1]
     tau = Z.sum(-1, keepdim=True).sub_(1).div_(d).clamp_(min=-1)
     P = torch.empty_like(Z)
-    indicator = torch.empty_like(Z)
     settled = torch.zeros_like(tau, dtype=torch.bool)
     size = None
     for _ in range(_MAX_PASSES):
-        torch.sub(Z, tau, out=P).relu_()
-        mass = P.sum(-1, keepdim=True)
-        new_size = torch.sign(P, out=indicator).sum(-1, keepdim=True)
+        mass = torch.sub(Z, tau, out=P).relu_().sum(-1, keepdim=True)
+        new_size = P.sign_().sum(-1, keepdim=True)
         step = (mass - 1) / new_size.clamp(min=1)  # a fully masked row: size 0, no NaN
         if size is None:
             tau = tau + step
@@ -153,7 +155,7 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
                 break
             tau = torch.where(settled, tau, tau + step)
         size = new_size
-    return P, settled
+    return torch.sub(Z, tau, out=P).relu_(), settled
 
 
 def _power_newton(
@@ -169,12 +171,13 @@ def _power_newton(
     the root (``-1``, and ``mean(zb) - d ** (-1 / m)`` by the power-mean inequality) the
     steps never overshoot, and unlike the sum it is linear in ``tau`` when a single entry
     dominates, which is where plain Newton on a power crawls. The step is
-    ``(N - 1) S / (N sum_i g_i)`` with ``S = sum p``, ``N = S ** (1 / m)`` and
+    ``(N - 1) S / (N sum_i g_i)`` with ``S = sum p``, ``N = S ** (1 / m)``,
     ``g = [zb - tau]_+ ** (m - 1)`` and ``p = g [zb - tau]_+``. On CPU ``pow`` costs several
     times ``exp2(log2(.))``, and both are slow on zeros, infinities and subnormal numbers, so
     ``g`` is computed from the entries clamped up to a floor at which ``g`` is still a
-    normal number, and the clamped-up entries are kept out of the sums by the support's
-    indicator (``p`` has exact zeros anyway).
+    normal number; below ``m = 2`` the floor's ``g`` is not negligible and is thresholded
+    back to 0 (``p`` has exact zeros anyway). Two scratch tensors serve all the passes
+    (one for ``m = 2``), ``P`` being computed in place in the last one.
 
     A row stops at the first step below ``eps (2 + 4 / m)`` (a few units of rounding of
     ``tau``; the steps converge quadratically, and their rounding noise is about ``eps``),
@@ -185,21 +188,23 @@ def _power_newton(
     d = Zb.shape[-1]
     tau = (Zb.mean(-1, keepdim=True) - d ** (-1 / m)).clamp_(min=-1)
     tol = torch.finfo(Zb.dtype).eps * (2 + 4 / m)
-    # the floor's g is a normal number; below m = 2 it is not negligible, so it is masked
-    floor = 2.0 ** (-120 / max(m - 1, 1))
-    D = torch.empty_like(Zb)  # [zb - tau]_+
-    G = D if m == 2 else torch.empty_like(Zb)  # g
-    P = torch.empty_like(Zb)  # p = g D
+    floor = 2.0 ** (-120 / max(m - 1, 1))  # floor ** (m - 1) >= 2 ** -120: a normal number
+    g_floor = 1.001 * 2.0 ** (-120 * min(m - 1, 1))  # just above floor ** (m - 1)
+    D = torch.empty_like(Zb)  # [zb - tau]_+, then p in place when m = 2
+    G = D if m == 2 else torch.empty_like(Zb)  # g, then p in place
     settled = torch.zeros_like(tau, dtype=torch.bool)
     last = None
     for _ in range(_MAX_PASSES):
         torch.sub(Zb, tau, out=D).relu_()
-        if m != 2:
+        if m == 2:
+            g_sum = D.sum(-1, keepdim=True)
+            total = D.square_().sum(-1, keepdim=True)
+        else:
             torch.clamp(D, min=floor, out=G).log2_().mul_(m - 1).exp2_()
             if m < 2:
-                G.mul_(torch.sign(D, out=P))
-        g_sum = G.sum(-1, keepdim=True)
-        total = torch.mul(G, D, out=P).sum(-1, keepdim=True)
+                nn.functional.threshold_(G, g_floor, 0.0)
+            g_sum = G.sum(-1, keepdim=True)
+            total = G.mul_(D).sum(-1, keepdim=True)
         norm = total.sqrt() if m == 2 else total ** (1 / m)
         step = (norm - 1) * total / (norm * g_sum)
         size = step.abs()
@@ -212,8 +217,8 @@ def _power_newton(
         tau = torch.where(settled, tau, tau + step)
         last = size
     if normalize:
-        P.div_(torch.where(total > 0, total, 1))
-    return P, settled
+        G.div_(torch.where(total > 0, total, 1))
+    return G, settled
 
 
 def _unsettled_rows(settled: torch.Tensor) -> torch.Tensor | None:
@@ -254,7 +259,7 @@ def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
 
 def _entmax15_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
     max_val, _ = row_stats(Z)
-    Z = (Z - max_val) / 2
+    Z = (Z - max_val).div_(2)
     if k is None:
         return _entmax15_fast(Z)
     tau = _threshold(Z, k, _entmax15_sorted)

@@ -222,10 +222,11 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
             P.div_(torch.where(total > 0, total, 1))
         return P
     beta = alpha - 1
-    P, settled = _power_newton(Z * beta, 1 / beta, normalize=ensure_sum_one)
+    Zb = Z.mul_(beta)  # Z is ours: scaled in place
+    P, settled = _power_newton(Zb, 1 / beta, normalize=ensure_sum_one)
     rows = _unsettled_rows(settled)
     if rows is not None:
-        _, p = _entmax_threshold(Z[rows], beta, n_iter)
+        _, p = _entmax_threshold(Zb[rows] / beta, beta, n_iter)
         P[rows] = _normalize(p) if ensure_sum_one else p
     return P
 
@@ -245,8 +246,8 @@ def _entmax_bisect_last(
 def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     """``Y ** (2 - alpha)`` on the support, 0 elsewhere: the Jacobian's diagonal weights.
 
-    For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` times the support's
-    indicator, on ``Y`` clamped up to a floor (as in
+    For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
+    to ``2 ** -120``, the clamped entries then thresholded back to 0 (as in
     :func:`~sk_entmax.entmax.activations._power_newton`: ``pow`` is slow on CPU, and so are
     ``log2`` and ``exp2`` at 0 and at subnormal numbers). A tensor alpha, any other alpha,
     and a second derivative being built take :func:`safe_pow`, whose own gradient stays
@@ -258,9 +259,10 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
         return torch.sign(Y)
     if alpha == 1.5:
         return Y.sqrt()
-    floor = 2.0 ** (-120 / max(2 - alpha, 1))
+    # clamped entries give 2 ** (-120 (2 - alpha)) exactly; 0.1 % above it is thresholded
+    floor, g_floor = 2.0**-120, 1.001 * 2.0 ** (-120 * (2 - alpha))
     gppr = torch.clamp(Y, min=floor).log2_().mul_(2 - alpha).exp2_()
-    return gppr.mul_(torch.sign(Y))
+    return nn.functional.threshold_(gppr, g_floor, 0.0)
 
 
 def _entmax_bisect_plain(
