@@ -1,12 +1,21 @@
-"""Forward+backward time of the core mappings against the reference entmax 1.3.
+"""Forward+backward time of the core mappings against the reference entmax 1.3, and accuracy.
 
 Run from the repository root (needs the test extra, which brings ``entmax==1.3``)::
 
-    python3 benchmarks/bench_core.py [--threads 1] [--repeats 15] [--device cpu]
+    PYTHONPATH=. python3 benchmarks/bench_core.py [--threads 1] [--repeats 15] [--device cpu]
 
-Each repeat times ours, the reference and ``torch.softmax`` back to back on the same input,
-in shuffled order, and forms the ratios within that repeat; the table shows the median ratio
-over the repeats, so machine noise that hits a whole repeat cancels out.
+Speed. Each repeat times ours, the reference and ``torch.softmax`` back to back on the same
+float32 input (forward, then backward with the same cotangent), in shuffled order, and forms
+the ratios within that repeat; a shape's figure is the median ratio over the repeats, so
+machine noise that hits a whole repeat cancels out, and a function's figure is the median
+over the three shapes. Each function has a bar on that median (issue 6), and the summary
+marks PASS or FAIL.
+
+Accuracy, at default settings on the same float32 inputs: the largest ``|sum p - 1|``, the
+largest error against the float64 solution of an independent algorithm (a full sort for
+sparsemax and 1.5-entmax, 100 bisection steps on our plain path otherwise), and the largest
+error of the gradient against the float64 gradient of that solution, relative to its
+largest entry. Bars: ``|sum p - 1| <= 1e-6`` and error ``<= 1e-5``.
 """
 
 from __future__ import annotations
@@ -23,22 +32,58 @@ import torch
 import sk_entmax.entmax as ours
 
 SHAPES = [(4096, 32), (1024, 1000), (64, 20000)]
-FUNCTIONS: dict[str, tuple[Callable, Callable]] = {
-    "sparsemax": (ours.sparsemax, reference.sparsemax),
-    "entmax15": (ours.entmax15, reference.entmax15),
+Fn = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _ours_alpha(alpha: float) -> Fn:
+    return lambda X, **kw: ours.entmax_bisect(X, alpha, **kw)
+
+
+def _ref_alpha(alpha: float) -> Fn:
+    return lambda X: reference.entmax_bisect(X, alpha)
+
+
+# name: (ours, reference, bar on the median ratio ours / reference, float64 exact solution)
+FUNCTIONS: dict[str, tuple[Fn, Fn, float, Fn]] = {
+    "sparsemax": (
+        ours.sparsemax,
+        reference.sparsemax,
+        0.5,
+        lambda X: ours.sparsemax(X, training=False),
+    ),
+    "entmax15": (
+        ours.entmax15,
+        reference.entmax15,
+        0.5,
+        lambda X: ours.entmax15(X, training=False),
+    ),
     "entmax_bisect a=1.33": (
-        lambda X: ours.entmax_bisect(X, 1.33),
-        lambda X: reference.entmax_bisect(X, 1.33),
+        _ours_alpha(1.33),
+        _ref_alpha(1.33),
+        0.2,
+        lambda X: ours.entmax_bisect(X, 1.33, n_iter=100, training=False),
     ),
     "entmax_bisect a=1.5": (
-        lambda X: ours.entmax_bisect(X, 1.5),
-        lambda X: reference.entmax_bisect(X, 1.5),
+        _ours_alpha(1.5),
+        _ref_alpha(1.5),
+        0.2,
+        lambda X: ours.entmax_bisect(X, 1.5, n_iter=100, training=False),
     ),
-    "sparsemax_bisect": (ours.sparsemax_bisect, reference.sparsemax_bisect),
+    "sparsemax_bisect": (
+        ours.sparsemax_bisect,
+        reference.sparsemax_bisect,
+        0.2,
+        lambda X: ours.sparsemax(X, training=False),
+    ),
 }
+MAX_ERR, SUM_ERR = 1e-5, 1e-6
 
 
-def _time(fn: Callable, X: torch.Tensor, dY: torch.Tensor) -> float:
+def _softmax(X: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(X, -1)
+
+
+def _time(fn: Fn, X: torch.Tensor, dY: torch.Tensor) -> float:
     X = X.detach().requires_grad_()
     if X.is_cuda:
         torch.cuda.synchronize()
@@ -50,26 +95,88 @@ def _time(fn: Callable, X: torch.Tensor, dY: torch.Tensor) -> float:
     return time.perf_counter() - start
 
 
-def run(repeats: int, device: str) -> list[tuple[str, tuple[int, int], float, float]]:
-    """Return ``(function, shape, median ours/reference, median ours/softmax)`` rows."""
+def _accuracy(mine: Fn, exact: Fn, X: torch.Tensor, dY: torch.Tensor) -> tuple[float, ...]:
+    """``(max |sum - 1|, max error, max gradient error / max |gradient|)`` against float64."""
+    X32 = X.detach().requires_grad_()
+    P = mine(X32)
+    (grad,) = torch.autograd.grad(P, X32, dY)
+    X64 = X.double().requires_grad_()
+    P64 = exact(X64)
+    (grad64,) = torch.autograd.grad(P64, X64, dY.double())
+    P = P.detach().double()
+    sum_err = (P.sum(-1) - 1).abs().max().item()
+    err = (P - P64.detach()).abs().max().item()
+    grad_err = ((grad.double() - grad64).abs().max() / grad64.abs().max()).item()
+    return sum_err, err, grad_err
+
+
+def run(repeats: int, device: str) -> list[dict]:
+    """One row per (function, shape): median ratios and accuracy figures."""
     rows = []
-    softmax = lambda X: torch.softmax(X, -1)  # noqa: E731
     for shape in SHAPES:
-        torch.manual_seed(0)
-        X = torch.randn(*shape, device=device)
-        dY = torch.randn(*shape, device=device)
-        for name, (mine, ref) in FUNCTIONS.items():
-            for fn in (mine, ref, softmax):  # warm up
+        gen = torch.Generator().manual_seed(0)
+        X = torch.randn(*shape, generator=gen).to(device)
+        dY = torch.randn(*shape, generator=gen).to(device)
+        for name, (mine, ref, bar, exact) in FUNCTIONS.items():
+            for fn in (mine, ref, _softmax):  # warm up
                 _time(fn, X, dY)
             to_ref, to_softmax = [], []
             for _ in range(repeats):
-                order = [("ours", mine), ("ref", ref), ("softmax", softmax)]
+                order = [("ours", mine), ("ref", ref), ("softmax", _softmax)]
                 random.shuffle(order)
                 t = {key: _time(fn, X, dY) for key, fn in order}
                 to_ref.append(t["ours"] / t["ref"])
                 to_softmax.append(t["ours"] / t["softmax"])
-            rows.append((name, shape, statistics.median(to_ref), statistics.median(to_softmax)))
+            sum_err, err, grad_err = _accuracy(mine, exact, X, dY)
+            rows.append(
+                {
+                    "name": name,
+                    "shape": shape,
+                    "bar": bar,
+                    "to_ref": statistics.median(to_ref),
+                    "to_softmax": statistics.median(to_softmax),
+                    "sum_err": sum_err,
+                    "err": err,
+                    "grad_err": grad_err,
+                }
+            )
     return rows
+
+
+def report(rows: list[dict]) -> bool:
+    """Print the per-shape table and the summary with PASS/FAIL; True if all pass."""
+    print(
+        "| function               | shape     | ours / entmax 1.3 | ours / softmax "
+        "| max err | max abs(sum-1) | grad err (rel) |"
+    )
+    print(f"|{'-' * 24}|{'-' * 11}|{'-' * 19}|{'-' * 16}|{'-' * 9}|{'-' * 16}|{'-' * 16}|")
+    for r in rows:
+        shape = f"{r['shape'][0]}x{r['shape'][1]}"
+        print(
+            f"| {r['name']:<22} | {shape:<9} | {r['to_ref']:>17.3f} | {r['to_softmax']:>14.1f} "
+            f"| {r['err']:>7.1e} | {r['sum_err']:>14.1e} | {r['grad_err']:>14.1e} |"
+        )
+    print(
+        "\nmedian over the shapes; accuracy bars: max err <= 1e-5, max abs(sum-1) <= 1e-6\n"
+        "| function               | ours / entmax 1.3 | bar    | worst shape | ours / softmax "
+        "| accuracy | result |"
+    )
+    print(f"|{'-' * 24}|{'-' * 19}|{'-' * 8}|{'-' * 13}|{'-' * 16}|{'-' * 10}|{'-' * 8}|")
+    all_pass = True
+    for name in FUNCTIONS:
+        mine = [r for r in rows if r["name"] == name]
+        median = statistics.median(r["to_ref"] for r in mine)
+        worst = max(r["to_ref"] for r in mine)
+        softmax = statistics.median(r["to_softmax"] for r in mine)
+        accurate = all(r["err"] <= MAX_ERR and r["sum_err"] <= SUM_ERR for r in mine)
+        passed = median <= mine[0]["bar"] and accurate
+        all_pass &= passed
+        print(
+            f"| {name:<22} | {median:>17.3f} | <= {mine[0]['bar']:<3} | {worst:>11.3f} "
+            f"| {softmax:>14.1f} | {'ok' if accurate else 'FAIL':<8} "
+            f"| {'PASS' if passed else 'FAIL':<6} |"
+        )
+    return all_pass
 
 
 def main() -> None:
@@ -79,20 +186,14 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    print(
+        f"torch {torch.__version__}, entmax {reference.__version__}, {args.device}, "
+        f"{args.threads} thread(s), float32, forward+backward, "
+        f"median of {args.repeats} side-by-side ratios per shape\n"
+    )
     rows = run(args.repeats, args.device)
-    print(f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), float32, "
-          f"forward+backward, median of {args.repeats} side-by-side ratios")
-    print(f"| {'function':<22} | {'shape':<12} | ours / entmax 1.3 | ours / softmax |")
-    print(f"|{'-' * 24}|{'-' * 14}|{'-' * 19}|{'-' * 16}|")
-    for name, shape, to_ref, to_softmax in rows:
-        shape_s = f"{shape[0]}x{shape[1]}"
-        print(f"| {name:<22} | {shape_s:<12} | {to_ref:>17.2f} | {to_softmax:>14.1f} |")
-    summary: dict[str, list[float]] = {}
-    for name, _, to_ref, _ in rows:
-        summary.setdefault(name, []).append(to_ref)
-    print("\nmedian over shapes, ours / entmax 1.3:")
-    for name, ratios in summary.items():
-        print(f"  {name:<22} {statistics.median(ratios):.2f}")
+    all_pass = report(rows)
+    print(f"\n{'all bars met' if all_pass else 'some bars missed'}")
 
 
 if __name__ == "__main__":

@@ -56,8 +56,9 @@ def user_code(pkg: str) -> dict[str, torch.Tensor]:
         "EntmaxBisectLoss": lib.EntmaxBisectLoss(1.5, 50, int(y[0]))(X, y),
         "NormmaxBisectLoss": lib.NormmaxBisectLoss(2, 50)(X, y),
     }
-    total = sum((v * torch.linspace(0.5, 1.5, v.numel()).view_as(v).double()).sum()
-                for v in out.values())
+    total = sum(
+        (v * torch.linspace(0.5, 1.5, v.numel()).view_as(v).double()).sum() for v in out.values()
+    )
     out["grad"] = torch.autograd.grad(total, X)[0]
     return {k: v.detach() for k, v in out.items()}
 
