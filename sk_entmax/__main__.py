@@ -226,12 +226,12 @@ def _fill_numeric(X: Any) -> tuple[Any, list[str]]:
 
 
 def _report(args: argparse.Namespace) -> None:
-    from sk_entmax.report import MISSING_MATPLOTLIB
+    from sk_entmax.report import _MISSING_MATPLOTLIB
 
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError(MISSING_MATPLOTLIB) from None
+        raise UsageError(_MISSING_MATPLOTLIB) from None
     X, y = _read_table(args.data, args.target)
     if args.model == "tabnet":
         X, filled = _fill_numeric(X)

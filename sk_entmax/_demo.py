@@ -265,12 +265,12 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
 
 
 def _report(tabnet, X_test, y_test, out_path, out: TextIO) -> Path | None:
-    from sk_entmax.report import MISSING_MATPLOTLIB, feature_mask_report
+    from sk_entmax.report import _MISSING_MATPLOTLIB, feature_mask_report
 
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        print(f"\nNo feature-mask report: {MISSING_MATPLOTLIB}", file=out)
+        print(f"\nNo feature-mask report: {_MISSING_MATPLOTLIB}", file=out)
         return None
     target = Path(out_path) if out_path is not None else default_report_path()
     print(file=out)

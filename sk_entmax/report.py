@@ -44,7 +44,7 @@ __all__ = [
     "probability_support_report",
 ]
 
-MISSING_MATPLOTLIB = (
+_MISSING_MATPLOTLIB = (
     'sk_entmax.report needs matplotlib, which is an optional extra: pip install "sk-entmax[plot]"'
 )
 
@@ -56,7 +56,7 @@ _MAX_LABEL_CLASSES = 40
 # ---------------------------------------------------------------------- helpers
 
 
-def require_matplotlib() -> None:
+def _require_matplotlib() -> None:
     """Raise an ImportError naming the ``plot`` extra when matplotlib is missing.
 
     Raises
@@ -67,11 +67,11 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise ImportError(MISSING_MATPLOTLIB) from exc
+        raise ImportError(_MISSING_MATPLOTLIB) from exc
 
 
 def _new_axes(figsize: tuple[float, float]) -> Axes:
-    require_matplotlib()
+    _require_matplotlib()
     import matplotlib.pyplot as plt
 
     _, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -79,7 +79,7 @@ def _new_axes(figsize: tuple[float, float]) -> Axes:
 
 
 def _new_figure(figsize: tuple[float, float]) -> Figure:
-    require_matplotlib()
+    _require_matplotlib()
     import matplotlib.pyplot as plt
 
     return plt.figure(figsize=figsize, layout="constrained")
@@ -742,7 +742,7 @@ def feature_mask_report(
     >>> clf = TabNetEntmaxClassifier(max_epochs=3, random_state=0).fit(X, y)
     >>> path = feature_mask_report(clf, X, "wine_masks.html")  # doctest: +SKIP
     """
-    require_matplotlib()
+    _require_matplotlib()
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
     positions, labels = _positions(X, rows)
     M_explain, masks = est.explain(Xt)
@@ -821,7 +821,7 @@ def probability_support_report(
     pathlib.Path
         The absolute path of the file written.
     """
-    require_matplotlib()
+    _require_matplotlib()
     proba = _proba(clf, X)
     positions, labels = _positions(X, rows)
     est = clf[-1] if hasattr(clf, "steps") else clf
