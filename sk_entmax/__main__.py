@@ -58,8 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser(
         "report",
         help="fit a classifier on your CSV file and write an HTML report",
-        description="Fit a classifier on a CSV file (75%% of the rows, stratified) and write "
-        "an HTML report on the other 25%%: feature masks for TabNet, probability support "
+        description="Fit a classifier on a CSV file (75% of the rows, stratified) and write "
+        "an HTML report on the other 25%: feature masks for TabNet, probability support "
         "for every model.",
     )
     report.add_argument("--data", required=True, type=Path, help="a CSV file with a header")

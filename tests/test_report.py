@@ -36,7 +36,7 @@ def wine():
 @pytest.fixture(scope="module")
 def tabnet(wine):
     X, y = wine
-    return TabNetEntmaxClassifier(entmax_mode="adaptive", max_epochs=2, random_state=0).fit(X, y)
+    return TabNetEntmaxClassifier(entmax_mode="adaptive", max_epochs=1, random_state=0).fit(X, y)
 
 
 @pytest.fixture(scope="module")
