@@ -158,13 +158,29 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.sub(Z, tau, out=P).relu_(), settled
 
 
+def _floor_threshold(exponent: float) -> float:
+    """For ``0 < exponent < 1``, a value just above ``(2 ** -120) ** exponent``, or 0.
+
+    Entries clamped up to ``2 ** -120`` and raised to ``exponent`` (by ``exp2(log2(.))``)
+    all fall below it, while entries above ``2 ** -120 * 1.001 ** (1 / exponent)`` (at most
+    ``1.02 * 2 ** -120``) stay above it. Below ``exponent = 0.05`` no such value separates
+    them reliably: 0 tells the caller to mask with the support's indicator instead.
+    """
+    if exponent >= 1:
+        return 2.0**-120  # negligible: nothing to threshold
+    if exponent < 0.05:
+        return 0.0
+    return 1.001 * 2.0 ** (-120 * exponent)
+
+
 def _power_newton(
-    Zb: torch.Tensor, m: float, normalize: bool = True
+    Zb: torch.Tensor, m: float | torch.Tensor, normalize: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``sum_i [zb_i - tau]_+ ** m = 1`` for rows whose maximum is 0; ``m >= 1``.
 
     Returns ``(P, settled)`` with ``P = [zb - tau]_+ ** m``, divided by its row sum if
     ``normalize``, and ``settled`` of shape ``(..., 1)`` as in :func:`_sparsemax_newton`.
+    ``m`` is a number, or a tensor of shape ``(..., 1)`` with one exponent per row.
 
     The solution lies in ``[-1, 0)``. Newton runs on ``h(tau) = ||[zb - tau]_+||_m - 1``
     rather than on the sum itself: ``h`` is convex and decreasing too, so from a start below
@@ -176,8 +192,9 @@ def _power_newton(
     times ``exp2(log2(.))``, and both are slow on zeros, infinities and subnormal numbers, so
     ``g`` is computed from the entries clamped up to a floor at which ``g`` is still a
     normal number; below ``m = 2`` the floor's ``g`` is not negligible and is thresholded
-    back to 0 (``p`` has exact zeros anyway). Two scratch tensors serve all the passes
-    (one for ``m = 2``), ``P`` being computed in place in the last one.
+    back to 0 (``p`` has exact zeros anyway; with one ``m`` per row, or ``m`` within 0.05
+    of 1, the support's indicator masks it, in a third scratch tensor). Two scratch tensors
+    serve all the passes (one for ``m = 2``), ``P`` being computed in place in the last one.
 
     A row stops at the first step below ``eps (2 + 4 / m)`` (a few units of rounding of
     ``tau``; the steps converge quadratically, and their rounding noise is about ``eps``),
@@ -186,26 +203,36 @@ def _power_newton(
     ``m`` times it.
     """
     d = Zb.shape[-1]
+    per_row = isinstance(m, torch.Tensor)
+    square = not per_row and m == 2
     tau = (Zb.mean(-1, keepdim=True) - d ** (-1 / m)).clamp_(min=-1)
     tol = torch.finfo(Zb.dtype).eps * (2 + 4 / m)
-    floor = 2.0 ** (-120 / max(m - 1, 1))  # floor ** (m - 1) >= 2 ** -120: a normal number
-    g_floor = 1.001 * 2.0 ** (-120 * min(m - 1, 1))  # just above floor ** (m - 1)
+    # floor ** (m - 1) >= 2 ** -120, a normal number; g_floor: just above it
+    if per_row:
+        floor = torch.exp2(-120 / (m - 1).clamp(min=1))
+    else:
+        floor = 2.0 ** (-120 / max(m - 1, 1))
+        g_floor = _floor_threshold(m - 1)
+    if per_row or g_floor == 0:
+        indicator = torch.empty_like(Zb)
     D = torch.empty_like(Zb)  # [zb - tau]_+, then p in place when m = 2
-    G = D if m == 2 else torch.empty_like(Zb)  # g, then p in place
+    G = D if square else torch.empty_like(Zb)  # g, then p in place
     settled = torch.zeros_like(tau, dtype=torch.bool)
     last = None
     for _ in range(_MAX_PASSES):
         torch.sub(Zb, tau, out=D).relu_()
-        if m == 2:
+        if square:
             g_sum = D.sum(-1, keepdim=True)
             total = D.square_().sum(-1, keepdim=True)
         else:
             torch.clamp(D, min=floor, out=G).log2_().mul_(m - 1).exp2_()
-            if m < 2:
+            if per_row or g_floor == 0:
+                G.mul_(torch.sign(D, out=indicator))
+            elif m < 2:
                 nn.functional.threshold_(G, g_floor, 0.0)
             g_sum = G.sum(-1, keepdim=True)
             total = G.mul_(D).sum(-1, keepdim=True)
-        norm = total.sqrt() if m == 2 else total ** (1 / m)
+        norm = total.sqrt() if square else total ** (1 / m)
         step = (norm - 1) * total / (norm * g_sum)
         size = step.abs()
         done = settled | ~(size > tol)  # NaN (a fully masked or a NaN row) counts as done

@@ -16,13 +16,14 @@ alpha = 1 is softmax exactly. The threshold lies in ``[max x, max x + w]`` with
 ``w = (1 - d^{-beta}) / beta``, a bracket that bisection halves ``n_iter`` times.
 
 Bisection needs about 24 halvings for float32 precision. So for ``n_iter >= 24`` (the
-default is 50) and a number alpha in ``[1.1, 2]``, the threshold is instead found to the
-working precision by Newton steps that start below it and never overshoot (the solvers of
+default is 50) and alpha in ``[1.1, 2]``, the threshold is instead found to the working
+precision by Newton steps that start below it and never overshoot (the solvers of
 :mod:`sk_entmax.entmax.activations`: Michelot's exact iteration at alpha = 2, Newton on
 ``||[beta x - tau]_+||_{1/beta}`` otherwise), typically in 3 to 8 passes over the input. The
 result is at least as accurate as ``n_iter`` bisection steps; rows that do not settle within
-the pass cap (crafted inputs) are finished by bisection. A smaller ``n_iter``, a tensor alpha,
-or alpha outside ``[1.1, 2]`` run exactly ``n_iter`` bisection steps, as the reference does.
+the pass cap (crafted inputs) are finished by bisection. With one alpha per row, the rows
+with alpha in ``[1.1, 2]`` take Newton and the others bisection. A smaller ``n_iter``, and
+alpha outside ``[1.1, 2]``, run exactly ``n_iter`` bisection steps, as the reference does.
 The plain-op path (``training=False``) always bisects, so that its graph does not depend on
 the data.
 
@@ -53,6 +54,7 @@ from sk_entmax.entmax._common import (
     to_last,
 )
 from sk_entmax.entmax.activations import (
+    _floor_threshold,
     _power_newton,
     _sparsemax_fast,
     _unsettled_rows,
@@ -204,13 +206,36 @@ def _entmax_alpha_grad(
 _NEWTON_MIN_ITER = 24
 
 
-def _uses_newton(alpha: Param, n_iter: int) -> bool:
-    """Whether the training path finds the threshold by Newton steps (module docstring)."""
-    return (
-        not isinstance(alpha, torch.Tensor)
-        and n_iter >= _NEWTON_MIN_ITER
-        and 1 + _POWER_FORM_MIN_BETA <= alpha <= 2
-    )
+def _newton_alpha(alpha: Param) -> Param:
+    """Where Newton applies (module docstring): ``alpha`` itself, or ``(..., 1)`` booleans."""
+    return (1 + _POWER_FORM_MIN_BETA <= alpha) & (alpha <= 2)
+
+
+def _entmax_newton_rows(
+    Z: torch.Tensor, alpha: torch.Tensor, n_iter: int, ensure_sum_one: bool
+) -> torch.Tensor:
+    """alpha-entmax of rows whose max is 0, one alpha per row: Newton where it applies.
+
+    The rows with alpha in ``[1.1, 2]`` go to the Newton solver with one exponent per row,
+    the others (alpha close to 1, below it or above 2) to bisection in the log1p form.
+    """
+    beta = alpha - 1
+    newton = _newton_alpha(alpha)
+    if bool(newton.all()):
+        P, settled = _power_newton(Z * beta, 1 / beta, normalize=ensure_sum_one)
+        rows = _unsettled_rows(settled)
+        if rows is not None:
+            _, p = _entmax_threshold(Z[rows], beta[rows], n_iter)
+            P[rows] = _normalize(p) if ensure_sum_one else p
+        return P
+    rows = newton.squeeze(-1)
+    P = torch.empty_like(Z)
+    if bool(rows.any()):
+        P[rows] = _entmax_newton_rows(Z[rows], alpha[rows], n_iter, ensure_sum_one)
+    others = ~rows
+    _, p = _entmax_threshold(Z[others], beta[others], n_iter)
+    P[others] = _normalize(p) if ensure_sum_one else p
+    return P
 
 
 def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
@@ -236,8 +261,16 @@ def _entmax_bisect_last(
 ) -> torch.Tensor:
     max_val, _ = row_stats(Z)
     Z = Z - max_val
-    if _uses_newton(alpha, n_iter):
-        return _entmax_newton(Z, alpha, n_iter, ensure_sum_one)
+    if n_iter >= _NEWTON_MIN_ITER:
+        if not isinstance(alpha, torch.Tensor):
+            if _newton_alpha(alpha):
+                return _entmax_newton(Z, alpha, n_iter, ensure_sum_one)
+        elif alpha.stride() == (0,) * alpha.dim():  # one alpha, broadcast to every row
+            value = alpha.reshape(-1)[0].item()
+            if _newton_alpha(value):
+                return _entmax_newton(Z, value, n_iter, ensure_sum_one)
+        elif bool(_newton_alpha(alpha).any()):
+            return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
     beta = alpha - 1
     _, p = _entmax_threshold(Z, beta, n_iter)
     return _normalize(p) if ensure_sum_one else p
@@ -247,7 +280,7 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     """``Y ** (2 - alpha)`` on the support, 0 elsewhere: the Jacobian's diagonal weights.
 
     For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
-    to ``2 ** -120``, the clamped entries then thresholded back to 0 (as in
+    to ``2 ** -120``, the clamped entries then set back to 0 (as in
     :func:`~sk_entmax.entmax.activations._power_newton`: ``pow`` is slow on CPU, and so are
     ``log2`` and ``exp2`` at 0 and at subnormal numbers). A tensor alpha, any other alpha,
     and a second derivative being built take :func:`safe_pow`, whose own gradient stays
@@ -259,9 +292,10 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
         return torch.sign(Y)
     if alpha == 1.5:
         return Y.sqrt()
-    # clamped entries give 2 ** (-120 (2 - alpha)) exactly; 0.1 % above it is thresholded
-    floor, g_floor = 2.0**-120, 1.001 * 2.0 ** (-120 * (2 - alpha))
-    gppr = torch.clamp(Y, min=floor).log2_().mul_(2 - alpha).exp2_()
+    gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
+    g_floor = _floor_threshold(2 - alpha)
+    if g_floor == 0:
+        return gppr.mul_(torch.sign(Y))
     return nn.functional.threshold_(gppr, g_floor, 0.0)
 
 
@@ -359,7 +393,7 @@ def entmax_bisect(
     n_iter : int, default=50
         The accuracy asked of the threshold, in bisection steps: the result is at least as
         accurate as ``n_iter`` halvings of its bracket make it (about 24 reach float32
-        precision). From 24 on, for a number alpha in ``[1.1, 2]``, Newton steps reach the
+        precision). From 24 on, for alpha in ``[1.1, 2]`` (per row), Newton steps reach the
         working precision instead, typically in 3 to 8 passes; otherwise (and on the plain
         path) exactly ``n_iter`` bisection steps run, as in the reference package.
     ensure_sum_one : bool, default=True

@@ -165,3 +165,35 @@ def test_fast_backward_matches_safe_backward_float32(alpha):
     (safe,) = torch.autograd.grad(P, X, W, create_graph=True)
     assert torch.allclose(fast, safe.detach(), atol=1e-6, rtol=1e-5)
     assert (fast[P.detach() == 0] == 0).all()
+
+
+@pytest.mark.parametrize("alpha", [1.999999, 1.9999, 1.96, 1.94, 1.1001])
+def test_alpha_close_to_the_ends_of_the_newton_range(alpha):
+    """Near alpha = 2 the floor's ``g`` is close to 1 and has to be masked, not thresholded."""
+    gen = torch.Generator().manual_seed(8)
+    X = (torch.randn(16, 300, generator=gen) * 2).requires_grad_()
+    W = torch.randn(16, 300, generator=gen)
+    P = entmax_bisect(X, alpha)
+    _assert_accurate(P.detach(), X.detach(), alpha)
+    (fast,) = torch.autograd.grad(P, X, W, retain_graph=True)
+    (safe,) = torch.autograd.grad(P, X, W, create_graph=True)
+    assert torch.allclose(fast, safe.detach(), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("per_row", [True, False])
+def test_tensor_alpha_newton_values_and_alpha_gradient(per_row):
+    gen = torch.Generator().manual_seed(9)
+    X = torch.randn(6, 400, generator=gen) * 2
+    if per_row:  # every row in [1.1, 2]: all by Newton, one exponent per row
+        values = torch.tensor([[1.1], [1.25], [1.5], [1.5], [1.9], [2.0]])
+    else:  # one alpha broadcast to the rows: the scalar solver
+        values = torch.tensor(1.33)
+    alpha = values.clone().requires_grad_()
+    P = entmax_bisect(X, alpha)
+    expected = _exact(X, values.expand(6, 1))
+    assert (P.detach().double() - expected).abs().max() <= MAX_ERR
+    (grad,) = torch.autograd.grad((P * X).sum(), alpha)
+    alpha64 = values.double().requires_grad_()
+    P64 = entmax_bisect(X.double(), alpha64, n_iter=120, training=False)
+    (grad64,) = torch.autograd.grad((P64 * X.double()).sum(), alpha64)
+    assert torch.allclose(grad.double(), grad64, rtol=1e-4, atol=1e-5)
