@@ -129,8 +129,9 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     which is the closed-form threshold of the current support (Michelot, 1986). Started
     below the solution (``-1`` and ``(sum z - 1) / d`` both are), the steps never overshoot
     and the supports shrink; once a pass finds the same support size as the one before, the
-    support is the true one and ``tau`` is exact. Such rows are frozen, so that a row stops
-    where it would stop alone, whatever the rest of the batch. ``settled`` (``(..., 1)``) marks
+    support is the true one and ``tau`` is exact; that pass's own step, from a mass close to
+    1, then only corrects rounding. Such rows are frozen, so that a row stops where it would
+    stop alone, whatever the rest of the batch. ``settled`` (``(..., 1)``) marks
     the rows that stopped within :data:`_MAX_PASSES` passes; the others hold a valid but
     unfinished iterate that the caller must replace.
 
@@ -147,13 +148,13 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mass = torch.sub(Z, tau, out=P).relu_().sum(-1, keepdim=True)
         new_size = P.sign_().sum(-1, keepdim=True)
         step = (mass - 1) / new_size.clamp(min=1)  # a fully masked row: size 0, no NaN
-        if size is None:
-            tau = tau + step
-        else:
-            settled = new_size == size  # a NaN row has size 0 twice: settled
+        # a row that settles takes this last step too: the same support, but computed
+        # from a mass close to 1, it undoes the cancellation of a long step before
+        tau = tau + step if size is None else torch.where(settled, tau, tau + step)
+        if size is not None:
+            settled = settled | (new_size == size)  # a NaN row has size 0 twice: settled
             if bool(settled.all()):
                 break
-            tau = torch.where(settled, tau, tau + step)
         size = new_size
     return torch.sub(Z, tau, out=P).relu_(), settled
 

@@ -197,3 +197,14 @@ def test_tensor_alpha_newton_values_and_alpha_gradient(per_row):
     P64 = entmax_bisect(X.double(), alpha64, n_iter=120, training=False)
     (grad64,) = torch.autograd.grad((P64 * X.double()).sum(), alpha64)
     assert torch.allclose(grad.double(), grad64, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_large_tied_support_float32(name):
+    """Hundreds of entries tied at the maximum: one long first step lands on the true
+    support, and the threshold must still be exact to rounding (the sum within 1e-6)."""
+    fn, alpha = FAST[name]
+    gen = torch.Generator().manual_seed(10)
+    X = torch.randint(-3, 4, (8, 5000), generator=gen).float()
+    X[1] = 0.0  # all 5000 tied
+    _assert_accurate(fn(X), X, alpha)
