@@ -4,16 +4,25 @@ Each estimator is a plain ``ClassifierMixin, BaseEstimator`` whose ``__init__`` 
 parameters; ``fit`` validates them and the data with scikit-learn's helpers, encodes the
 target, and trains a skorch :class:`~skorch.NeuralNet` (kept as ``net_``) through skorch's
 documented extension points: ``get_loss`` for the weighted Fenchel-Young loss, callbacks for
-progress and early stopping.
+progress, early stopping, a finite-loss check and the best weights so far.
+
+Faults: a NaN or infinite batch loss stops ``fit`` with :class:`NonFiniteLossError`; an
+interrupted fit (``KeyboardInterrupt``, which skorch's ``partial_fit`` catches) keeps the best
+weights so far and finishes setting the fitted attributes. Fits are reproducible under
+threads too: weight initialisation takes a lock on torch's global generator and shuffling has
+a generator of its own.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
@@ -23,11 +32,17 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from skorch import NeuralNet
-from skorch.callbacks import EarlyStopping, GradientNormClipping
+from skorch.callbacks import Callback, EarlyStopping, GradientNormClipping
 from skorch.dataset import Dataset, ValidSplit
 from skorch.utils import noop, to_tensor
 
-__all__ = ["BaseEntmaxClassifier", "FenchelYoungNet", "resolve_device"]
+__all__ = [
+    "BaseEntmaxClassifier",
+    "FenchelYoungNet",
+    "FiniteLossCheck",
+    "NonFiniteLossError",
+    "resolve_device",
+]
 
 DEVICES = ("cpu", "cuda", "cuda:N", "auto")
 
@@ -75,21 +90,104 @@ class BatchDataset(Dataset):
     PyTorch's ``DataLoader`` calls ``__getitems__`` with the batch's indices when a dataset
     defines it; paired with :func:`collate_batch` this replaces a Python call per sample by
     one array indexing per batch.
+
+    A scipy sparse ``X`` is indexed as it is and only the batch is made dense, so sparse data
+    is never densified whole.
     """
 
     def __getitems__(self, indices):
         idx = np.asarray(indices, dtype=np.int64)
         if isinstance(self.X, dict):
-            X = {key: value[idx] for key, value in self.X.items()}
+            X = {key: _dense_rows(value, idx) for key, value in self.X.items()}
         else:
-            X = self.X[idx]
+            X = _dense_rows(self.X, idx)
         y = np.zeros(len(idx), dtype=np.float32) if self.y is None else self.y[idx]
         return X, y
+
+
+def _dense_rows(values: Any, idx: np.ndarray) -> np.ndarray:
+    rows = values[idx]
+    return rows.toarray() if scipy.sparse.issparse(rows) else rows
 
 
 def collate_batch(batch):
     """The batch :meth:`BatchDataset.__getitems__` built is already collated."""
     return batch
+
+
+class NonFiniteLossError(FloatingPointError):
+    """Training diverged: a mini-batch loss became NaN or infinite.
+
+    Raised by :class:`FiniteLossCheck` during ``fit``; the message names the epoch and the
+    batch. The estimator is left unfitted.
+    """
+
+
+class FiniteLossCheck(Callback):
+    """Stop training with :class:`NonFiniteLossError` as soon as a batch loss is not finite.
+
+    A NaN or infinite loss means the weights are (or are about to be) garbage; without this
+    check the optimizer carries on and ``fit`` returns a model that predicts NaN. The check
+    runs in skorch's ``on_batch_end`` hook, on training and validation batches.
+    """
+
+    def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs):
+        if loss is None:
+            return
+        value = loss.item() if isinstance(loss, torch.Tensor) else float(loss)
+        if math.isfinite(value):
+            return
+        phase = "train" if training else "valid"
+        epoch = len(net.history)
+        batch_index = sum(1 for b in net.history[-1]["batches"] if f"{phase}_loss" in b)
+        raise NonFiniteLossError(
+            f"the {'training' if training else 'validation'} loss became {value} at epoch "
+            f"{epoch}, {phase} batch {batch_index}: training diverged and was stopped. "
+            f"Try a lower learning rate (lr={net.lr:g}), scale the features (e.g. "
+            "StandardScaler), or look for extreme values in X"
+        )
+
+
+class BestWeightsSoFar(Callback):
+    """Keep a copy of the weights of the epoch with the lowest ``monitor`` value so far.
+
+    Used when early stopping is off (skorch's ``EarlyStopping(load_best=True)`` already keeps
+    them when it is on), so that an interrupted fit can fall back to them: see
+    :meth:`restore`.
+    """
+
+    def __init__(self, monitor: str = "train_loss"):
+        self.monitor = monitor
+
+    def on_train_begin(self, net, **kwargs):
+        self.best_score_ = math.inf
+        self.best_epoch_ = 0
+        self.best_weights_ = None
+
+    def on_epoch_end(self, net, **kwargs):
+        score = net.history[-1].get(self.monitor)
+        if score is not None and score < self.best_score_:
+            self.best_score_ = float(score)
+            self.best_epoch_ = int(net.history[-1, "epoch"])
+            self.best_weights_ = {
+                key: value.detach().clone() for key, value in net.module_.state_dict().items()
+            }
+
+    def restore(self, net) -> int:
+        """Load the best weights so far into ``net.module_``; returns their epoch (0: none)."""
+        if self.best_weights_ is not None:
+            net.module_.load_state_dict(self.best_weights_)
+        return self.best_epoch_
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["best_weights_"] = None  # a second copy of the weights is not worth pickling
+        return state
+
+
+# Weight initialisation draws from torch's global generator; fits running in threads of one
+# process (joblib's threading backend, a Dask worker with several threads) take turns there.
+_INIT_LOCK = threading.Lock()
 
 
 class FenchelYoungNet(NeuralNet):
@@ -152,6 +250,25 @@ def check_alpha(alpha: Any) -> float:
     return float(alpha)
 
 
+class _numeric_hint:
+    """Add a hint to scikit-learn's error for text in a numeric-only ``X``."""
+
+    def __init__(self, estimator: Any):
+        self.name = type(estimator).__name__
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is ValueError and "could not convert" in str(error):
+            raise ValueError(
+                f"{error}. {self.name} needs numeric features: encode text and categorical "
+                "columns first (e.g. OneHotEncoder in a ColumnTransformer), or use "
+                "TabNetEntmaxClassifier, which embeds categorical columns"
+            ) from error
+        return False
+
+
 class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     """Common ``fit`` / ``predict_proba`` / ``predict`` of the entmax classifiers.
 
@@ -194,13 +311,28 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         size = min(200, n_samples) if self.batch_size == "auto" else int(self.batch_size)
         return min(size, n_samples)
 
+    #: whether ``X`` may be a scipy sparse matrix (kept sparse; batches are made dense)
+    _sparse_input = False
+
     def _validate_fit_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        """Validate the training data; returns float32 features and the raw target."""
-        return validate_data(self, X, y, dtype=np.float32, multi_output=True)
+        """Validate the training data; returns float32 features and the raw target.
+
+        Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied.
+        """
+        with _numeric_hint(self):
+            return validate_data(
+                self, X, y, dtype=np.float32, multi_output=True, accept_sparse=self._sparse()
+            )
 
     def _validate_predict_data(self, X) -> np.ndarray:
         """Validate data to predict on against what fit saw; returns float32 features."""
-        return validate_data(self, X, dtype=np.float32, reset=False)
+        with _numeric_hint(self):
+            return validate_data(
+                self, X, dtype=np.float32, reset=False, accept_sparse=self._sparse()
+            )
+
+    def _sparse(self) -> str | bool:
+        return "csr" if self._sparse_input else False
 
     # ------------------------------------------------------------------ validation
 
@@ -314,92 +446,178 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
             The fitted estimator.
-        """
-        params = self._validate_params_common()
-        X, y = self._validate_fit_data(X, y)
-        for attr in ("_empty_rows", "_y_dtype"):
-            self.__dict__.pop(attr, None)
-        y_enc, multilabel = self._validate_targets(y)
-        self.multilabel_ = multilabel
-        weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
-        n_samples = X.shape[0]
-        batch_size = self._batch_size(n_samples)
 
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        callbacks = []
-        if params["early_stopping"]:
-            n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
-            if (
-                n_valid < 2
-                or n_samples - n_valid < 2
-                or (not multilabel and n_valid < len(self.classes_))
-            ):
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
-                    f"{n_samples} samples for validation, too few for early stopping with "
-                    f"{len(self.classes_)} classes; raise it or set early_stopping=False"
+        Raises
+        ------
+        NonFiniteLossError
+            When a mini-batch loss becomes NaN or infinite (training diverged); the error
+            names the epoch and batch. The estimator is then left unfitted, as after any
+            failed fit.
+
+        Notes
+        -----
+        An interrupted fit (Ctrl-C, i.e. ``KeyboardInterrupt``, while the network trains)
+        returns a usable, fitted model with a warning: it keeps the weights of the best epoch
+        so far (validation loss with early stopping, training loss without).
+        """
+        try:
+            params = self._validate_params_common()
+            X, y = self._validate_fit_data(X, y)
+            for attr in ("_empty_rows", "_y_dtype"):
+                self.__dict__.pop(attr, None)
+            y_enc, multilabel = self._validate_targets(y)
+            self.multilabel_ = multilabel
+            weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
+            self.__dict__.pop("_empty_rows", None)  # only the weights needed it
+            n_samples = X.shape[0]
+            batch_size = self._batch_size(n_samples)
+
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+            if params["early_stopping"]:
+                n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
+                if (
+                    n_valid < 2
+                    or n_samples - n_valid < 2
+                    or (not multilabel and n_valid < len(self.classes_))
+                ):
+                    raise ValueError(
+                        f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
+                        f"{n_samples} samples for validation, too few for early stopping with "
+                        f"{len(self.classes_)} classes; raise it or set early_stopping=False"
+                    )
+                train_split = ValidSplit(
+                    params["validation_fraction"], stratified=not multilabel, random_state=seed
                 )
-            train_split = ValidSplit(
-                params["validation_fraction"], stratified=not multilabel, random_state=seed
+                monitor = "valid_loss"
+            else:
+                train_split, monitor = None, "train_loss"
+            stopper = EarlyStopping(
+                monitor=monitor,
+                patience=self._patience(),
+                load_best=params["early_stopping"],
+                sink=print if params["verbose"] else noop,
             )
-            monitor = "valid_loss"
-        else:
-            train_split, monitor = None, "train_loss"
-        patience = self._patience()
-        callbacks.append(
-            (
-                "early_stopping",
-                EarlyStopping(
-                    monitor=monitor,
-                    patience=patience,
-                    load_best=params["early_stopping"],
-                    sink=print if params["verbose"] else noop,
-                ),
+            # without early stopping, only an interrupted fit falls back to the best weights
+            best = None if params["early_stopping"] else BestWeightsSoFar(monitor)
+            callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
+            if best is not None:
+                callbacks.append(("best_weights", best))
+            callbacks.append(("early_stopping", stopper))
+            clip = self._gradient_clip()
+            if clip is not None:
+                callbacks.append(("gradient_clipping", GradientNormClipping(clip)))
+            module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
+            net = self._make_net(
+                module,
+                module_kwargs,
+                batch_size=batch_size,
+                device=params["device"],
+                lr=params["lr"],
+                max_epochs=params["max_epochs"],
+                weight_decay=self._weight_decay(),
+                train_split=train_split,
+                callbacks=callbacks,
+                verbose=params["verbose"],
+                # shuffling draws from its own generator, not torch's global one
+                shuffle_generator=torch.Generator().manual_seed(seed),
             )
+            devices = [torch.device(params["device"])] if params["device"] != "cpu" else []
+            with _INIT_LOCK, torch.random.fork_rng(devices=devices):
+                torch.manual_seed(seed)
+                net.initialize()
+            # equal weights are a plain mean: the batches then carry no weight column
+            uniform = bool(np.all(weight == weight[0]))
+            # skorch's fit is initialize() + partial_fit(); partial_fit catches a KeyboardInterrupt
+            # (the stopping rule raises one too) and then runs the callbacks' on_train_end
+            net.partial_fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
+            self._after_interrupt(net, stopper, best, monitor, params["max_epochs"])
+            self.net_ = net
+            self.n_iter_ = len(net.history)
+            alpha = net.module_.alpha
+            self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+            self._after_fit(X)
+            return self
+        except BaseException:
+            self._forget_fit()  # a failed fit leaves no half-fitted model behind
+            raise
+
+    def _forget_fit(self) -> None:
+        for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, attr)
+
+    @staticmethod
+    def _after_interrupt(
+        net: NeuralNet,
+        stopper: EarlyStopping,
+        best: BestWeightsSoFar | None,
+        monitor: str,
+        max_epochs: int,
+    ) -> None:
+        """Fall back to the best weights so far when the fit was interrupted (Ctrl-C)."""
+        history = net.history
+        finished = len(history) == max_epochs and monitor in history[-1]
+        if finished or stopper.misses_ >= stopper.patience:
+            return
+        # skorch swallowed a KeyboardInterrupt; with early stopping its EarlyStopping has
+        # already restored the best weights in on_train_end
+        epoch = stopper.best_epoch_ if best is None else best.restore(net)
+        kept = (
+            f"the weights of epoch {epoch}, the best {monitor} so far"
+            if epoch
+            else "the weights reached so far (no epoch had finished)"
         )
-        clip = self._gradient_clip()
-        if clip is not None:
-            callbacks.append(("gradient_clipping", GradientNormClipping(clip)))
-        module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
-        weight_decay = self._weight_decay()
+        warnings.warn(
+            f"fit was interrupted (KeyboardInterrupt) in epoch {len(history)}; the model "
+            f"keeps {kept}",
+            UserWarning,
+            stacklevel=3,  # _after_interrupt <- fit <- the caller
+        )
+
+    def _make_net(
+        self,
+        module: type,
+        module_kwargs: dict[str, Any],
+        *,
+        batch_size: int,
+        device: str,
+        lr: float = 0.01,
+        max_epochs: int = 1,
+        weight_decay: float = 0.0,
+        train_split: Any = None,
+        callbacks: list | None = None,
+        verbose: int = 0,
+        shuffle_generator: torch.Generator | None = None,
+    ) -> FenchelYoungNet:
+        """The skorch net around ``module`` (not initialized); fit and the loaders share it."""
         optimizer_params: dict[str, Any] = {"optimizer__weight_decay": weight_decay}
         if weight_decay:
             optimizer_params["optimizer__param_groups"] = [
                 ("*bias", {"weight_decay": 0.0}),
                 ("*alpha_raw", {"weight_decay": 0.0}),
             ]
-        net = FenchelYoungNet(
+        extra: dict[str, Any] = {} if verbose else {"callbacks__print_log": None}
+        if shuffle_generator is not None:
+            extra["iterator_train__generator"] = shuffle_generator
+        return FenchelYoungNet(
             module=module,
             **{f"module__{k}": v for k, v in module_kwargs.items()},
             criterion=torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
             optimizer=torch.optim.Adam,
-            lr=params["lr"],
+            lr=lr,
             optimizer__fused=True,  # one kernel updates every tensor: no per-tensor Python loop
             **optimizer_params,
-            max_epochs=params["max_epochs"],
+            max_epochs=max_epochs,
             batch_size=batch_size,
             iterator_train__shuffle=True,
             dataset=BatchDataset,
             iterator_train__collate_fn=collate_batch,
             iterator_valid__collate_fn=collate_batch,
             train_split=train_split,
-            callbacks=callbacks,
-            device=params["device"],
-            verbose=params["verbose"],
-            **({} if params["verbose"] else {"callbacks__print_log": None}),
+            callbacks=callbacks or [],
+            device=device,
+            verbose=verbose,
+            **extra,
         )
-        devices = [torch.device(params["device"])] if params["device"] != "cpu" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed)
-            # equal weights are a plain mean: the batches then carry no weight column
-            uniform = bool(np.all(weight == weight[0]))
-            net.fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
-        self.net_ = net
-        self.n_iter_ = len(net.history)
-        alpha = net.module_.alpha
-        self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
-        self._after_fit(X)
-        return self
 
     def _scores(self, X) -> torch.Tensor:
         check_is_fitted(self)
@@ -407,6 +625,14 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         with torch.no_grad():
             output = self.net_.forward({"X": X}, training=False)
         scores = output[0] if isinstance(output, tuple) else output
+        finite = torch.isfinite(scores).all(dim=1)
+        if not bool(finite.all()):
+            rows = torch.nonzero(~finite)[:, 0].tolist()
+            raise ValueError(
+                f"the network's scores overflow float32 for {len(rows)} row(s) of X (the "
+                f"first: row {rows[0]}); X holds values too large for this model (largest "
+                f"|X| = {float(abs(X[rows[0]]).max()):g}): scale the features as at fit"
+            )
         return scores.double()
 
     def predict_proba(self, X):
@@ -453,4 +679,8 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
+        # input_tags.sparse stays False although the linear estimators take sparse X: setting
+        # it makes scikit-learn's checks run check_sample_weight_equivalence_on_sparse_data,
+        # which fails for the same mini-batch reason as its dense twin (an expected failure
+        # that tests/test_estimator_checks.py has to list first)
         return tags

@@ -1,0 +1,375 @@
+"""Bad data and training faults: every case gets a clear, tested outcome.
+
+The README's "Hostile inputs" table lists these outcomes; tests/test_linear.py already covers
+NaN and infinity in X for the linear estimators, a single class, continuous targets and
+empty X, so those are not repeated here. Tiny data and few epochs throughout.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse
+import torch
+from sklearn.datasets import load_iris
+from sklearn.exceptions import NotFittedError
+from sklearn.preprocessing import StandardScaler
+
+from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
+from sk_entmax._base import BestWeightsSoFar, FenchelYoungNet, NonFiniteLossError
+
+X_IRIS, Y_IRIS = load_iris(return_X_y=True)
+X_IRIS = StandardScaler().fit_transform(X_IRIS)
+X32 = np.ascontiguousarray(X_IRIS, dtype=np.float32)
+
+FACTORIES = {
+    "entmax": lambda **kw: EntmaxClassifier(
+        **{"lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
+    ),
+    "sparsemax": lambda **kw: SparsemaxClassifier(
+        **{"lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
+    ),
+    "tabnet": lambda **kw: TabNetEntmaxClassifier(
+        **{"n_d": 4, "n_a": 4, "n_steps": 2, "max_epochs": 2, "random_state": 0, **kw}
+    ),
+}
+LINEAR = ["entmax", "sparsemax"]
+
+
+def _make(name, **params):
+    return FACTORIES[name](**params)
+
+
+def _same_fit(a, b, X):
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+# --------------------------------------------------------------------------- bad values
+
+
+@pytest.mark.parametrize("name", ["tabnet"])
+@pytest.mark.parametrize(("value", "match"), [(np.nan, "NaN"), (np.inf, "infinity")])
+def test_tabnet_non_finite_numeric_X_raises(name, value, match):
+    X = X_IRIS.copy()
+    X[3, 1] = value
+    with pytest.raises(ValueError, match=match):
+        _make(name).fit(X, Y_IRIS)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_nan_in_y_or_sample_weight_raises(name):
+    y = Y_IRIS.astype(float)
+    y[4] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _make(name).fit(X_IRIS, y)
+    weight = np.ones(len(X_IRIS))
+    weight[2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _make(name).fit(X_IRIS, Y_IRIS, sample_weight=weight)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_values_beyond_float32_raise(name):
+    X = X_IRIS.copy()
+    X[0, 0] = 1e39
+    with pytest.raises(ValueError, match="infinity"), np.errstate(over="ignore"):
+        _make(name).fit(X, Y_IRIS)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_huge_finite_values_train_and_predict_finite(name):
+    X = X_IRIS * 1e30
+    clf = _make(name).fit(X, Y_IRIS)
+    proba = clf.predict_proba(X)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_values_that_overflow_the_loss_stop_fit_with_a_clear_error(name):
+    clf = _make(name)
+    with pytest.raises(NonFiniteLossError, match=r"epoch 1, train batch 1.*lower learning rate"):
+        clf.fit(X_IRIS * 1e38, Y_IRIS)
+    with pytest.raises(NotFittedError):
+        clf.predict(X_IRIS)
+
+
+def test_scores_that_overflow_at_predict_raise():
+    clf = _make("entmax").fit(X_IRIS, Y_IRIS)
+    with torch.no_grad():
+        clf.net_.module_.layers[0].weight.mul_(100.0)
+    X = X_IRIS[:3].copy()
+    X[1] = 3e38
+    with pytest.raises(
+        ValueError, match=r"overflow float32 for 1 row\(s\) of X \(the first: row 1\)"
+    ):
+        clf.predict_proba(X)
+
+
+# --------------------------------------------------------------------------- dtypes
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_text_in_X_raises_with_a_hint(name):
+    X = X_IRIS.astype(object)
+    X[:, 1] = np.where(Y_IRIS == 0, "red", "blue")
+    with pytest.raises(ValueError, match=r"could not convert.*OneHotEncoder"):
+        _make(name).fit(X, Y_IRIS)
+    frame = pd.DataFrame({"height": X_IRIS[:, 0], "color": X[:, 1]})
+    with pytest.raises(ValueError, match="needs numeric features"):
+        _make(name).fit(frame, Y_IRIS)
+
+
+def test_tabnet_text_in_an_array_raises():
+    X = X_IRIS.astype(object)
+    X[:, 1] = "red"  # without a DataFrame or categorical_features, every column is numeric
+    with pytest.raises(ValueError, match="could not convert"):
+        _make("tabnet").fit(X, Y_IRIS)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_object_and_mixed_numeric_dtypes_fit_as_float(name):
+    reference = _make(name).fit(X32, Y_IRIS)
+    as_object = _make(name).fit(X32.astype(object), Y_IRIS)
+    _same_fit(as_object, reference, X32)
+    frame = pd.DataFrame(
+        {
+            "f64": X32[:, 0].astype(np.float64),
+            "f16": X32[:, 1].astype(np.float16).astype(np.float32),
+            "int": pd.array(np.round(X32[:, 2] * 4).astype(int), dtype="Int64"),
+            "bool": X32[:, 3] > 0,
+        }
+    )
+    clf = _make(name).fit(frame, Y_IRIS)
+    np.testing.assert_array_equal(
+        clf.predict_proba(frame),
+        _make(name).fit(frame.astype(np.float32), Y_IRIS).predict_proba(frame),
+    )
+
+
+@pytest.mark.parametrize("name", LINEAR)
+def test_missing_value_in_a_nullable_column_raises(name):
+    frame = pd.DataFrame({"a": X_IRIS[:, 0], "b": pd.array(Y_IRIS % 2, dtype="Int64")})
+    frame.loc[7, "b"] = pd.NA
+    with pytest.raises(ValueError, match="NaN"):
+        _make(name).fit(frame, Y_IRIS)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_complex_X_raises(name):
+    with pytest.raises(ValueError, match="Complex"):
+        _make(name).fit(X_IRIS.astype(complex), Y_IRIS)
+
+
+# --------------------------------------------------------------------------- sparse
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("name", LINEAR)
+def test_sparse_X_is_accepted_and_equals_dense(name, fmt):
+    X = X32.copy()
+    X[np.abs(X) < 0.5] = 0.0
+    sparse = scipy.sparse.csr_matrix(X).asformat(fmt)
+    dense = _make(name).fit(X, Y_IRIS)
+    clf = _make(name, early_stopping=True, validation_fraction=0.2).fit(sparse, Y_IRIS)
+    assert np.isfinite(clf.predict_proba(sparse)).all()
+    clf = _make(name).fit(sparse, Y_IRIS)
+    _same_fit(clf, dense, X)
+    np.testing.assert_array_equal(clf.predict_proba(sparse), dense.predict_proba(X))
+
+
+def test_tabnet_refuses_sparse_X():
+    with pytest.raises(TypeError, match="Sparse data"):
+        _make("tabnet").fit(scipy.sparse.csr_matrix(X_IRIS), Y_IRIS)
+
+
+# --------------------------------------------------------------------------- tiny shapes
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_one_sample_raises_one_per_class_fits(name):
+    with pytest.raises(ValueError, match="2 classes"):
+        _make(name).fit(X_IRIS[:1], Y_IRIS[:1])
+    rows = [0, 60]
+    clf = _make(name).fit(X_IRIS[rows], Y_IRIS[rows])
+    assert clf.predict(X_IRIS[:1]).shape == (1,)
+    np.testing.assert_allclose(clf.predict_proba(X_IRIS[:1]).sum(), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_a_1d_sample_at_predict_raises(name):
+    clf = _make(name).fit(X_IRIS[::5], Y_IRIS[::5])
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        clf.predict(X_IRIS[0])
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_one_feature_fits(name):
+    clf = _make(name).fit(X_IRIS[:, 2:3], Y_IRIS)
+    assert clf.n_features_in_ == 1
+    assert clf.predict_proba(X_IRIS[:, 2:3]).shape == (150, 3)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_no_feature_raises(name):
+    with pytest.raises(ValueError, match="0 feature"):
+        _make(name).fit(X_IRIS[:, :0], Y_IRIS)
+
+
+def test_tabnet_one_class_raises():
+    with pytest.raises(ValueError, match="2 classes"):
+        _make("tabnet").fit(X_IRIS, np.zeros(len(X_IRIS)))
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_labels_unseen_at_fit_count_as_errors_in_score(name):
+    y = np.array(["setosa", "versicolor", "virginica"])[Y_IRIS]
+    clf = _make(name).fit(X_IRIS, y)
+    y_new = np.where(y == "virginica", "unseen", y)
+    assert set(clf.predict(X_IRIS)) <= set(clf.classes_)
+    assert clf.score(X_IRIS, y_new) <= np.mean(y_new != "unseen")
+
+
+def test_class_weight_for_a_label_not_in_y_is_ignored():
+    weights = {0: 1.0, 1: 1.0, 2: 1.0, "other": 5.0}
+    clf = _make("entmax", class_weight=weights).fit(X_IRIS, Y_IRIS)
+    _same_fit(clf, _make("entmax").fit(X_IRIS, Y_IRIS), X_IRIS)
+
+
+# --------------------------------------------------------------------------- memmaps
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_read_only_memmap(tmp_path, name, dtype):
+    path = tmp_path / "X.npy"
+    np.save(path, X32.astype(dtype))
+    X = np.load(path, mmap_mode="r")
+    weight_path = tmp_path / "w.npy"
+    np.save(weight_path, np.linspace(0.5, 1.5, len(X)))
+    weight = np.load(weight_path, mmap_mode="r")
+    assert not X.flags.writeable and not weight.flags.writeable
+    clf = _make(name).fit(X, Y_IRIS, sample_weight=weight)
+    reference = _make(name).fit(X32, Y_IRIS, sample_weight=np.linspace(0.5, 1.5, len(X)))
+    np.testing.assert_array_equal(clf.predict_proba(X), reference.predict_proba(X32))
+
+
+def test_float32_memmap_is_not_copied(tmp_path):
+    path = tmp_path / "X.npy"
+    np.save(path, X32)
+    X = np.load(path, mmap_mode="r")
+    validated, _ = _make("entmax")._validate_fit_data(X, Y_IRIS)
+    assert np.shares_memory(validated, X)
+
+
+# --------------------------------------------------------------------------- training faults
+
+
+def _fail_at(monkeypatch, epoch, batch, action):
+    """Make skorch's on_batch_end hook of the net run ``action`` at one training batch."""
+    original = FenchelYoungNet.on_batch_end
+
+    def on_batch_end(self, net, batch=None, training=False, **kwargs):
+        original(self, net, batch=batch, training=training, **kwargs)
+        done = sum(1 for b in net.history[-1]["batches"] if "train_loss" in b)
+        if training and (len(net.history), done) == (epoch, batch_index):
+            action(net, kwargs)
+
+    batch_index = batch
+    monkeypatch.setattr(FenchelYoungNet, "on_batch_end", on_batch_end)
+
+
+def _nan_loss(net, step):
+    step["loss"].data.fill_(float("nan"))
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_nan_loss_stops_with_an_error_naming_epoch_and_batch(monkeypatch, name):
+    clf = _make(name, batch_size=50, max_epochs=5).fit(X_IRIS, Y_IRIS)  # then a refit fails
+    _fail_at(monkeypatch, 2, 2, _nan_loss)
+    with pytest.raises(NonFiniteLossError, match=r"loss became nan at epoch 2, train batch 2"):
+        clf.fit(X_IRIS, Y_IRIS)
+    for attribute in ("net_", "classes_", "n_features_in_"):
+        assert not hasattr(clf, attribute)
+    with pytest.raises(NotFittedError):
+        clf.predict(X_IRIS)
+
+
+def test_nan_validation_loss_stops_too(monkeypatch):
+    original = FenchelYoungNet.get_loss
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        loss = original(self, y_pred, y_true, X=X, training=training)
+        return loss if training else loss * float("nan")
+
+    monkeypatch.setattr(FenchelYoungNet, "get_loss", get_loss)
+    clf = _make("entmax", early_stopping=True, validation_fraction=0.2)
+    with pytest.raises(NonFiniteLossError, match=r"validation loss became nan at epoch 1, valid"):
+        clf.fit(X_IRIS, Y_IRIS)
+
+
+def _interrupt(net, step):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+@pytest.mark.parametrize("name", ["entmax", "tabnet"])
+def test_interrupted_fit_keeps_the_best_weights_so_far(monkeypatch, name, early_stopping):
+    params = {"batch_size": 30, "max_epochs": 30, "early_stopping": early_stopping}
+    _fail_at(monkeypatch, 7, 2, _interrupt)
+    monitor = "valid_loss" if early_stopping else "train_loss"
+    clf = _make(name, **params)
+    with pytest.warns(UserWarning, match=r"interrupted \(KeyboardInterrupt\) in epoch 7") as rec:
+        clf.fit(X_IRIS, Y_IRIS)
+    assert f"the best {monitor} so far" in str(rec[0].message)
+    assert clf.n_iter_ == 7
+    callbacks = dict(clf.net_.callbacks_)
+    if early_stopping:
+        best, epoch = callbacks["early_stopping"].best_model_weights_, None
+        epoch = callbacks["early_stopping"].best_epoch_
+    else:
+        best = callbacks["best_weights"].best_weights_
+        epoch = callbacks["best_weights"].best_epoch_
+    losses = [row[monitor] for row in clf.net_.history[:-1]]
+    assert epoch == np.argmin(losses) + 1
+    assert f"epoch {epoch}, the best" in str(rec[0].message)
+    for key, value in clf.net_.module_.state_dict().items():
+        torch.testing.assert_close(value, best[key], rtol=0, atol=0, msg=key)
+    assert np.isfinite(clf.predict_proba(X_IRIS)).all()
+
+
+def test_interrupt_before_any_epoch_finished_still_gives_a_model(monkeypatch):
+    _fail_at(monkeypatch, 1, 1, _interrupt)
+    with pytest.warns(UserWarning, match="no epoch had finished"):
+        clf = _make("entmax", batch_size=50).fit(X_IRIS, Y_IRIS)
+    assert clf.n_iter_ == 1
+    assert np.isfinite(clf.predict_proba(X_IRIS)).all()
+
+
+def test_best_weights_callback_is_not_pickled_twice():
+    clf = _make("entmax").fit(X_IRIS, Y_IRIS)
+    best = dict(clf.net_.callbacks_)["best_weights"]
+    assert isinstance(best, BestWeightsSoFar)
+    assert best.__getstate__()["best_weights_"] is None
+
+
+def test_fits_in_threads_are_reproducible():
+    """Weight initialisation and shuffling do not race on torch's global generator, so the
+    threads of one process (joblib's threading backend, a Dask worker) fit as one would."""
+    seeds = [0, 1, 2]
+    sequential = [_make("entmax", random_state=s).fit(X_IRIS, Y_IRIS) for s in seeds]
+    threaded: dict[int, EntmaxClassifier] = {}
+
+    def fit(seed):
+        threaded[seed] = _make("entmax", random_state=seed).fit(X_IRIS, Y_IRIS)
+
+    threads = [threading.Thread(target=fit, args=(s,)) for s in seeds]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for seed, clf in zip(seeds, sequential):
+        _same_fit(threaded[seed], clf, X_IRIS)
