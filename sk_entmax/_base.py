@@ -185,6 +185,8 @@ class BestWeightsSoFar(Callback):
         return state
 
 
+_PROBA_ROWS = 65536
+
 # Weight initialisation draws from torch's global generator; fits running in threads of one
 # process (joblib's threading backend, a Dask worker with several threads) take turns there.
 _INIT_LOCK = threading.Lock()
@@ -655,7 +657,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         """
         scores = self._scores(X)
         with torch.no_grad():
-            return self.net_.module_.proba(scores).numpy()
+            # in blocks of rows: the mapping's temporaries stay small however long X is
+            blocks = [self.net_.module_.proba(block) for block in scores.split(_PROBA_ROWS)]
+        return torch.cat(blocks).numpy()
 
     def predict(self, X):
         """Predicted labels, derived from :meth:`predict_proba`.
