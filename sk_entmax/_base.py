@@ -38,6 +38,7 @@ from skorch.utils import noop, to_tensor
 
 __all__ = [
     "BaseEntmaxClassifier",
+    "BestWeightsSoFar",
     "FenchelYoungNet",
     "FiniteLossCheck",
     "NonFiniteLossError",
