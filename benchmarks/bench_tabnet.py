@@ -8,10 +8,11 @@ dependency of sk_entmax)::
 
 ``PYTHONPATH=.`` makes sure this checkout is measured, whatever copy of sk_entmax is
 installed.
-The default run takes about 5.5 minutes on one core. ``--seeds N`` averages the full fits and
-the mask signal over seeds 0..N-1 (default 1; each further seed adds about 3.5 minutes); with
-one seed the accuracy bar compares single fits, and one test row of wine is 0.022 of
-accuracy, so use ``--seeds 3`` or more before reading much into a small difference.
+The default run takes about 12 minutes on one core. ``--seeds N`` averages the full fits
+over seeds 0..N-1 (default 1; each further seed adds about 3 minutes); with one seed the
+accuracy bar compares single fits, and one test row of wine is 0.022 of accuracy, so use
+``--seeds 5`` (about 26 minutes; the README's figures) before reading much into a small
+difference. The mask signal is averaged over ``--signal-seeds`` seeds (default 6).
 ``--quick`` runs every fit for 2 epochs, to check the script itself (its verdicts then mean
 nothing).
 
