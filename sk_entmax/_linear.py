@@ -164,9 +164,6 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         self.random_state = random_state
         self.verbose = verbose
 
-    # scipy sparse X is kept sparse: each mini-batch is made dense on its own
-    _sparse_input = True
-
     def _alpha_param(self) -> float:
         return check_alpha(self.alpha)
 

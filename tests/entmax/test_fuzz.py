@@ -83,7 +83,7 @@ def _check_on_simplex(P, X, dim, atol):
     assert not torch.isnan(P).any()
     assert (P >= 0).all()
     if P.numel():
-        sums = P.float().sum(dim)
+        sums = P.double().sum(dim)
         torch.testing.assert_close(sums, torch.ones_like(sums), atol=atol, rtol=0)
 
 
