@@ -14,10 +14,17 @@ from typing import Any
 
 from sk_entmax._version import __version__
 
-__all__ = ["EntmaxClassifier", "SparsemaxClassifier", "TabNetEntmaxClassifier", "__version__"]
+__all__ = [
+    "EntmaxClassifier",
+    "NonFiniteLossError",
+    "SparsemaxClassifier",
+    "TabNetEntmaxClassifier",
+    "__version__",
+]
 
 _LAZY = {
     "EntmaxClassifier": "sk_entmax._linear",
+    "NonFiniteLossError": "sk_entmax._base",
     "SparsemaxClassifier": "sk_entmax._linear",
     "TabNetEntmaxClassifier": "sk_entmax._tabnet",
 }

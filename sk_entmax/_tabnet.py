@@ -25,6 +25,7 @@ __all__ = ["TabNetEntmaxClassifier"]
 _MAX_AUTO_BATCH = 1024
 _MIN_AUTO_BATCH = 16
 _AUTO_VIRTUAL_BATCH = 128
+_EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing importances
 
 
 def _is_categorical_dtype(dtype: Any) -> bool:
@@ -35,6 +36,16 @@ def _is_categorical_dtype(dtype: Any) -> bool:
         or pd.api.types.is_object_dtype(dtype)
         or pd.api.types.is_string_dtype(dtype)
     )
+
+
+def _check_finite_numeric(values: np.ndarray) -> None:
+    if not np.isfinite(values).all():
+        kind = "NaN" if np.isnan(values).any() else "infinity"
+        raise ValueError(
+            f"Input X contains {kind} in a numeric column; TabNetEntmaxClassifier needs "
+            "finite numeric features (categorical columns may hold missing values, which "
+            "map to the 'unknown' code)"
+        )
 
 
 def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
@@ -334,17 +345,16 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
     def _encode(self, X: np.ndarray) -> np.ndarray:
         """Numeric columns to float32 (finite), categorical columns to codes (0 = unknown)."""
         cats = self.categorical_features_
+        if not cats.size:
+            # all numeric: float32 input is used as it is, anything else converted once
+            out = np.asarray(X, dtype=np.float32)
+            _check_finite_numeric(out)
+            return out
         numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
         out = np.empty(X.shape, dtype=np.float32)
         if numeric.size:
-            values = np.asarray(X[:, numeric]).astype(np.float32)
-            if not np.isfinite(values).all():
-                kind = "NaN" if np.isnan(values).any() else "infinity"
-                raise ValueError(
-                    f"Input X contains {kind} in a numeric column; TabNetEntmaxClassifier "
-                    "needs finite numeric features (categorical columns may hold missing "
-                    "values, which map to the 'unknown' code)"
-                )
+            values = X[:, numeric].astype(np.float32, copy=False)
+            _check_finite_numeric(values)
             out[:, numeric] = values
         if cats.size:
             codes = self._encoder.transform(_categorical_values(X, cats))
@@ -404,23 +414,30 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
 
-    def _explain_encoded(self, X: np.ndarray):
+    def _explain_blocks(self, X: np.ndarray):
+        """``(M_explain, step masks)`` tensors of the trained network, block by block."""
         module = self.net_.module_
         module.eval()
         device = self.net_.device
-        chunks, masks = [], {}
         with torch.no_grad():
-            for start in range(0, X.shape[0], 4096):
-                batch = torch.as_tensor(X[start : start + 4096], device=device)
-                M_explain, step_masks = module.tabnet.explain(batch)
-                chunks.append(M_explain.double().cpu().numpy())
-                for step, M in step_masks.items():
-                    masks.setdefault(step, []).append(M.double().cpu().numpy())
+            for start in range(0, X.shape[0], _EXPLAIN_BLOCK):
+                # a copy of the block: X may be a read-only memmap
+                batch = torch.tensor(X[start : start + _EXPLAIN_BLOCK], device=device)
+                yield module.tabnet.explain(batch)
+
+    def _explain_encoded(self, X: np.ndarray):
+        chunks, masks = [], {}
+        for M_explain, step_masks in self._explain_blocks(X):
+            chunks.append(M_explain.double().cpu().numpy())
+            for step, M in step_masks.items():
+                masks.setdefault(step, []).append(M.double().cpu().numpy())
         return np.concatenate(chunks), {k: np.concatenate(v) for k, v in masks.items()}
 
     def _importances(self, X: np.ndarray) -> np.ndarray:
-        M_explain, _ = self._explain_encoded(X)
-        total = M_explain.sum(axis=0)
+        # column sums only, block by block: no per-row attributions or masks are kept
+        total = np.zeros(X.shape[1])
+        for M_explain, _ in self._explain_blocks(X):
+            total += M_explain.double().sum(0).cpu().numpy()
         if total.sum() <= 0:
             return np.full(X.shape[1], 1.0 / X.shape[1])
         return total / total.sum()

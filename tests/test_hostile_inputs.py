@@ -380,3 +380,10 @@ def test_fits_in_threads_are_reproducible():
         thread.join()
     for seed, clf in zip(seeds, sequential):
         _same_fit(threaded[seed], clf, X_IRIS)
+
+
+def test_non_finite_loss_error_is_public():
+    import sk_entmax
+
+    assert sk_entmax.NonFiniteLossError is NonFiniteLossError
+    assert "NonFiniteLossError" in sk_entmax.__all__
