@@ -99,6 +99,9 @@ class EntmaxClassifier(BaseEntmaxClassifier):
     root finding. The loss is the Fenchel-Young loss of the same mapping, and
     ``predict_proba`` applies that very mapping, so its zeros are exact.
 
+    ``X`` may be a scipy sparse matrix: it stays sparse, and only each mini-batch is made
+    dense (the fit is the same as on the dense array).
+
     Parameters
     ----------
     alpha : float, default=1.5
@@ -131,6 +134,9 @@ class EntmaxClassifier(BaseEntmaxClassifier):
     ([True, True, True], [1.0, 1.0, 1.0])
     """
     )
+
+    #: a scipy sparse ``X`` (CSR, CSC, COO, ...) stays sparse: each mini-batch is made dense
+    _sparse_input = True
 
     def __init__(
         self,

@@ -170,26 +170,23 @@ def test_complex_X_raises(name):
 # --------------------------------------------------------------------------- sparse
 
 
-@pytest.mark.parametrize("name", sorted(FACTORIES))
-def test_sparse_X_raises_a_clear_error(name):
+def test_sparse_X_raises_a_clear_error_in_tabnet():
     with pytest.raises(TypeError, match="Sparse data was passed for X, but dense data"):
-        _make(name).fit(scipy.sparse.csr_matrix(X_IRIS), Y_IRIS)
+        _make("tabnet").fit(scipy.sparse.csr_matrix(X_IRIS), Y_IRIS)
 
 
-class _SparseEntmax(EntmaxClassifier):
-    _sparse_input = True  # the base's sparse path, off in the public estimators for now
-
-
-@pytest.mark.parametrize("fmt", ["csr", "coo"])
-def test_sparse_path_of_the_base_equals_dense(fmt):
+@pytest.mark.parametrize("cls", [EntmaxClassifier, SparsemaxClassifier])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_sparse_X_trains_like_dense(cls, fmt):
     X = X32.copy()
     X[np.abs(X) < 0.5] = 0.0
     sparse = scipy.sparse.csr_matrix(X).asformat(fmt)
     params = {"lr": 0.05, "max_epochs": 5, "random_state": 0}
-    dense = EntmaxClassifier(**params).fit(X, Y_IRIS)
-    clf = _SparseEntmax(**params).fit(sparse, Y_IRIS)
+    dense = cls(**params).fit(X, Y_IRIS)
+    clf = cls(**params).fit(sparse, Y_IRIS)
     np.testing.assert_array_equal(clf.predict_proba(sparse), dense.predict_proba(X))
-    early = _SparseEntmax(early_stopping=True, validation_fraction=0.2, **params)
+    np.testing.assert_array_equal(clf.predict_proba(X), dense.predict_proba(X))
+    early = cls(early_stopping=True, validation_fraction=0.2, **params)
     assert np.isfinite(early.fit(sparse, Y_IRIS).predict_proba(sparse)).all()
 
 
