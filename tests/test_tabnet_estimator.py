@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from expected_failures import EXPECTED_FAILURES
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_iris, make_classification, make_multilabel_classification
@@ -75,17 +76,6 @@ def _weights(clf):
 # (check_classifiers_train asks for an accuracy above 0.83: two epochs give 0.88 or more,
 # one epoch 0.833 in sparsemax mode).
 CHECK_PARAMS = {"max_epochs": 2}
-
-EXPECTED_FAILURES = {
-    "check_classifiers_multilabel_output_format_predict_proba": (
-        "the check demands probabilities strictly inside (0, 1); exact zeros are the point "
-        "of entmax, and multi-label rows are one distribution over labels"
-    ),
-    "check_sample_weight_equivalence_on_dense_data": (
-        "mini-batch training: a weight of 2 and a duplicated row give different batches, so "
-        "the fitted weights are not equal"
-    ),
-}
 
 # Every check for three modes; the adaptive mode, whose learned alpha makes each step about
 # three times slower, gets the checks that train and predict (see SUBSET_CHECKS).

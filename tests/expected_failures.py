@@ -1,0 +1,28 @@
+"""Why some of scikit-learn's estimator checks fail for every entmax classifier.
+
+Shared by the check runs of the linear estimators and of TabNet, so that each reason is
+stated once.
+"""
+
+from __future__ import annotations
+
+MULTILABEL_PROBA = "check_classifiers_multilabel_output_format_predict_proba"
+
+EXPECTED_FAILURES = {
+    MULTILABEL_PROBA: (
+        "the check demands probabilities strictly inside (0, 1); exact zeros are the point "
+        "of entmax, and multi-label rows are one distribution over labels"
+    ),
+    "check_sample_weight_equivalence_on_dense_data": (
+        "mini-batch training: a weight of 2 and a duplicated row give different batches, so "
+        "the fitted weights are not equal"
+    ),
+}
+
+# only for estimators that accept scipy sparse X (the linear ones)
+SPARSE_EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "mini-batch training, as for dense data: a weight of 2 and a duplicated row give "
+        "different batches"
+    ),
+}
