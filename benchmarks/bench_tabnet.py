@@ -11,10 +11,12 @@ installed.
 The default run takes about 20 minutes on one core. ``--seeds N`` averages the full fits
 over seeds 0..N-1 (default 1; each further seed adds about 3 minutes); with one seed the
 accuracy bar compares single fits, and one test row of wine is 0.022 of accuracy, so use
-``--seeds 10`` (about 50 minutes; the README's figures) before reading much into a small
-difference. The mask signal of the reference and of our default mode is averaged over
-``--signal-seeds`` seeds (default 30), that of the other modes over ``--mode-signal-seeds``
-(default 6).
+``--seeds 10`` (about 35 minutes; the README's figures) before reading much into a small
+difference, and read the difference beside its two standard errors. ``--tasks`` picks the
+data sets of the comparison (for instance ``--tasks wine --seeds 30 --signal-seeds 0``
+measures wine alone, over 30 seeds, in about 6 minutes). The mask signal of the reference
+and of our default mode is averaged over ``--signal-seeds`` seeds (default 30; 0 skips the
+signal), that of the other modes over ``--mode-signal-seeds`` (default 6).
 ``--quick`` runs every fit for 2 epochs, to check the script itself (its verdicts then mean
 nothing).
 
@@ -42,7 +44,9 @@ random_state=0``, a ``StandardScaler`` fitted on the train part), E=50; and
 ``make_classification(n_samples=20000, n_features=20, n_informative=8, random_state=0)``,
 split and scaled the same way, E=10.
 
-Columns of the main table: "test acc", the test accuracy (mean over the seeds); "CPU s /
+Columns of the main table: "test acc", the test accuracy (mean over the seeds); "Δ acc",
+ours minus the reference's, with two standard errors of that difference (unpaired: the two
+libraries draw different initial weights from one seed); "CPU s /
 epoch", the CPU time of the full fit minus that of a one-epoch fit (median of 3, same setup),
 over E - 1: the per-epoch cost without the setup, prediction and feature importances (median
 over the seeds); "CPU epoch ratio", ours over the reference's; "wall epoch ratio", the same
@@ -135,6 +139,7 @@ STEP_REPEATS = 5  # training steps per implementation and round
 
 @dataclass(frozen=True)
 class Task:
+    key: str  # its name for --tasks
     name: str
     load: Callable[[], tuple[np.ndarray, np.ndarray]]
     batch_size: int
@@ -159,12 +164,14 @@ def _signal_data() -> tuple[np.ndarray, np.ndarray]:
 
 
 TASKS = (
-    Task("breast_cancer", lambda: load_breast_cancer(return_X_y=True), 64, 32, 50),
-    Task("wine", lambda: load_wine(return_X_y=True), 32, 16, 50),
-    Task("digits", lambda: load_digits(return_X_y=True), 128, 64, 50),
-    Task("make_classification 20k", _synthetic, 1024, 128, 10),
+    Task(
+        "breast_cancer", "breast_cancer", lambda: load_breast_cancer(return_X_y=True), 64, 32, 50
+    ),
+    Task("wine", "wine", lambda: load_wine(return_X_y=True), 32, 16, 50),
+    Task("digits", "digits", lambda: load_digits(return_X_y=True), 128, 64, 50),
+    Task("20k", "make_classification 20k", _synthetic, 1024, 128, 10),
 )
-SIGNAL_TASK = Task("mask signal", _signal_data, 128, 64, 30)
+SIGNAL_TASK = Task("signal", "mask signal", _signal_data, 128, 64, 30)
 
 
 @dataclass
@@ -408,7 +415,9 @@ def time_steps(models: dict[str, Any], X: np.ndarray, y: np.ndarray) -> dict[str
 # --------------------------------------------------------------------------- runs
 
 
-def run_comparison(seeds: int, epochs_cap: int | None) -> dict[str, list[Row]]:
+def run_comparison(
+    seeds: int, epochs_cap: int | None, tasks: tuple[Task, ...] = TASKS
+) -> dict[str, list[Row]]:
     """Reference and both output alphas of ours on every task, alternating.
 
     Per task: a full fit of each model per seed (accuracy, mask zeros, times), then
@@ -417,7 +426,7 @@ def run_comparison(seeds: int, epochs_cap: int | None) -> dict[str, list[Row]]:
     a change in the load of the machine hits all of them alike.
     """
     results: dict[str, list[Row]] = {}
-    for number, task in enumerate(TASKS):
+    for number, task in enumerate(tasks):
         data = _split(task)
         _check_reference_batches(task, len(data[0]))
         epochs = min(task.epochs, epochs_cap or task.epochs)
@@ -514,7 +523,7 @@ def _verdict(ok: bool) -> str:
 def comparison_table(results: dict[str, list[Row]]) -> tuple[list[str], list[str], list[str]]:
     """The main markdown table, and the failures of the accuracy and speed bars."""
     lines = [
-        "| dataset | B / V / epochs | model | test acc | Δ acc | CPU s / epoch "
+        "| dataset | B / V / epochs | model | test acc | Δ acc (± 2 SE) | CPU s / epoch "
         "| CPU epoch ratio | wall epoch ratio | wall fit ratio | mask zeros | acc bar "
         "| speed bar |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|:---:|",
@@ -537,7 +546,11 @@ def comparison_table(results: dict[str, list[Row]]) -> tuple[list[str], list[str
                     acc_fail.append(f"{name} {row.model} {delta:+.3f}")
                 if not speed_ok:
                     speed_fail.append(f"{name} {row.model} x{ratio:.2f}")
-                cells += [f"{delta:+.3f}", f"{row.cpu_epoch():.3f}"]
+                noise = ""
+                if len(row.fits) > 1:
+                    sems = [_mean_sem([f.accuracy for f in r.fits])[1] for r in (row, ref)]
+                    noise = f" ± {2 * np.hypot(*sems):.3f}"
+                cells += [f"{delta:+.3f}{noise}", f"{row.cpu_epoch():.3f}"]
                 cells += [f"{ratio:.2f}", f"{row.ratio(ref, 'median_epoch'):.2f}"]
                 cells += [f"{row.ratio(ref, 'fit_seconds'):.2f}"]
                 cells += [f"{row.mean('mask_zeros'):.1%}", _verdict(acc_ok), _verdict(speed_ok)]
@@ -638,16 +651,29 @@ def main(argv: list[str] | None = None) -> int:
         help=f"seeds of the other modes' mask-signal fits (default {MODE_SIGNAL_SEEDS})",
     )
     parser.add_argument(
+        "--tasks",
+        default=",".join(t.key for t in TASKS),
+        help="comma-separated data sets of the comparison (default: all of "
+        f"{', '.join(t.key for t in TASKS)}); the mode table needs {MODES_DATASET}",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="2 epochs per fit: checks the script only"
     )
     args = parser.parse_args(argv)
+    keys = [k.strip() for k in args.tasks.split(",") if k.strip()]
+    unknown = sorted(set(keys) - {t.key for t in TASKS})
+    if unknown or not keys:
+        parser.error(f"--tasks takes {', '.join(t.key for t in TASKS)}; got {args.tasks!r}")
+    tasks = tuple(t for t in TASKS if t.key in keys)
     torch.set_num_threads(args.threads)
     cap = 2 if args.quick else None
 
     start = time.perf_counter()
-    comparison = run_comparison(args.seeds, cap)
-    modes_task, modes = run_modes(args.seeds, cap, comparison)
-    signal = run_signal(args.signal_seeds, args.mode_signal_seeds, cap)
+    comparison = run_comparison(args.seeds, cap, tasks)
+    modes = run_modes(args.seeds, cap, comparison) if MODES_DATASET in comparison else None
+    signal = (
+        run_signal(args.signal_seeds, args.mode_signal_seeds, cap) if args.signal_seeds else None
+    )
     elapsed = time.perf_counter() - start
 
     print(
@@ -664,20 +690,24 @@ def main(argv: list[str] | None = None) -> int:
         "backward on one batch); the rest is the optimizer, data loading and loop:\n"
     )
     print("\n".join(step_table(comparison)))
-    first = modes[1][2]
-    print(
-        f"\nentmax_mode on {modes_task.name} (output alpha={MODE_ALPHA:g}; B / V / epochs = "
-        f"{modes_task.batch_size} / {modes_task.virtual_batch_size} / {first.epochs}; "
-        "the first row is pytorch-tabnet):\n"
-    )
-    print("\n".join(modes_table(modes)))
-    print(
-        f"\nMask signal (B / V / epochs = {SIGNAL_TASK.batch_size} / "
-        f"{SIGNAL_TASK.virtual_batch_size} / {signal[0][0].epochs}; the mean over the "
-        "seeds; mask zeros on the training data):\n"
-    )
-    signal_lines, signal_fail = signal_table(signal)
-    print("\n".join(signal_lines))
+    if modes is not None:
+        modes_task, mode_rows = modes
+        first = mode_rows[1][2]
+        print(
+            f"\nentmax_mode on {modes_task.name} (output alpha={MODE_ALPHA:g}; B / V / epochs "
+            f"= {modes_task.batch_size} / {modes_task.virtual_batch_size} / {first.epochs}; "
+            "the first row is pytorch-tabnet):\n"
+        )
+        print("\n".join(modes_table(mode_rows)))
+    signal_fail: list[str] | None = None
+    if signal is not None:
+        print(
+            f"\nMask signal (B / V / epochs = {SIGNAL_TASK.batch_size} / "
+            f"{SIGNAL_TASK.virtual_batch_size} / {signal[0][0].epochs}; the mean over the "
+            "seeds; mask zeros on the training data):\n"
+        )
+        signal_lines, signal_fail = signal_table(signal)
+        print("\n".join(signal_lines))
     print()
     bars = [
         ("Bar 1: test accuracy of ours >= pytorch-tabnet's", acc_fail),
@@ -689,7 +719,11 @@ def main(argv: list[str] | None = None) -> int:
         ),
     ]
     for title, failed in bars:
-        print(f"{title}: {'FAIL (' + '; '.join(failed) + ')' if failed else 'PASS'}")
+        if failed is None:
+            verdict = "not run (--signal-seeds 0)"
+        else:
+            verdict = "FAIL (" + "; ".join(failed) + ")" if failed else "PASS"
+        print(f"{title}: {verdict}")
     return 0 if all(not failed for _, failed in bars) else 1
 
 
