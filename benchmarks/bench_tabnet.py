@@ -9,7 +9,7 @@ dependency of sk_entmax)::
 ``PYTHONPATH=.`` makes sure this checkout is measured, whatever copy of sk_entmax is
 installed.
 The default run takes about 20 minutes on one core. ``--seeds N`` averages the full fits
-over seeds 0..N-1 (default 1; each further seed adds about 3 minutes); with one seed the
+over seeds 0..N-1 (default 1; each further seed adds about 2 minutes); with one seed the
 accuracy bar compares single fits, and one test row of wine is 0.022 of accuracy, so use
 ``--seeds 10`` (about 35 minutes; the README's figures) before reading much into a small
 difference, and read the difference beside its two standard errors. ``--tasks`` picks the
@@ -514,6 +514,9 @@ def run_signal(seeds: int, mode_seeds: int, epochs_cap: int | None) -> list[tupl
             row.fits.append(fit)
         print(f"  signal: seed {seed} done", file=sys.stderr)
     return rows
+
+
+# --------------------------------------------------------------------------- report
 
 
 def _verdict(ok: bool) -> str:
