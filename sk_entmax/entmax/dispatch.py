@@ -21,7 +21,7 @@ def entmax(
     X: torch.Tensor,
     alpha: Param = 1.5,
     dim: int = -1,
-    n_iter: int = 50,
+    n_iter: int | None = 50,
     training: bool = True,
 ) -> torch.Tensor:
     """alpha-entmax by the best algorithm for ``alpha``.
@@ -35,7 +35,7 @@ def entmax(
         use :func:`~sk_entmax.entmax.entmax_bisect`.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Bisection steps, where bisection is used.
     training : bool, default=True
         Custom autograd path or plain ops (see :func:`~sk_entmax.entmax.sparsemax`).
@@ -61,7 +61,7 @@ def entmax(
 
 
 def entmax_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int = 50
+    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int | None = 50
 ) -> torch.Tensor:
     """The Fenchel-Young loss matching :func:`entmax` at the same ``alpha``.
 
@@ -73,7 +73,7 @@ def entmax_loss(
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     alpha : float or torch.Tensor, default=1.5
         As in :func:`entmax`; 1 gives cross-entropy. A tensor alpha receives a gradient.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Bisection steps, where bisection is used.
 
     Returns

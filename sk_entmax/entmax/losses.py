@@ -260,7 +260,9 @@ def sparsemax_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) 
     return _fenchel_young_loss(X, target, lambda Z, a: sparsemax(Z, dim=-1, k=k), 2.0, "tsallis")
 
 
-def sparsemax_bisect_loss(X: torch.Tensor, target: torch.Tensor, n_iter: int = 50) -> torch.Tensor:
+def sparsemax_bisect_loss(
+    X: torch.Tensor, target: torch.Tensor, n_iter: int | None = 50
+) -> torch.Tensor:
     """sparsemax loss computed with the bisection mapping.
 
     Parameters
@@ -269,8 +271,8 @@ def sparsemax_bisect_loss(X: torch.Tensor, target: torch.Tensor, n_iter: int = 5
         Scores.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
 
     Returns
     -------
@@ -303,7 +305,7 @@ def entmax15_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -
 
 
 def entmax_bisect_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int = 50
+    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int | None = 50
 ) -> torch.Tensor:
     """alpha-entmax loss; cross-entropy at alpha = 1. Differentiable in a tensor alpha.
 
@@ -316,8 +318,8 @@ def entmax_bisect_loss(
     alpha : float or torch.Tensor, default=1.5
         A number, or a tensor with one value per row (shape (n_samples,) or
         (n_samples, 1)) or one shared value.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
 
     Returns
     -------
@@ -331,7 +333,7 @@ def entmax_bisect_loss(
 
 
 def normmax_bisect_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 2, n_iter: int = 50
+    X: torch.Tensor, target: torch.Tensor, alpha: Param = 2, n_iter: int | None = 50
 ) -> torch.Tensor:
     """alpha-normmax loss. Differentiable in a tensor alpha.
 
@@ -343,8 +345,8 @@ def normmax_bisect_loss(
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     alpha : float or torch.Tensor, default=2
         The norm's order (> 1), a number or one value per row.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
 
     Returns
     -------
@@ -430,8 +432,8 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
 
     Parameters
     ----------
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
     ignore_index : int, default=-100
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
@@ -439,7 +441,10 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     """
 
     def __init__(
-        self, n_iter: int = 50, ignore_index: int = -100, reduction: str = "elementwise_mean"
+        self,
+        n_iter: int | None = 50,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
     ) -> None:
         super().__init__(ignore_index, reduction)
         self.n_iter = n_iter
@@ -481,8 +486,8 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
     ----------
     alpha : float or torch.Tensor, default=1.5
         A number or tensor; an ``nn.Parameter`` is registered and learned.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
     ignore_index : int, default=-100
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
@@ -492,7 +497,7 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
     def __init__(
         self,
         alpha: Param = 1.5,
-        n_iter: int = 50,
+        n_iter: int | None = 50,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
     ) -> None:
@@ -511,8 +516,8 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
     ----------
     alpha : float or torch.Tensor, default=2
         The norm's order (> 1).
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
     ignore_index : int, default=-100
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
@@ -522,7 +527,7 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
     def __init__(
         self,
         alpha: Param = 2,
-        n_iter: int = 50,
+        n_iter: int | None = 50,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
     ) -> None:

@@ -76,9 +76,16 @@ __all__ = [
 Param = float | torch.Tensor
 
 
-def _check_n_iter(n_iter: int) -> int:
+# The number of bisection steps that ``n_iter=None`` stands for (the reference's default).
+DEFAULT_N_ITER = 50
+
+
+def _check_n_iter(n_iter: int | None) -> int:
+    """``n_iter`` as a positive int; ``None`` means :data:`DEFAULT_N_ITER`."""
+    if n_iter is None:
+        return DEFAULT_N_ITER
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive int, got {n_iter!r}")
+        raise ValueError(f"n_iter must be None or a positive int, got {n_iter!r}")
     return n_iter
 
 
@@ -136,9 +143,22 @@ def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
     return torch.exp(torch.log1p((beta * U).clamp_min(-1)) / beta)
 
 
-def _bracket_width(d: int, beta: Param, like: torch.Tensor) -> Param:
-    """``(1 - d ** -beta) / beta``: from the row max, the threshold lies within this."""
-    log_d = math.log(d) if d > 0 else 0.0
+def _bracket_width(d: int | torch.Tensor, beta: Param, like: torch.Tensor) -> Param:
+    """``(1 - d ** -beta) / beta``: from the row max, the threshold lies within this.
+
+    ``d`` is the row width, a Python int or (on the traceable path, so that a trace is not
+    specialised to one width) a 0-d tensor, which makes the result a tensor.
+    """
+    if isinstance(d, torch.Tensor):
+        log_d = d.to(like.dtype).log()
+        if isinstance(beta, torch.Tensor):
+            beta = beta.to(like.dtype)
+        elif beta == 0:
+            return log_d
+        else:
+            return -torch.expm1(-beta * log_d) / beta
+    else:
+        log_d = math.log(d) if d > 0 else 0.0
     if isinstance(beta, torch.Tensor):
         zero = beta == 0
         safe_beta = torch.where(zero, 1.0, beta)
@@ -153,14 +173,17 @@ def _bracket_width(d: int, beta: Param, like: torch.Tensor) -> Param:
 _POWER_FORM_MIN_BETA = 0.1
 
 
-def _entmax_threshold(Z: torch.Tensor, beta: Param, n_iter: int):
+def _entmax_threshold(Z: torch.Tensor, beta: Param, n_iter: int, traced_width: bool = False):
     """Bisection for the threshold of rows ``Z`` whose max is 0; returns ``(t, p)``.
 
     For a float alpha away from 1 the loop runs in the cheaper power form
     ``p = [beta z - tau]_+ ** (1 / beta)`` with ``tau = beta t - 1`` (a linear change of
     variable, so the bisection steps are the same); otherwise in the log1p form.
+    ``traced_width`` computes the bracket from the width as a tensor (see
+    :func:`_bracket_width`), which ``torch.jit.trace`` records instead of a constant.
     """
-    width = _bracket_width(Z.shape[-1], beta, Z)
+    d = Z.new_ones(Z.shape[-1:]).sum() if traced_width else Z.shape[-1]
+    width = _bracket_width(d, beta, Z)
     shape = (*Z.shape[:-1], 1)
     if isinstance(beta, torch.Tensor) or abs(beta) < _POWER_FORM_MIN_BETA:
         t_lo = torch.zeros(shape, dtype=Z.dtype, device=Z.device)
@@ -307,24 +330,28 @@ def _entmax_bisect_plain(
     The bisection runs without recording a graph; the threshold then re-enters the graph
     through its implicit derivative (``dt = sum(g dx) / sum(g)`` plus the alpha term), a
     correction whose value is 0, so values match the custom function and so do gradients.
+
+    The ops do not depend on the grad mode, nor on whether a tensor alpha requires a
+    gradient, so that ``torch.jit.trace`` (whose check reruns the module without grad)
+    records the same graph every time; and the bracket is computed from the width as a
+    tensor, so that a trace also serves other widths.
     """
     max_val, _ = row_stats(Z)
     Z = Z - max_val
     beta = alpha - 1
     with torch.no_grad():
-        t, p = _entmax_threshold(Z, beta, n_iter)
+        t, p = _entmax_threshold(Z, beta, n_iter, traced_width=True)
         gppr = safe_pow(p, 1 - beta)
         sum_g = gppr.sum(-1, keepdim=True)
-    if torch.is_grad_enabled():
-        finite = torch.isfinite(Z)
-        Zf = torch.where(finite, Z, 0.0)
-        shift = (gppr * (Zf - Zf.detach())).sum(-1, keepdim=True)
-        if isinstance(beta, torch.Tensor) and beta.requires_grad:
-            with torch.no_grad():
-                _, pa_sum = _entmax_alpha_grad(p, gppr, beta)
-            shift = shift + pa_sum * sum_g * (beta - beta.detach())
-        t = t + safe_div(shift, sum_g)
-        p = _entmax_p(Z - t, beta)
+    finite = torch.isfinite(Z)
+    Zf = torch.where(finite, Z, 0.0)
+    shift = (gppr * (Zf - Zf.detach())).sum(-1, keepdim=True)
+    if isinstance(beta, torch.Tensor):
+        with torch.no_grad():
+            _, pa_sum = _entmax_alpha_grad(p, gppr, beta)
+        shift = shift + pa_sum * sum_g * (beta - beta.detach())
+    t = t + safe_div(shift, sum_g)
+    p = _entmax_p(Z - t, beta)
     return _normalize(p) if ensure_sum_one else p
 
 
@@ -368,7 +395,7 @@ def entmax_bisect(
     X: torch.Tensor,
     alpha: Param = 1.5,
     dim: int = -1,
-    n_iter: int = 50,
+    n_iter: int | None = 50,
     ensure_sum_one: bool = True,
     training: bool = True,
 ) -> torch.Tensor:
@@ -390,17 +417,22 @@ def entmax_bisect(
         alpha per row). Values below 1 work as in the reference package (dense outputs).
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         The accuracy asked of the threshold, in bisection steps: the result is at least as
         accurate as ``n_iter`` halvings of its bracket make it (about 24 reach float32
         precision). From 24 on, for alpha in ``[1.1, 2]`` (per row), Newton steps reach the
         working precision instead, typically in 3 to 8 passes; otherwise (and on the plain
         path) exactly ``n_iter`` bisection steps run, as in the reference package.
+        ``None`` means the default, 50 (``SparsemaxBisect`` in the reference package
+        defaults to ``None``, and drop-in code passes it).
     ensure_sum_one : bool, default=True
         Divide the result by its sum so that it sums to 1 exactly.
     training : bool, default=True
-        Custom autograd function (``True``) or plain ops (``False``) that tracing and
-        export can take; both give the same values and gradients.
+        Custom autograd function (``True``) or plain ops (``False``) that
+        ``torch.jit.trace`` (with its sanity check), ``torch.export`` and ONNX can take;
+        both give the same values and gradients. A trace of the plain path serves any
+        batch size and any width along ``dim``: the bisection bracket is computed from the
+        width as a traced value.
 
     Returns
     -------
@@ -434,7 +466,7 @@ def entmax_bisect(
 def sparsemax_bisect(
     X: torch.Tensor,
     dim: int = -1,
-    n_iter: int = 50,
+    n_iter: int | None = 50,
     ensure_sum_one: bool = True,
     training: bool = True,
 ) -> torch.Tensor:
@@ -451,7 +483,7 @@ def sparsemax_bisect(
         Scores.
     dim : int, default=-1
         The axis along which to project.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
     ensure_sum_one : bool, default=True
         Divide the result by its sum.
@@ -524,7 +556,7 @@ class NormmaxBisectFunction(Function):
 
 
 def normmax_bisect(
-    X: torch.Tensor, alpha: Param = 2, dim: int = -1, n_iter: int = 50
+    X: torch.Tensor, alpha: Param = 2, dim: int = -1, n_iter: int | None = 50
 ) -> torch.Tensor:
     """alpha-normmax: ``max_p <x, p> - ||p||_alpha`` over the simplex, by bisection.
 
@@ -537,8 +569,8 @@ def normmax_bisect(
         Differentiable when a tensor.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
 
     Returns
     -------
@@ -595,7 +627,7 @@ class BudgetBisectFunction(Function):
 
 
 def budget_bisect(
-    X: torch.Tensor, budget: Param = 2, dim: int = -1, n_iter: int = 50
+    X: torch.Tensor, budget: Param = 2, dim: int = -1, n_iter: int | None = 50
 ) -> torch.Tensor:
     """Budget sparsemax: ``max_p <x, p> - ||p||^2 / 2`` s.t. ``0 <= p <= 1, sum(p) == budget``.
 
@@ -608,8 +640,8 @@ def budget_bisect(
         along ``dim``). Differentiable when a tensor.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
 
     Returns
     -------
@@ -644,6 +676,9 @@ class _ParamModule(nn.Module):
 class EntmaxBisect(_ParamModule):
     """Module twin of :func:`entmax_bisect`; plain-op path in ``eval()`` mode.
 
+    In ``eval()`` mode the module takes ``torch.jit.trace`` (sanity check included) and
+    ``torch.export``; the trace serves other batch sizes and widths.
+
     Parameters
     ----------
     alpha : float or torch.Tensor, default=1.5
@@ -651,13 +686,13 @@ class EntmaxBisect(_ParamModule):
         a learnable alpha kept in a valid range by construction, see :class:`AdaptiveEntmax`.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
     """
 
     _repr_keys = ("alpha", "dim", "n_iter")
 
-    def __init__(self, alpha: Param = 1.5, dim: int = -1, n_iter: int = 50) -> None:
+    def __init__(self, alpha: Param = 1.5, dim: int = -1, n_iter: int | None = 50) -> None:
         super().__init__()
         self.alpha = alpha
         self.dim = dim
@@ -670,19 +705,23 @@ class EntmaxBisect(_ParamModule):
 
 
 class SparsemaxBisect(_ParamModule):
-    """Module twin of :func:`sparsemax_bisect`.
+    """Module twin of :func:`sparsemax_bisect`; plain-op path in ``eval()`` mode.
+
+    In ``eval()`` mode the module takes ``torch.jit.trace`` (sanity check included) and
+    ``torch.export``; the trace serves other batch sizes and widths. ``n_iter=None``, the
+    reference's default, means 50.
 
     Parameters
     ----------
     dim : int, default=-1
         The axis along which to project.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
     """
 
     _repr_keys = ("dim", "n_iter")
 
-    def __init__(self, dim: int = -1, n_iter: int = 50) -> None:
+    def __init__(self, dim: int = -1, n_iter: int | None = 50) -> None:
         super().__init__()
         self.dim = dim
         self.n_iter = n_iter
@@ -700,13 +739,13 @@ class NormmaxBisect(_ParamModule):
         The norm's order, > 1.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
     """
 
     _repr_keys = ("alpha", "dim", "n_iter")
 
-    def __init__(self, alpha: Param = 2, dim: int = -1, n_iter: int = 50) -> None:
+    def __init__(self, alpha: Param = 2, dim: int = -1, n_iter: int | None = 50) -> None:
         super().__init__()
         self.alpha = alpha
         self.dim = dim
@@ -725,13 +764,13 @@ class BudgetBisect(_ParamModule):
         The total mass of the output.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
-        Number of bisection steps.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
     """
 
     _repr_keys = ("budget", "dim", "n_iter")
 
-    def __init__(self, budget: Param = 2, dim: int = -1, n_iter: int = 50) -> None:
+    def __init__(self, budget: Param = 2, dim: int = -1, n_iter: int | None = 50) -> None:
         super().__init__()
         self.budget = budget
         self.dim = dim
@@ -757,7 +796,7 @@ class AdaptiveEntmax(nn.Module):
         Initial alpha, strictly inside the range.
     dim : int, default=-1
         The axis along which to apply the mapping.
-    n_iter : int, default=50
+    n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
     alpha_max : float or None, default=2.0
         Upper end of the range of alpha (not reached), or ``None`` for no upper end.
@@ -783,7 +822,7 @@ class AdaptiveEntmax(nn.Module):
         self,
         alpha: float = 1.5,
         dim: int = -1,
-        n_iter: int = 50,
+        n_iter: int | None = 50,
         alpha_max: float | None = 2.0,
         shape: tuple[int, ...] = (),
     ) -> None:

@@ -595,6 +595,21 @@ def test_eval_path_jit_trace(module):
     module.eval()
 
 
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
+@pytest.mark.parametrize("module", EVAL_MODULES, ids=lambda m: repr(m))
+def test_eval_path_jit_trace_passes_its_check_and_generalises(module):
+    """Issue 12: the bisection modules failed jit.trace's own check (graphs differed)."""
+    module = module.eval()
+    gen = torch.Generator().manual_seed(12)
+    traced = torch.jit.trace(module, (torch.randn(3, 7, generator=gen),))  # check on
+    for shape in [(5, 7), (2, 7), (5, 4), (6, 11)]:  # other batch sizes, other widths
+        X = torch.randn(*shape, generator=gen) * 3
+        expected = module(X)
+        assert torch.allclose(traced(X), expected, atol=1e-6), shape
+        assert torch.allclose(expected, module.train()(X), atol=1e-5), shape
+        module.eval()
+
+
 @pytest.mark.parametrize("module", EVAL_MODULES, ids=lambda m: repr(m))
 def test_eval_path_torch_export(module):
     module = module.eval()
@@ -641,3 +656,48 @@ def test_dispatch_picks_the_exact_mapping(alpha):
     if alpha == 1.0:
         ce = torch.nn.functional.cross_entropy(X, y, reduction="none")
         assert torch.allclose(entmax_loss(X, y, alpha), ce, atol=1e-12)
+
+
+# --------------------------------------------------------------- n_iter=None (issue 12)
+
+
+def test_n_iter_none_means_the_default():
+    """``SparsemaxBisect(n_iter=None)`` is the reference's default; it used to raise."""
+    gen = torch.Generator().manual_seed(4)
+    X = torch.randn(5, 6, generator=gen, dtype=torch.float64)
+    y = torch.randint(0, 6, (5,), generator=gen)
+    alpha = torch.full((5, 1), 1.3, dtype=torch.float64)
+    pairs = [
+        (SparsemaxBisect(n_iter=None)(X), SparsemaxBisect(n_iter=50)(X)),
+        (SparsemaxBisect(n_iter=None).eval()(X), SparsemaxBisect().eval()(X)),
+        (EntmaxBisect(1.3, n_iter=None)(X), EntmaxBisect(1.3)(X)),
+        (AdaptiveEntmax(1.3, n_iter=None)(X), AdaptiveEntmax(1.3)(X)),
+        (sparsemax_bisect(X, n_iter=None), sparsemax_bisect(X)),
+        (entmax_bisect(X, 1.3, n_iter=None), entmax_bisect(X, 1.3)),
+        (
+            entmax_bisect(X, alpha, n_iter=None, training=False),
+            entmax_bisect(X, alpha, training=False),
+        ),
+        (entmax_bisect(X, 0.8, n_iter=None), entmax_bisect(X, 0.8, n_iter=50)),
+        (normmax_bisect(X, n_iter=None), normmax_bisect(X)),
+        (budget_bisect(X, n_iter=None), budget_bisect(X)),
+        (sparsemax_bisect_loss(X, y, n_iter=None), sparsemax_bisect_loss(X, y)),
+        (entmax_bisect_loss(X, y, 1.3, n_iter=None), entmax_bisect_loss(X, y, 1.3)),
+        (SparsemaxBisectLoss(n_iter=None)(X, y), SparsemaxBisectLoss()(X, y)),
+        (EntmaxBisectLoss(n_iter=None)(X, y), EntmaxBisectLoss()(X, y)),
+        (NormmaxBisectLoss(n_iter=None)(X, y), NormmaxBisectLoss()(X, y)),
+    ]
+    for i, (got, expected) in enumerate(pairs):
+        assert torch.equal(got, expected), i
+    # and the drop-in value: the reference's own default module
+    ref = reference.SparsemaxBisect(n_iter=None)(X)
+    assert torch.allclose(SparsemaxBisect(n_iter=None)(X), ref, atol=1e-7)
+    assert torch.allclose(
+        sparsemax_bisect_loss(X, y, n_iter=None), reference.sparsemax_bisect_loss(X, y), atol=1e-7
+    )
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "50"])
+def test_n_iter_still_rejects_other_values(bad):
+    with pytest.raises(ValueError, match="n_iter must be None or a positive int"):
+        entmax_bisect(torch.randn(2, 3), n_iter=bad)
