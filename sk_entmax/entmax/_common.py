@@ -117,6 +117,24 @@ def safe_div(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     return torch.where(zero, torch.zeros_like(num), num / torch.where(zero, 1, den))
 
 
+def support_size(P: torch.Tensor, dim: int) -> torch.Tensor:
+    """The number of nonzero entries of ``P`` along ``dim``, as an int64 axis of size 1.
+
+    This is the ``support`` of ``return_support_size=True``: shaped like ``P`` with ``dim``
+    of size 1, counted on the tensor returned (in its dtype), with no gradient.
+    """
+    return (P != 0).sum(dim=dim, keepdim=True)
+
+
+def with_support(
+    P: torch.Tensor, dim: int, return_support_size: bool
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """``P``, or ``(P, support_size(P, dim))`` when asked for."""
+    if return_support_size:
+        return P, support_size(P, dim)
+    return P
+
+
 def apply_last(
     fn: Callable[..., torch.Tensor],
     X: torch.Tensor,

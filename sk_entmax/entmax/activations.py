@@ -36,7 +36,7 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import apply_last, row_stats, safe_div
+from sk_entmax.entmax._common import apply_last, row_stats, safe_div, with_support
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
 
@@ -359,8 +359,13 @@ class Entmax15Function(Function):
 
 
 def sparsemax(
-    X: torch.Tensor, dim: int = -1, k: int | None = None, training: bool = True
-) -> torch.Tensor:
+    X: torch.Tensor,
+    dim: int = -1,
+    k: int | None = None,
+    training: bool = True,
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """sparsemax: the Euclidean projection onto the probability simplex.
 
     Solves ``min_p ||x - p||^2`` subject to ``p >= 0, sum(p) == 1`` along ``dim``
@@ -383,11 +388,19 @@ def sparsemax(
         ``True`` uses the custom autograd function (backward from the output alone);
         ``False`` uses plain ops with a full sort, for ``torch.jit.trace``,
         ``torch.export`` and ONNX. Both give the same values.
+    return_support_size : bool, default=False
+        Also return the support size: the number of nonzero entries along ``dim``, an
+        int64 tensor shaped like ``X`` with ``dim`` of size 1 (as in the ``entmax``
+        package's unreleased master). Keyword-only here, since the fourth positional
+        argument is Ludwig's ``training``.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``; non-negative, summing to 1 along ``dim``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``: the number of nonzeros of ``P`` along
+        ``dim`` (int64, ``dim`` of size 1).
 
     Examples
     --------
@@ -395,16 +408,25 @@ def sparsemax(
     >>> from sk_entmax.entmax import sparsemax
     >>> sparsemax(torch.tensor([-2.0, 0.0, 0.5]))
     tensor([0.0000, 0.2500, 0.7500])
+    >>> sparsemax(torch.tensor([[-2.0, 0.0, 0.5]]), return_support_size=True)
+    (tensor([[0.0000, 0.2500, 0.7500]]), tensor([[2]]))
     """
     k = _check_k(k)
     if training:
-        return apply_last(SparsemaxFunction.apply, X, dim, k)
-    return apply_last(_sparsemax_plain, X, dim)
+        P = apply_last(SparsemaxFunction.apply, X, dim, k)
+    else:
+        P = apply_last(_sparsemax_plain, X, dim)
+    return with_support(P, dim, return_support_size)
 
 
 def entmax15(
-    X: torch.Tensor, dim: int = -1, k: int | None = None, training: bool = True
-) -> torch.Tensor:
+    X: torch.Tensor,
+    dim: int = -1,
+    k: int | None = None,
+    training: bool = True,
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """1.5-entmax: a sparse mapping between softmax and sparsemax (Peters et al., 2019).
 
     Solves ``max_p <x, p> + H_1.5(p)`` subject to ``p >= 0, sum(p) == 1`` along ``dim``,
@@ -422,11 +444,18 @@ def entmax15(
         Partial-sort size with doubling, as in :func:`sparsemax`.
     training : bool, default=True
         Custom autograd function (``True``) or traceable plain ops (``False``).
+    return_support_size : bool, default=False
+        Also return the support size: the number of nonzero entries along ``dim``, an
+        int64 tensor shaped like ``X`` with ``dim`` of size 1 (as in the ``entmax``
+        package's unreleased master). Keyword-only here, since the fourth positional
+        argument is Ludwig's ``training``.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``; non-negative, summing to 1 along ``dim``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``, as in :func:`sparsemax`.
 
     Examples
     --------
@@ -437,8 +466,10 @@ def entmax15(
     """
     k = _check_k(k)
     if training:
-        return apply_last(Entmax15Function.apply, X, dim, k)
-    return apply_last(_entmax15_plain, X, dim)
+        P = apply_last(Entmax15Function.apply, X, dim, k)
+    else:
+        P = apply_last(_entmax15_plain, X, dim)
+    return with_support(P, dim, return_support_size)
 
 
 class Sparsemax(nn.Module):
@@ -450,6 +481,8 @@ class Sparsemax(nn.Module):
         The axis along which to project.
     k : int or None, default=None
         Partial-sort size with doubling (see :func:`sparsemax`).
+    return_support_size : bool, default=False
+        Return ``(P, support_size)`` (see :func:`sparsemax`).
 
     Examples
     --------
@@ -459,16 +492,26 @@ class Sparsemax(nn.Module):
     tensor([[0., 1., 0.]])
     """
 
-    def __init__(self, dim: int = -1, k: int | None = None) -> None:
+    def __init__(
+        self, dim: int = -1, k: int | None = None, return_support_size: bool = False
+    ) -> None:
         super().__init__()
         self.dim = dim
         self.k = k
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return sparsemax(X, dim=self.dim, k=self.k, training=self.training)
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return sparsemax(
+            X,
+            dim=self.dim,
+            k=self.k,
+            training=self.training,
+            return_support_size=self.return_support_size,
+        )
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, k={self.k}"
+        extra = ", return_support_size=True" if self.return_support_size else ""
+        return f"dim={self.dim}, k={self.k}{extra}"
 
 
 class Entmax15(nn.Module):
@@ -480,6 +523,8 @@ class Entmax15(nn.Module):
         The axis along which to apply the mapping.
     k : int or None, default=None
         Partial-sort size with doubling (see :func:`sparsemax`).
+    return_support_size : bool, default=False
+        Return ``(P, support_size)`` (see :func:`sparsemax`).
 
     Examples
     --------
@@ -489,13 +534,23 @@ class Entmax15(nn.Module):
     tensor([[0.0000, 0.3260, 0.6740]])
     """
 
-    def __init__(self, dim: int = -1, k: int | None = None) -> None:
+    def __init__(
+        self, dim: int = -1, k: int | None = None, return_support_size: bool = False
+    ) -> None:
         super().__init__()
         self.dim = dim
         self.k = k
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return entmax15(X, dim=self.dim, k=self.k, training=self.training)
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return entmax15(
+            X,
+            dim=self.dim,
+            k=self.k,
+            training=self.training,
+            return_support_size=self.return_support_size,
+        )
 
     def extra_repr(self) -> str:
-        return f"dim={self.dim}, k={self.k}"
+        extra = ", return_support_size=True" if self.return_support_size else ""
+        return f"dim={self.dim}, k={self.k}{extra}"

@@ -23,7 +23,9 @@ def entmax(
     dim: int = -1,
     n_iter: int | None = 50,
     training: bool = True,
-) -> torch.Tensor:
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """alpha-entmax by the best algorithm for ``alpha``.
 
     Parameters
@@ -39,11 +41,15 @@ def entmax(
         Bisection steps, where bisection is used.
     training : bool, default=True
         Custom autograd path or plain ops (see :func:`~sk_entmax.entmax.sparsemax`).
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, ``dim`` of size 1).
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
 
     Examples
     --------
@@ -52,17 +58,22 @@ def entmax(
     >>> entmax(torch.tensor([[-2.0, 0.0, 0.5]]), alpha=2)
     tensor([[0.0000, 0.2500, 0.7500]])
     """
+    kw = {"dim": dim, "training": training, "return_support_size": return_support_size}
     if not isinstance(alpha, torch.Tensor):
         if alpha == 2:
-            return sparsemax(X, dim=dim, training=training)
+            return sparsemax(X, **kw)
         if alpha == 1.5:
-            return entmax15(X, dim=dim, training=training)
-    return entmax_bisect(X, alpha, dim=dim, n_iter=n_iter, training=training)
+            return entmax15(X, **kw)
+    return entmax_bisect(X, alpha, n_iter=n_iter, **kw)
 
 
 def entmax_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    target: torch.Tensor,
+    alpha: Param = 1.5,
+    n_iter: int | None = 50,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The Fenchel-Young loss matching :func:`entmax` at the same ``alpha``.
 
     Parameters
@@ -75,15 +86,19 @@ def entmax_loss(
         As in :func:`entmax`; 1 gives cross-entropy. A tensor alpha receives a gradient.
     n_iter : int or None, default=50
         Bisection steps, where bisection is used.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros of each row's ``p*``, shape (n_samples, 1).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
     """
     if not isinstance(alpha, torch.Tensor):
         if alpha == 2:
-            return sparsemax_loss(X, target)
+            return sparsemax_loss(X, target, return_support_size=return_support_size)
         if alpha == 1.5:
-            return entmax15_loss(X, target)
-    return entmax_bisect_loss(X, target, alpha, n_iter)
+            return entmax15_loss(X, target, return_support_size=return_support_size)
+    return entmax_bisect_loss(X, target, alpha, n_iter, return_support_size=return_support_size)

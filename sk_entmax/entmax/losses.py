@@ -27,7 +27,7 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import _check_floating, safe_div
+from sk_entmax.entmax._common import _check_floating, safe_div, support_size
 from sk_entmax.entmax.activations import entmax15, sparsemax
 from sk_entmax.entmax.root_finding import (
     Param,
@@ -197,8 +197,13 @@ def _fenchel_young_loss(
     project: Callable[[torch.Tensor, Param], torch.Tensor],
     alpha: Param,
     entropy: str,
-) -> torch.Tensor:
-    """Shared driver: flatten leading axes, build the target, project, evaluate."""
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Shared driver: flatten leading axes, build the target, project, evaluate.
+
+    With ``return_support_size`` also the number of nonzeros of each row's ``p*``, shaped
+    like ``X`` with its last axis of size 1.
+    """
     _check_floating(X)
     if X.dim() < 1:
         raise ValueError("X must have a class axis (last), got a 0-d tensor")
@@ -223,16 +228,25 @@ def _fenchel_young_loss(
                 f"row of X {tuple(X.shape)}"
             ) from exc
     if Xf.shape[0] == 0:
-        return Xf.sum(-1).reshape(batch).to(dtype)
-    P = project(Xf, alpha)
-    loss = FenchelYoungFunction.apply(Xf, P, Q, alpha, entropy)
-    return loss.reshape(batch).to(dtype)
+        loss = Xf.sum(-1).reshape(batch).to(dtype)
+        P = Xf
+    else:
+        P = project(Xf, alpha)
+        loss = FenchelYoungFunction.apply(Xf, P, Q, alpha, entropy).reshape(batch).to(dtype)
+    if return_support_size:
+        return loss, support_size(P, -1).reshape(*batch, 1)
+    return loss
 
 
 # --------------------------------------------------------------------------- functional
 
 
-def sparsemax_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -> torch.Tensor:
+def sparsemax_loss(
+    X: torch.Tensor,
+    target: torch.Tensor,
+    k: int | None = None,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """sparsemax loss: the sparse analogue of cross-entropy (Martins & Astudillo, 2016).
 
     Parameters
@@ -244,11 +258,17 @@ def sparsemax_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) 
         of shape (n_samples, n_classes) whose rows sum to 1 (e.g. multi-label ``y / |y|``).
     k : int or None, default=None
         Partial-sort size for the projection (see :func:`~sk_entmax.entmax.sparsemax`).
+    return_support_size : bool, default=False
+        Also return the support size of the mapping's output ``p*``: the number of nonzeros
+        of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
+        package's unreleased master).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample, ``>= 0``.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
 
     Examples
     --------
@@ -257,12 +277,17 @@ def sparsemax_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) 
     >>> sparsemax_loss(torch.tensor([[10.0, 0.0, 0.0]]), torch.tensor([0]))
     tensor([0.])
     """
-    return _fenchel_young_loss(X, target, lambda Z, a: sparsemax(Z, dim=-1, k=k), 2.0, "tsallis")
+    return _fenchel_young_loss(
+        X, target, lambda Z, a: sparsemax(Z, dim=-1, k=k), 2.0, "tsallis", return_support_size
+    )
 
 
 def sparsemax_bisect_loss(
-    X: torch.Tensor, target: torch.Tensor, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    target: torch.Tensor,
+    n_iter: int | None = 50,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """sparsemax loss computed with the bisection mapping.
 
     Parameters
@@ -273,18 +298,34 @@ def sparsemax_bisect_loss(
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the support size of the mapping's output ``p*``: the number of nonzeros
+        of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
+        package's unreleased master).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
     """
     return _fenchel_young_loss(
-        X, target, lambda Z, a: sparsemax_bisect(Z, dim=-1, n_iter=n_iter), 2.0, "tsallis"
+        X,
+        target,
+        lambda Z, a: sparsemax_bisect(Z, dim=-1, n_iter=n_iter),
+        2.0,
+        "tsallis",
+        return_support_size,
     )
 
 
-def entmax15_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -> torch.Tensor:
+def entmax15_loss(
+    X: torch.Tensor,
+    target: torch.Tensor,
+    k: int | None = None,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """1.5-entmax loss (Peters et al., 2019).
 
     Parameters
@@ -295,18 +336,30 @@ def entmax15_loss(X: torch.Tensor, target: torch.Tensor, k: int | None = None) -
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     k : int or None, default=None
         Partial-sort size for the projection.
+    return_support_size : bool, default=False
+        Also return the support size of the mapping's output ``p*``: the number of nonzeros
+        of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
+        package's unreleased master).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
     """
-    return _fenchel_young_loss(X, target, lambda Z, a: entmax15(Z, dim=-1, k=k), 1.5, "tsallis")
+    return _fenchel_young_loss(
+        X, target, lambda Z, a: entmax15(Z, dim=-1, k=k), 1.5, "tsallis", return_support_size
+    )
 
 
 def entmax_bisect_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 1.5, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    target: torch.Tensor,
+    alpha: Param = 1.5,
+    n_iter: int | None = 50,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """alpha-entmax loss; cross-entropy at alpha = 1. Differentiable in a tensor alpha.
 
     Parameters
@@ -320,21 +373,36 @@ def entmax_bisect_loss(
         (n_samples, 1)) or one shared value.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the support size of the mapping's output ``p*``: the number of nonzeros
+        of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
+        package's unreleased master).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
     """
     _check_alpha(alpha)
     return _fenchel_young_loss(
-        X, target, lambda Z, a: entmax_bisect(Z, a, dim=-1, n_iter=n_iter), alpha, "tsallis"
+        X,
+        target,
+        lambda Z, a: entmax_bisect(Z, a, dim=-1, n_iter=n_iter),
+        alpha,
+        "tsallis",
+        return_support_size,
     )
 
 
 def normmax_bisect_loss(
-    X: torch.Tensor, target: torch.Tensor, alpha: Param = 2, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    target: torch.Tensor,
+    alpha: Param = 2,
+    n_iter: int | None = 50,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """alpha-normmax loss. Differentiable in a tensor alpha.
 
     Parameters
@@ -347,15 +415,26 @@ def normmax_bisect_loss(
         The norm's order (> 1), a number or one value per row.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the support size of the mapping's output ``p*``: the number of nonzeros
+        of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
+        package's unreleased master).
 
     Returns
     -------
-    torch.Tensor of shape (n_samples,)
+    loss : torch.Tensor of shape (n_samples,)
         The loss of each sample.
+    support_size : torch.Tensor of shape (n_samples, 1), optional
+        Only with ``return_support_size=True``.
     """
     _check_alpha(alpha)
     return _fenchel_young_loss(
-        X, target, lambda Z, a: normmax_bisect(Z, a, dim=-1, n_iter=n_iter), alpha, "norm"
+        X,
+        target,
+        lambda Z, a: normmax_bisect(Z, a, dim=-1, n_iter=n_iter),
+        alpha,
+        "norm",
+        return_support_size,
     )
 
 
@@ -365,7 +444,12 @@ def normmax_bisect_loss(
 class _FenchelYoungLoss(nn.Module):
     """Shared module logic: ``ignore_index`` and ``reduction``."""
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "elementwise_mean") -> None:
+    def __init__(
+        self,
+        ignore_index: int = -100,
+        reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
+    ) -> None:
         super().__init__()
         if reduction not in REDUCTIONS:
             raise ValueError(
@@ -373,32 +457,44 @@ class _FenchelYoungLoss(nn.Module):
             )
         self.ignore_index = ignore_index
         self.reduction = reduction
+        self.return_support_size = return_support_size
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """The per-row losses (and support sizes) of the functional twin."""
         raise NotImplementedError
 
-    def forward(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, X: torch.Tensor, target: torch.Tensor
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Loss of scores ``X`` against ``target``, reduced as configured.
 
         Integer targets equal to ``ignore_index`` contribute 0 and are left out of the
-        mean; when every row is ignored the loss is exactly 0 with a zero gradient.
+        mean; when every row is ignored the loss is exactly 0 with a zero gradient. With
+        ``return_support_size`` the result is ``(loss, support_size)``, the second the
+        number of nonzeros of each row's ``p*`` (shape (n_samples, 1), ignored rows
+        included), whatever the reduction.
         """
         if isinstance(target, torch.Tensor) and not target.is_floating_point():
             ignored = target == self.ignore_index
-            loss = self.loss(X, torch.where(ignored, 0, target))
+            out = self.loss(X, torch.where(ignored, 0, target), self.return_support_size)
+            loss, support = out if self.return_support_size else (out, None)
             loss = torch.where(ignored, 0.0, loss)
             count = (~ignored).sum()
         else:
-            loss = self.loss(X, target)
+            out = self.loss(X, target, self.return_support_size)
+            loss, support = out if self.return_support_size else (out, None)
             count = torch.tensor(loss.numel(), device=loss.device)
-        if self.reduction == "none":
-            return loss
         if self.reduction == "sum":
-            return loss.sum()
-        return loss.sum() / count.clamp_min(1).to(loss.dtype)
+            loss = loss.sum()
+        elif self.reduction != "none":
+            loss = loss.sum() / count.clamp_min(1).to(loss.dtype)
+        return (loss, support) if self.return_support_size else loss
 
     def extra_repr(self) -> str:
-        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
+        extra = ", return_support_size=True" if self.return_support_size else ""
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}{extra}"
 
 
 class SparsemaxLoss(_FenchelYoungLoss):
@@ -412,6 +508,9 @@ class SparsemaxLoss(_FenchelYoungLoss):
         Integer targets with this value are ignored (any value, negative included).
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
         Mean over the rows not ignored, sum, or the per-row losses.
+    return_support_size : bool, default=False
+        Return ``(loss, support_size)``, the second of shape (n_samples, 1): the number of
+        nonzeros of each row's ``p*``.
     """
 
     def __init__(
@@ -419,12 +518,15 @@ class SparsemaxLoss(_FenchelYoungLoss):
         k: int | None = None,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction)
+        super().__init__(ignore_index, reduction, return_support_size)
         self.k = k
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return sparsemax_loss(X, target, self.k)
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return sparsemax_loss(X, target, self.k, return_support_size=return_support_size)
 
 
 class SparsemaxBisectLoss(_FenchelYoungLoss):
@@ -438,6 +540,9 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
         How to reduce the per-row losses.
+    return_support_size : bool, default=False
+        Return ``(loss, support_size)``, the second of shape (n_samples, 1): the number of
+        nonzeros of each row's ``p*``.
     """
 
     def __init__(
@@ -445,12 +550,17 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
         n_iter: int | None = 50,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction)
+        super().__init__(ignore_index, reduction, return_support_size)
         self.n_iter = n_iter
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return sparsemax_bisect_loss(X, target, self.n_iter)
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return sparsemax_bisect_loss(
+            X, target, self.n_iter, return_support_size=return_support_size
+        )
 
 
 class Entmax15Loss(_FenchelYoungLoss):
@@ -464,6 +574,9 @@ class Entmax15Loss(_FenchelYoungLoss):
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
         How to reduce the per-row losses.
+    return_support_size : bool, default=False
+        Return ``(loss, support_size)``, the second of shape (n_samples, 1): the number of
+        nonzeros of each row's ``p*``.
     """
 
     def __init__(
@@ -471,12 +584,15 @@ class Entmax15Loss(_FenchelYoungLoss):
         k: int | None = 100,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction)
+        super().__init__(ignore_index, reduction, return_support_size)
         self.k = k
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return entmax15_loss(X, target, self.k)
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return entmax15_loss(X, target, self.k, return_support_size=return_support_size)
 
 
 class EntmaxBisectLoss(_FenchelYoungLoss):
@@ -492,6 +608,9 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
         How to reduce the per-row losses.
+    return_support_size : bool, default=False
+        Return ``(loss, support_size)``, the second of shape (n_samples, 1): the number of
+        nonzeros of each row's ``p*``.
     """
 
     def __init__(
@@ -500,13 +619,18 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
         n_iter: int | None = 50,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction)
+        super().__init__(ignore_index, reduction, return_support_size)
         self.alpha = alpha
         self.n_iter = n_iter
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return entmax_bisect_loss(X, target, self.alpha, self.n_iter)
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return entmax_bisect_loss(
+            X, target, self.alpha, self.n_iter, return_support_size=return_support_size
+        )
 
 
 class NormmaxBisectLoss(_FenchelYoungLoss):
@@ -522,6 +646,9 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
         How to reduce the per-row losses.
+    return_support_size : bool, default=False
+        Return ``(loss, support_size)``, the second of shape (n_samples, 1): the number of
+        nonzeros of each row's ``p*``.
     """
 
     def __init__(
@@ -530,10 +657,15 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
         n_iter: int | None = 50,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
+        return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction)
+        super().__init__(ignore_index, reduction, return_support_size)
         self.alpha = alpha
         self.n_iter = n_iter
 
-    def loss(self, X: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return normmax_bisect_loss(X, target, self.alpha, self.n_iter)
+    def loss(
+        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return normmax_bisect_loss(
+            X, target, self.alpha, self.n_iter, return_support_size=return_support_size
+        )

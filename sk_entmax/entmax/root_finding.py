@@ -52,6 +52,7 @@ from sk_entmax.entmax._common import (
     row_stats,
     safe_div,
     to_last,
+    with_support,
 )
 from sk_entmax.entmax.activations import (
     _floor_threshold,
@@ -398,7 +399,9 @@ def entmax_bisect(
     n_iter: int | None = 50,
     ensure_sum_one: bool = True,
     training: bool = True,
-) -> torch.Tensor:
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """alpha-entmax: a sparse softmax with tunable sparsity, by root finding.
 
     Solves ``max_p <x, p> + H_alpha(p)`` subject to ``p >= 0, sum(p) == 1`` along ``dim``,
@@ -433,11 +436,16 @@ def entmax_bisect(
         both give the same values and gradients. A trace of the plain path serves any
         batch size and any width along ``dim``: the bisection bracket is computed from the
         width as a traced value.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, shaped like ``X`` with
+        ``dim`` of size 1), as :func:`~sk_entmax.entmax.sparsemax` does.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
 
     Examples
     --------
@@ -452,15 +460,17 @@ def entmax_bisect(
     n_iter = _check_n_iter(n_iter)
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:
-        return X.clone()
-    if _is_scalar(alpha, 1):
-        return from_last(_softmax_last(Z), dim, dtype)
-    alpha = param_to_last(alpha, X, dim, "alpha")
-    if training:
-        Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one)
+        P = X.clone()
+    elif _is_scalar(alpha, 1):
+        P = from_last(_softmax_last(Z), dim, dtype)
     else:
-        Y = _entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
-    return from_last(Y, dim, dtype)
+        alpha = param_to_last(alpha, X, dim, "alpha")
+        if training:
+            Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one)
+        else:
+            Y = _entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
+        P = from_last(Y, dim, dtype)
+    return with_support(P, dim, return_support_size)
 
 
 def sparsemax_bisect(
@@ -469,7 +479,9 @@ def sparsemax_bisect(
     n_iter: int | None = 50,
     ensure_sum_one: bool = True,
     training: bool = True,
-) -> torch.Tensor:
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """sparsemax by root finding on the threshold; ``n_iter`` sets the accuracy.
 
     The same mapping as :func:`~sk_entmax.entmax.sparsemax`, computed as
@@ -489,13 +501,20 @@ def sparsemax_bisect(
         Divide the result by its sum.
     training : bool, default=True
         Custom autograd function or plain ops.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, shaped like ``X`` with
+        ``dim`` of size 1), as :func:`~sk_entmax.entmax.sparsemax` does.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
     """
-    return entmax_bisect(X, 2.0, dim, n_iter, ensure_sum_one, training)
+    return entmax_bisect(
+        X, 2.0, dim, n_iter, ensure_sum_one, training, return_support_size=return_support_size
+    )
 
 
 # --------------------------------------------------------------------------- normmax
@@ -556,8 +575,13 @@ class NormmaxBisectFunction(Function):
 
 
 def normmax_bisect(
-    X: torch.Tensor, alpha: Param = 2, dim: int = -1, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    alpha: Param = 2,
+    dim: int = -1,
+    n_iter: int | None = 50,
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """alpha-normmax: ``max_p <x, p> - ||p||_alpha`` over the simplex, by bisection.
 
     Parameters
@@ -571,11 +595,16 @@ def normmax_bisect(
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, shaped like ``X`` with
+        ``dim`` of size 1), as :func:`~sk_entmax.entmax.sparsemax` does.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``; sums to 1 along ``dim``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
     """
     _check_alpha(alpha)
     if not isinstance(alpha, torch.Tensor) and alpha <= 1:
@@ -583,9 +612,11 @@ def normmax_bisect(
     n_iter = _check_n_iter(n_iter)
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:
-        return X.clone()
-    alpha = param_to_last(alpha, X, dim, "alpha")
-    return from_last(NormmaxBisectFunction.apply(Z, alpha, n_iter), dim, dtype)
+        P = X.clone()
+    else:
+        alpha = param_to_last(alpha, X, dim, "alpha")
+        P = from_last(NormmaxBisectFunction.apply(Z, alpha, n_iter), dim, dtype)
+    return with_support(P, dim, return_support_size)
 
 
 # --------------------------------------------------------------------------- budget
@@ -627,8 +658,13 @@ class BudgetBisectFunction(Function):
 
 
 def budget_bisect(
-    X: torch.Tensor, budget: Param = 2, dim: int = -1, n_iter: int | None = 50
-) -> torch.Tensor:
+    X: torch.Tensor,
+    budget: Param = 2,
+    dim: int = -1,
+    n_iter: int | None = 50,
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Budget sparsemax: ``max_p <x, p> - ||p||^2 / 2`` s.t. ``0 <= p <= 1, sum(p) == budget``.
 
     Parameters
@@ -642,11 +678,16 @@ def budget_bisect(
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, shaped like ``X`` with
+        ``dim`` of size 1), as :func:`~sk_entmax.entmax.sparsemax` does.
 
     Returns
     -------
-    torch.Tensor
+    P : torch.Tensor
         Same shape and dtype as ``X``; entries in ``[0, 1]`` summing to ``budget``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
     """
     n_iter = _check_n_iter(n_iter)
     if not isinstance(budget, torch.Tensor):
@@ -658,9 +699,11 @@ def budget_bisect(
             )
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:
-        return X.clone()
-    budget = param_to_last(budget, X, dim, "budget")
-    return from_last(BudgetBisectFunction.apply(Z, budget, n_iter), dim, dtype)
+        P = X.clone()
+    else:
+        budget = param_to_last(budget, X, dim, "budget")
+        P = from_last(BudgetBisectFunction.apply(Z, budget, n_iter), dim, dtype)
+    return with_support(P, dim, return_support_size)
 
 
 # --------------------------------------------------------------------------- modules
@@ -669,8 +712,11 @@ def budget_bisect(
 class _ParamModule(nn.Module):
     """Stores a float-or-tensor parameter; an ``nn.Parameter`` is registered as such."""
 
+    return_support_size: bool = False
+
     def extra_repr(self) -> str:
-        return ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr_keys)
+        keys = self._repr_keys + (("return_support_size",) if self.return_support_size else ())
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in keys)
 
 
 class EntmaxBisect(_ParamModule):
@@ -688,19 +734,33 @@ class EntmaxBisect(_ParamModule):
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
     _repr_keys = ("alpha", "dim", "n_iter")
 
-    def __init__(self, alpha: Param = 1.5, dim: int = -1, n_iter: int | None = 50) -> None:
+    def __init__(
+        self,
+        alpha: Param = 1.5,
+        dim: int = -1,
+        n_iter: int | None = 50,
+        return_support_size: bool = False,
+    ) -> None:
         super().__init__()
         self.alpha = alpha
         self.dim = dim
         self.n_iter = n_iter
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         return entmax_bisect(
-            X, self.alpha, dim=self.dim, n_iter=self.n_iter, training=self.training
+            X,
+            self.alpha,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            training=self.training,
+            return_support_size=self.return_support_size,
         )
 
 
@@ -717,17 +777,28 @@ class SparsemaxBisect(_ParamModule):
         The axis along which to project.
     n_iter : int or None, default=50
         Accuracy in bisection steps, as in :func:`entmax_bisect`.
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
     _repr_keys = ("dim", "n_iter")
 
-    def __init__(self, dim: int = -1, n_iter: int | None = 50) -> None:
+    def __init__(
+        self, dim: int = -1, n_iter: int | None = 50, return_support_size: bool = False
+    ) -> None:
         super().__init__()
         self.dim = dim
         self.n_iter = n_iter
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return sparsemax_bisect(X, dim=self.dim, n_iter=self.n_iter, training=self.training)
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return sparsemax_bisect(
+            X,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            training=self.training,
+            return_support_size=self.return_support_size,
+        )
 
 
 class NormmaxBisect(_ParamModule):
@@ -741,18 +812,33 @@ class NormmaxBisect(_ParamModule):
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
     _repr_keys = ("alpha", "dim", "n_iter")
 
-    def __init__(self, alpha: Param = 2, dim: int = -1, n_iter: int | None = 50) -> None:
+    def __init__(
+        self,
+        alpha: Param = 2,
+        dim: int = -1,
+        n_iter: int | None = 50,
+        return_support_size: bool = False,
+    ) -> None:
         super().__init__()
         self.alpha = alpha
         self.dim = dim
         self.n_iter = n_iter
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return normmax_bisect(X, self.alpha, dim=self.dim, n_iter=self.n_iter)
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return normmax_bisect(
+            X,
+            self.alpha,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            return_support_size=self.return_support_size,
+        )
 
 
 class BudgetBisect(_ParamModule):
@@ -766,18 +852,33 @@ class BudgetBisect(_ParamModule):
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
         Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
     _repr_keys = ("budget", "dim", "n_iter")
 
-    def __init__(self, budget: Param = 2, dim: int = -1, n_iter: int | None = 50) -> None:
+    def __init__(
+        self,
+        budget: Param = 2,
+        dim: int = -1,
+        n_iter: int | None = 50,
+        return_support_size: bool = False,
+    ) -> None:
         super().__init__()
         self.budget = budget
         self.dim = dim
         self.n_iter = n_iter
+        self.return_support_size = return_support_size
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        return budget_bisect(X, self.budget, dim=self.dim, n_iter=self.n_iter)
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return budget_bisect(
+            X,
+            self.budget,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            return_support_size=self.return_support_size,
+        )
 
 
 class AdaptiveEntmax(nn.Module):
@@ -803,6 +904,8 @@ class AdaptiveEntmax(nn.Module):
     shape : tuple of int, default=()
         Shape of the alpha tensor: ``()`` for one shared alpha, or a shape that broadcasts
         against the input with size 1 along ``dim`` (one alpha per head, say).
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
 
     Attributes
     ----------
@@ -825,6 +928,7 @@ class AdaptiveEntmax(nn.Module):
         n_iter: int | None = 50,
         alpha_max: float | None = 2.0,
         shape: tuple[int, ...] = (),
+        return_support_size: bool = False,
     ) -> None:
         super().__init__()
         if alpha_max is not None and not alpha_max > 1:
@@ -837,6 +941,7 @@ class AdaptiveEntmax(nn.Module):
             )
         self.dim = dim
         self.n_iter = n_iter
+        self.return_support_size = return_support_size
         self.alpha_max = None if alpha_max is None else float(alpha_max)
         if alpha_max is None:
             raw = (alpha - 1) + math.log(-math.expm1(-(alpha - 1)))  # softplus inverse
@@ -852,10 +957,16 @@ class AdaptiveEntmax(nn.Module):
             return 1 + nn.functional.softplus(self.alpha_raw)
         return 1 + (self.alpha_max - 1) * torch.sigmoid(self.alpha_raw)
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         return entmax_bisect(
-            X, self.alpha, dim=self.dim, n_iter=self.n_iter, training=self.training
+            X,
+            self.alpha,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            training=self.training,
+            return_support_size=self.return_support_size,
         )
 
     def extra_repr(self) -> str:
-        return f"alpha_max={self.alpha_max}, dim={self.dim}, n_iter={self.n_iter}"
+        extra = ", return_support_size=True" if self.return_support_size else ""
+        return f"alpha_max={self.alpha_max}, dim={self.dim}, n_iter={self.n_iter}{extra}"
