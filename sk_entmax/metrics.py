@@ -1,0 +1,693 @@
+"""Metrics and scorers for probabilities that hold exact zeros.
+
+scikit-learn's :func:`~sklearn.metrics.log_loss` clips every probability to at least the
+machine epsilon (about ``2.2e-16`` in float64), so a row whose true class got probability
+exactly 0 silently costs ``-log(2.2e-16)``, about 36 nats, where the true value is infinite.
+A few such rows dominate the mean, and a search scored with ``"neg_log_loss"`` is pushed
+toward dense models. The metrics here are defined, and finite, on sparse distributions:
+
+- :func:`tsallis_loss`: the Bregman divergence of the Tsallis alpha-negentropy, a strictly
+  proper scoring rule for ``alpha > 1`` that stays finite where a probability is 0. At
+  ``alpha = 2`` it is half the multi-class Brier score, and as ``alpha -> 1`` it tends to the
+  log loss.
+- :func:`support_coverage`, :func:`mean_support_size` and :func:`support_precision` read the
+  support (the classes with probability > 0) as a prediction set.
+- :func:`make_tsallis_scorer` and :func:`make_coverage_scorer` wrap them as scikit-learn
+  scorers for :class:`~sklearn.model_selection.GridSearchCV`,
+  :func:`~sklearn.model_selection.cross_validate` or
+  :func:`~sklearn.inspection.permutation_importance`.
+
+Targets follow :func:`~sklearn.metrics.log_loss`: class labels of any type, whose sorted
+order gives the columns of ``y_proba`` (``labels`` lists them when ``y_true`` lacks some),
+or a 1-d ``y_proba`` holding the probability of the positive class for binary targets. A
+multi-label indicator matrix is compared with its label proportions ``y / |y|``, the
+distribution the estimators of this package are trained on.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from sklearn.metrics import make_scorer
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils.multiclass import type_of_target
+
+__all__ = [
+    "make_coverage_scorer",
+    "make_tsallis_scorer",
+    "mean_support_size",
+    "support_coverage",
+    "support_precision",
+    "tsallis_loss",
+]
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def _check_alpha(alpha: Any, caller: str) -> float:
+    """Return ``alpha`` as a float after checking that it is a finite real >= 1.
+
+    Parameters
+    ----------
+    alpha : object
+        The value to check.
+    caller : str
+        The name of the function whose parameter it is, for the message.
+
+    Returns
+    -------
+    alpha : float
+        The validated value.
+
+    Raises
+    ------
+    TypeError
+        When ``alpha`` is not a real number (booleans included).
+    ValueError
+        When ``alpha`` is below 1, infinite or NaN.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(
+            f"The 'alpha' parameter of {caller} must be a float in the range [1.0, inf). "
+            f"Got {alpha!r} of type {type(alpha).__name__} instead."
+        )
+    value = float(alpha)
+    if not (np.isfinite(value) and value >= 1.0):
+        raise ValueError(
+            f"The 'alpha' parameter of {caller} must be a float in the range [1.0, inf). "
+            f"Got {alpha!r} instead."
+        )
+    return value
+
+
+def _check_proba(y_proba: ArrayLike) -> np.ndarray:
+    """Validate predicted probabilities and return them as a float64 (n, n_classes) array.
+
+    A 1-d array, or a single column, is the probability of the positive class of a binary
+    target, as in :func:`~sklearn.metrics.log_loss`; it becomes two columns ``[1 - p, p]``.
+
+    Parameters
+    ----------
+    y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probabilities.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+        The probabilities in float64, each row divided by its sum (which is 1 within the
+        tolerance), so exact zeros stay exact zeros.
+
+    Raises
+    ------
+    ValueError
+        When ``y_proba`` is empty, has more than 2 dimensions, holds NaN, infinity or
+        values outside [0, 1], or has a row that does not sum to 1.
+    """
+    proba = check_array(
+        y_proba, ensure_2d=False, dtype=(np.float64, np.float32), input_name="y_proba"
+    )
+    tolerance = float(np.sqrt(np.finfo(proba.dtype).eps))
+    proba = proba.astype(np.float64, copy=False)
+    if proba.ndim == 1:
+        proba = proba[:, np.newaxis]
+    if proba.shape[1] == 1:
+        proba = np.hstack([1.0 - proba, proba])
+    low, high = proba.min(), proba.max()
+    if low < 0:
+        raise ValueError(f"y_proba contains values lower than 0: {float(low)!r}.")
+    if high > 1:
+        raise ValueError(f"y_proba contains values greater than 1: {float(high)!r}.")
+    sums = proba.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > tolerance)
+    if bad.size:
+        raise ValueError(
+            f"y_proba rows must sum to 1 (within {tolerance:.1e}); {bad.size} of "
+            f"{proba.shape[0]} rows do not, the first is row {bad[0]} with sum "
+            f"{float(sums[bad[0]])!r}. Pass probabilities, e.g. the output of predict_proba."
+        )
+    return proba / sums[:, np.newaxis]
+
+
+def _encode_target(
+    y_true: ArrayLike, labels: ArrayLike | None, n_columns: int
+) -> tuple[np.ndarray, bool]:
+    """Encode ``y_true`` as an indicator matrix whose columns match ``y_proba``'s.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix.
+    labels : array-like or None
+        All class labels, when ``y_true`` may lack some.
+    n_columns : int
+        The number of columns of ``y_proba``.
+
+    Returns
+    -------
+    indicator : ndarray of shape (n_samples, n_columns)
+        One-hot rows (multi-class) or the 0/1 indicator (multi-label), as float64.
+    multilabel : bool
+        Whether ``y_true`` is a multi-label indicator matrix.
+
+    Raises
+    ------
+    ValueError
+        For a target that is neither class labels nor a multi-label indicator matrix,
+        labels in ``y_true`` missing from ``labels``, fewer than two classes, or a number of
+        classes that differs from the number of columns of ``y_proba``.
+    """
+    target_type = type_of_target(y_true, input_name="y_true")
+    if target_type == "multilabel-indicator":
+        indicator = check_array(y_true, accept_sparse="csr", dtype=None, input_name="y_true")
+        if hasattr(indicator, "toarray"):
+            indicator = indicator.toarray()
+        indicator = np.asarray(indicator, dtype=np.float64)
+        if labels is not None and len(labels) != indicator.shape[1]:
+            raise ValueError(
+                f"y_true is a multi-label indicator matrix with {indicator.shape[1]} columns, "
+                f"but labels has {len(labels)} entries; its columns are the labels."
+            )
+        if indicator.shape[1] != n_columns:
+            raise ValueError(
+                f"y_true and y_proba contain different numbers of labels: "
+                f"{indicator.shape[1]} vs {n_columns}."
+            )
+        return indicator, True
+    if target_type not in ("binary", "multiclass"):
+        raise ValueError(
+            f"y_true must hold class labels or be a multi-label indicator matrix; got a "
+            f"{target_type!r} target."
+        )
+    binarizer = LabelBinarizer()
+    if labels is not None:
+        labels = np.asarray(labels)
+        binarizer.fit(labels)
+        if labels.shape != binarizer.classes_.shape or not np.all(binarizer.classes_ == labels):
+            warnings.warn(
+                f"labels were passed as {labels.tolist()}, but the columns of y_proba are "
+                f"taken in sorted order: {binarizer.classes_.tolist()}. Pass the sorted labels "
+                "and make sure the columns of y_proba follow that order.",
+                UserWarning,
+                stacklevel=4,
+            )
+        unknown = np.setdiff1d(np.unique(np.asarray(y_true)), binarizer.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y_true contains values {unknown.tolist()} not belonging to the passed "
+                f"labels {labels.tolist()}."
+            )
+    else:
+        binarizer.fit(y_true)
+    classes = binarizer.classes_
+    found = classes.tolist()
+    if classes.shape[0] < 2:
+        if labels is None:
+            raise ValueError(
+                f"y_true contains only one label ({found[0]!r}). Please provide the list "
+                "of all expected class labels explicitly through the labels argument."
+            )
+        raise ValueError(f"The labels array needs to contain at least two labels, got {found}.")
+    indicator = binarizer.transform(y_true).astype(np.float64)
+    if indicator.shape[1] == 1:
+        indicator = np.hstack([1.0 - indicator, indicator])
+    if indicator.shape[1] != n_columns:
+        if labels is None:
+            raise ValueError(
+                f"y_true and y_proba contain different numbers of classes: "
+                f"{indicator.shape[1]} vs {n_columns}. Please provide the true labels "
+                f"explicitly through the labels argument. Classes found in y_true: {found}."
+            )
+        raise ValueError(
+            f"The number of classes in labels ({indicator.shape[1]}) is different from the "
+            f"number of columns of y_proba ({n_columns}). Classes found in labels: {found}."
+        )
+    return indicator, False
+
+
+def _check_weights(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray:
+    """Return validated non-negative sample weights (ones when ``None``).
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        The weights.
+    n_samples : int
+        The number of rows they must match.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,)
+        float64 weights.
+
+    Raises
+    ------
+    ValueError
+        When the weights are not 1-d, do not have ``n_samples`` entries, hold NaN,
+        infinity or a negative value, or sum to 0.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    weights = check_array(
+        sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight"
+    )
+    if weights.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-d; got an array of shape {weights.shape}.")
+    if weights.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {weights.shape[0]} entries, but y_true has {n_samples} samples."
+        )
+    if np.any(weights < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if not weights.sum() > 0:
+        raise ValueError("sample_weight sums to 0; at least one weight must be positive.")
+    return weights
+
+
+def _prepare(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+    """Validate and encode the inputs shared by every metric of this module.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix.
+    y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
+        Predicted probabilities.
+    labels : array-like or None
+        All class labels, when ``y_true`` may lack some.
+    sample_weight : array-like of shape (n_samples,) or None
+        Sample weights.
+
+    Returns
+    -------
+    indicator : ndarray of shape (n_samples, n_classes)
+        The encoded target.
+    proba : ndarray of shape (n_samples, n_classes)
+        The validated probabilities.
+    multilabel : bool
+        Whether the target is a multi-label indicator matrix.
+    weights : ndarray of shape (n_samples,)
+        The validated sample weights.
+    """
+    proba = _check_proba(y_proba)
+    check_consistent_length(proba, y_true, sample_weight)
+    indicator, multilabel = _encode_target(y_true, labels, proba.shape[1])
+    weights = _check_weights(sample_weight, proba.shape[0])
+    return indicator, proba, multilabel, weights
+
+
+# ---------------------------------------------------------------------- the loss
+
+
+def _tsallis_log(x: np.ndarray, beta: float) -> np.ndarray:
+    """``(x**beta - 1) / beta``, computed without cancellation for small ``beta > 0``.
+
+    It tends to ``log(x)`` as ``beta -> 0``, and is ``-1 / beta`` at ``x = 0``.
+
+    Parameters
+    ----------
+    x : ndarray
+        Non-negative values.
+    beta : float
+        ``alpha - 1``, positive.
+
+    Returns
+    -------
+    ndarray
+        The elementwise value.
+    """
+    with np.errstate(divide="ignore"):
+        return np.expm1(beta * np.log(x)) / beta
+
+
+def _tsallis_divergence(target: np.ndarray, proba: np.ndarray, alpha: float) -> np.ndarray:
+    """Row-wise Bregman divergence ``D(target, proba)`` of the Tsallis alpha-negentropy.
+
+    For rows on the simplex, ``D(q, p) = (sum_k q_k (f(q_k) - f(p_k))
+    + (alpha - 1) sum_k (p_k - q_k) f(p_k)) / alpha`` with ``f(x) = (x**(alpha-1) - 1) /
+    (alpha - 1)``, which equals ``Omega(q) - Omega(p) - <grad Omega(p), q - p>`` and is
+    accurate for ``alpha`` close to 1. At ``alpha = 1`` it is the Kullback-Leibler
+    divergence, infinite where ``q_k > 0 = p_k``.
+
+    Parameters
+    ----------
+    target : ndarray of shape (n_samples, n_classes)
+        Rows on the simplex (one-hot, or label proportions).
+    proba : ndarray of shape (n_samples, n_classes)
+        Rows on the simplex.
+    alpha : float
+        At least 1.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        Non-negative divergences.
+    """
+    if alpha == 1.0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(target > 0, target * (np.log(target) - np.log(proba)), 0.0)
+        return terms.sum(axis=1)
+    beta = alpha - 1.0
+    f_target = _tsallis_log(target, beta)
+    f_proba = _tsallis_log(proba, beta)
+    divergence = (target * (f_target - f_proba)).sum(axis=1)
+    divergence += beta * ((proba - target) * f_proba).sum(axis=1)
+    return np.maximum(divergence / alpha, 0.0)
+
+
+def tsallis_loss(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    alpha: float = 1.5,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    r"""Tsallis loss: a proper scoring rule that stays finite on exact zeros.
+
+    The mean Bregman divergence ``D(y, p)`` between the true distribution ``y`` (one-hot,
+    or the label proportions of a multi-label row) and the predicted distribution ``p``,
+    generated by the Tsallis alpha-negentropy
+
+    .. math::
+
+        \Omega(p) = \frac{\sum_k p_k^\alpha - 1}{\alpha (\alpha - 1)},\qquad
+        D(y, p) = \Omega(y) - \Omega(p) - \langle \nabla\Omega(p), y - p \rangle,
+
+    with :math:`\nabla\Omega(p)_k = p_k^{\alpha - 1} / (\alpha - 1)`. For ``alpha > 1`` the
+    gradient is finite at :math:`p_k = 0`, so a true class with probability exactly 0 costs
+    a finite amount, :math:`(1 / (\alpha - 1) + \sum_k p_k^\alpha) / \alpha`, and the loss is
+    a strictly proper scoring rule: its expectation under a distribution ``q`` is smallest
+    at ``p = q``. It is 0 exactly when ``p`` is the true distribution.
+
+    - ``alpha = 2`` is half the multi-class Brier score, the mean of
+      :math:`\sum_k (y_k - p_k)^2 / 2`.
+    - ``alpha = 1`` is the Shannon limit, the Kullback-Leibler divergence: for class labels
+      the same value as :func:`sklearn.metrics.log_loss` wherever the true class has
+      probability > 0, but **not clipped**: a true class with probability exactly 0 makes
+      the loss ``inf``, which is its true value.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix (one column per label), which is
+        compared with its label proportions ``y / |y|``. Rows with no label have no
+        distribution; they are left out, with a warning.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, as returned by ``predict_proba``; rows must sum to 1
+        (within the square root of the dtype's epsilon). The columns follow the sorted
+        labels; a 1-d array is the probability of the positive class of a binary target.
+    alpha : float, default=1.5
+        The Tsallis index, at least 1: 1 is the Kullback-Leibler divergence (log loss), 1.5
+        matches ``EntmaxClassifier()``'s mapping, 2 is half the Brier score.
+    labels : array-like, default=None
+        All class labels, when ``y_true`` may lack some (a cross-validation fold, say); by
+        default the labels found in ``y_true``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    loss : float
+        The weighted mean divergence, non-negative; ``inf`` only for ``alpha = 1`` with a
+        true class (or label) of probability 0.
+
+    See Also
+    --------
+    make_tsallis_scorer : The negated loss as a scorer for model selection.
+    sklearn.metrics.log_loss : The ``alpha = 1`` case, clipped.
+
+    Examples
+    --------
+    >>> from sk_entmax.metrics import tsallis_loss
+    >>> y_true = [0, 1, 2]
+    >>> y_proba = [[1.0, 0.0, 0.0], [0.3, 0.7, 0.0], [0.0, 1.0, 0.0]]
+    >>> round(tsallis_loss(y_true, y_proba), 4)  # the third row costs (2 + 1) / 1.5
+    0.72
+    >>> round(tsallis_loss(y_true, y_proba, alpha=2), 4)  # half the Brier score
+    0.3633
+    >>> tsallis_loss(y_true, y_proba, alpha=1)  # the third row's true class has p = 0
+    inf
+    >>> from sklearn.metrics import log_loss
+    >>> round(log_loss(y_true, y_proba), 2)  # clips that 0 to 2.2e-16: 36 nats
+    12.13
+    """
+    alpha = _check_alpha(alpha, "tsallis_loss")
+    indicator, proba, multilabel, weights = _prepare(y_true, y_proba, labels, sample_weight)
+    if multilabel:
+        counts = indicator.sum(axis=1)
+        empty = counts == 0
+        if empty.any():
+            if empty.all():
+                raise ValueError(
+                    "Every row of the multi-label y_true has no label, so there is no "
+                    "label distribution to compare y_proba with."
+                )
+            warnings.warn(
+                f"{int(empty.sum())} of {empty.size} rows of the multi-label y_true have no "
+                "label; they have no label distribution and are left out of tsallis_loss.",
+                UserWarning,
+                stacklevel=2,
+            )
+            weights = np.where(empty, 0.0, weights)
+            if not weights.sum() > 0:
+                raise ValueError(
+                    "Every row of the multi-label y_true with a positive sample_weight has "
+                    "no label, so there is no label distribution to compare y_proba with."
+                )
+        target = indicator / np.maximum(counts, 1.0)[:, np.newaxis]
+    else:
+        target = indicator
+    keep = weights > 0
+    divergence = _tsallis_divergence(target[keep], proba[keep], alpha)
+    return float(np.average(divergence, weights=weights[keep]))
+
+
+# ---------------------------------------------------------------------- the support
+
+
+def support_coverage(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Share of the true classes that lie inside the support of ``y_proba``.
+
+    The support of a row, the classes with probability > 0, is read as a prediction set.
+    For class labels this is the (weighted) share of rows whose true class has
+    probability > 0; for a multi-label indicator matrix, the share of all true labels that
+    have probability > 0 in their row (the micro-averaged recall of the support). A dense
+    model (softmax) covers everything, so read it beside :func:`mean_support_size`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities (rows sum to 1), columns in sorted label order; 1-d for the
+        positive class of a binary target.
+    labels : array-like, default=None
+        All class labels, when ``y_true`` may lack some.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    coverage : float
+        In [0, 1]; 1 when every true class has probability > 0.
+
+    Raises
+    ------
+    ValueError
+        Besides invalid input: for a multi-label target with no true label in the rows of
+        positive weight.
+
+    See Also
+    --------
+    make_coverage_scorer : This metric as a scorer.
+    mean_support_size : How large the sets are.
+    support_precision : The share of the support that is true.
+
+    Examples
+    --------
+    >>> from sk_entmax.metrics import support_coverage
+    >>> support_coverage([0, 1, 2], [[0.9, 0.1, 0.0], [0.0, 0.0, 1.0], [0.2, 0.0, 0.8]])
+    0.6666666666666666
+    >>> support_coverage([[1, 1, 0], [0, 0, 1]], [[0.6, 0.0, 0.4], [0.0, 0.5, 0.5]])
+    0.6666666666666666
+    """
+    indicator, proba, _, weights = _prepare(y_true, y_proba, labels, sample_weight)
+    true_counts = indicator.sum(axis=1)
+    total = float(weights @ true_counts)
+    if not total > 0:
+        raise ValueError(
+            "y_true has no true label in the rows with positive sample_weight, so there is "
+            "nothing for the support to cover."
+        )
+    hits = (indicator * (proba > 0)).sum(axis=1)
+    return float(weights @ hits) / total
+
+
+def support_precision(
+    y_true: ArrayLike,
+    y_proba: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Share of the support of ``y_proba`` that holds true classes.
+
+    Of all (row, class) pairs with probability > 0, the (weighted) share whose class is a
+    true class of the row: the micro-averaged precision of the support read as a prediction
+    set. Meant for multi-label targets, where it is the precision of ``predict`` of the
+    entmax classifiers; for class labels it is ``support_coverage / mean_support_size``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix.
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities (rows sum to 1), columns in sorted label order; 1-d for the
+        positive class of a binary target.
+    labels : array-like, default=None
+        All class labels, when ``y_true`` may lack some.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    precision : float
+        In [0, 1]; 1 when no class outside the truth has probability > 0.
+
+    See Also
+    --------
+    support_coverage : The share of the truth inside the support.
+
+    Examples
+    --------
+    >>> from sk_entmax.metrics import support_precision
+    >>> support_precision([[1, 1, 0], [0, 0, 1]], [[0.6, 0.0, 0.4], [0.0, 0.5, 0.5]])
+    0.5
+    """
+    indicator, proba, _, weights = _prepare(y_true, y_proba, labels, sample_weight)
+    support = proba > 0
+    hits = (indicator * support).sum(axis=1)
+    return float(weights @ hits) / float(weights @ support.sum(axis=1))
+
+
+def mean_support_size(y_proba: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+    """Mean number of classes with probability > 0 per row.
+
+    Parameters
+    ----------
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities (rows sum to 1); 1-d for the positive class of a binary
+        target.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative sample weights.
+
+    Returns
+    -------
+    size : float
+        Between 1 and ``n_classes``; ``n_classes`` for a dense model such as softmax.
+
+    See Also
+    --------
+    support_coverage : How often the true class is in the support.
+
+    Examples
+    --------
+    >>> from sk_entmax.metrics import mean_support_size
+    >>> mean_support_size([[0.9, 0.1, 0.0], [0.0, 0.0, 1.0]])
+    1.5
+    """
+    proba = _check_proba(y_proba)
+    check_consistent_length(proba, sample_weight)
+    weights = _check_weights(sample_weight, proba.shape[0])
+    return float(np.average((proba > 0).sum(axis=1), weights=weights))
+
+
+# ---------------------------------------------------------------------- scorers
+
+
+def make_tsallis_scorer(alpha: float = 1.5, *, labels: ArrayLike | None = None) -> Callable:
+    """A scorer of the negated :func:`tsallis_loss`, for model selection.
+
+    Built with :func:`sklearn.metrics.make_scorer` (``greater_is_better=False``,
+    ``response_method="predict_proba"``): it calls the estimator's ``predict_proba`` and
+    returns ``-tsallis_loss``, so greater is better, as ``"neg_log_loss"`` is, but the score
+    stays finite when a true class gets probability exactly 0. Use it as ``scoring`` of
+    :class:`~sklearn.model_selection.GridSearchCV`,
+    :func:`~sklearn.model_selection.cross_validate` or
+    :func:`~sklearn.inspection.permutation_importance`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.5
+        The Tsallis index of the loss, at least 1 (1 is the unclipped log loss, 2 half the
+        Brier score). It need not match the alpha of the models compared: one fixed alpha
+        scores every candidate by the same proper rule.
+    labels : array-like, default=None
+        All class labels, for folds whose test part may lack a class.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, sample_weight=None)``.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sk_entmax.metrics import make_tsallis_scorer
+    >>> scorer = make_tsallis_scorer(alpha=1.5)
+    >>> scorer
+    make_scorer(tsallis_loss, greater_is_better=False, response_method='predict_proba', alpha=1.5)
+    >>> search = GridSearchCV(None, {}, scoring={"tsallis": scorer, "accuracy": "accuracy"},
+    ...                       refit="tsallis")
+    """
+    kwargs: dict[str, Any] = {"alpha": _check_alpha(alpha, "make_tsallis_scorer")}
+    if labels is not None:
+        kwargs["labels"] = labels
+    return make_scorer(
+        tsallis_loss, greater_is_better=False, response_method="predict_proba", **kwargs
+    )
+
+
+def make_coverage_scorer(*, labels: ArrayLike | None = None) -> Callable:
+    """A scorer of :func:`support_coverage`, for model selection and reports.
+
+    Built with :func:`sklearn.metrics.make_scorer` (``response_method="predict_proba"``,
+    greater is better). Coverage alone rewards dense models (softmax covers every class),
+    so score it beside a proper loss and the support size, not as the only criterion.
+
+    Parameters
+    ----------
+    labels : array-like, default=None
+        All class labels, for folds whose test part may lack a class.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, sample_weight=None)``.
+
+    Examples
+    --------
+    >>> from sk_entmax.metrics import make_coverage_scorer
+    >>> make_coverage_scorer()
+    make_scorer(support_coverage, response_method='predict_proba')
+    """
+    kwargs: dict[str, Any] = {} if labels is None else {"labels": labels}
+    return make_scorer(support_coverage, response_method="predict_proba", **kwargs)
