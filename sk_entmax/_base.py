@@ -15,10 +15,12 @@ a generator of its own.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -625,21 +627,49 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             **extra,
         )
 
+    def _inference_module(self) -> torch.nn.Module:
+        """A float64, eval-mode copy of the trained module, for predictions and explanations.
+
+        Float64 makes a row's output independent of the other rows in its batch at any thread
+        count: float32 matrix products take kernels (and summation orders) that depend on the
+        number of rows, which moves a probability by ~1e-7. The copy leaves the fitted module
+        (its dtype and its train/eval mode) untouched, so concurrent predictions are safe.
+        """
+        return copy.deepcopy(self.net_.module_).to(torch.float64).eval()
+
+    def _row_blocks(self, X, rows: int = _PROBA_ROWS) -> Iterator[torch.Tensor]:
+        """``X`` in float64 blocks of ``rows`` rows on the net's device (sparse made dense)."""
+        device = self.net_.device
+        for start in range(0, X.shape[0], rows):
+            block = X[start : start + rows]
+            block = block.toarray() if scipy.sparse.issparse(block) else block
+            # a float64 copy of the block only: X itself may be a read-only memmap
+            yield torch.from_numpy(np.array(block, dtype=np.float64)).to(device)
+
     def _scores(self, X) -> torch.Tensor:
+        """Float64 scores of ``X`` (validated here), block by block.
+
+        The network runs directly on blocks of rows, without a DataLoader, so predicting
+        draws nothing from torch's global random generator.
+        """
         check_is_fitted(self)
         X = self._validate_predict_data(X)
+        module = self._inference_module()
+        blocks = []
         with torch.no_grad():
-            output = self.net_.forward({"X": X}, training=False)
-        scores = output[0] if isinstance(output, tuple) else output
+            for block in self._row_blocks(X):
+                output = module(X=block)
+                blocks.append(output[0] if isinstance(output, tuple) else output)
+        scores = torch.cat(blocks) if blocks else torch.zeros(0, len(self.classes_))
         finite = torch.isfinite(scores).all(dim=1)
         if not bool(finite.all()):
             rows = torch.nonzero(~finite)[:, 0].tolist()
             raise ValueError(
-                f"the network's scores overflow float32 for {len(rows)} row(s) of X (the "
+                f"the network's scores overflow for {len(rows)} row(s) of X (the "
                 f"first: row {rows[0]}); X holds values too large for this model (largest "
                 f"|X| = {float(abs(X[rows[0]]).max()):g}): scale the features as at fit"
             )
-        return scores.double()
+        return scores
 
     def predict_proba(self, X):
         """Sparse class probabilities: rows sum to 1 and hold exact zeros.
@@ -663,7 +693,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         with torch.no_grad():
             # in blocks of rows: the mapping's temporaries stay small however long X is
             blocks = [self.net_.module_.proba(block) for block in scores.split(_PROBA_ROWS)]
-        return torch.cat(blocks).numpy()
+        return torch.cat(blocks).cpu().numpy()
 
     def predict(self, X):
         """Predicted labels, derived from :meth:`predict_proba`.

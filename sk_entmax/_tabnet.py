@@ -416,13 +416,9 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
 
     def _explain_blocks(self, X: np.ndarray):
         """``(M_explain, step masks)`` tensors of the trained network, block by block."""
-        module = self.net_.module_
-        module.eval()
-        device = self.net_.device
+        module = self._inference_module()  # float64: a row's masks do not depend on the batch
         with torch.no_grad():
-            for start in range(0, X.shape[0], _EXPLAIN_BLOCK):
-                # a copy of the block: X may be a read-only memmap
-                batch = torch.tensor(X[start : start + _EXPLAIN_BLOCK], device=device)
+            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
                 yield module.tabnet.explain(batch)
 
     def _explain_encoded(self, X: np.ndarray):
