@@ -18,6 +18,11 @@ simpler and leaves nothing to trust. An attribute that JSON cannot hold (a ``Ran
 as ``random_state``, a category of an unsupported type) is refused at save time with an
 error that names it, never written in a form that needs code to read.
 
+A hostile file cannot make :func:`load` allocate more than the file holds either: before
+anything is built it checks the whole header (see :func:`load` for the list) against the
+tensors' names, shapes and dtypes, which safetensors reads without reading the tensors.
+Whatever is wrong, the error is a ``ValueError`` that says why.
+
 The file keeps no device: tensors are stored on the CPU and :func:`load` puts them on the
 ``device`` it is given, so a model trained on a GPU loads on a CPU-only machine. The
 optimizer state is not stored: a loaded estimator predicts, explains and scores exactly as
@@ -43,32 +48,38 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
+from torch.overrides import TorchFunctionMode
 
-from sk_entmax._base import BaseEntmaxClassifier, resolve_device
+from sk_entmax._base import _INIT_LOCK, BaseEntmaxClassifier, check_alpha, resolve_device
 from sk_entmax._version import __version__
 
 __all__ = ["FORMAT_VERSION", "load", "save"]
 
-#: version of the file layout; :func:`load` refuses files written in a newer one
+#: version of the file layout; :func:`load` reads versions 1 to this one
 FORMAT_VERSION = 1
 _METADATA_KEY = "sk_entmax"
 
 
-def _estimator_classes() -> dict[str, type]:
+def _estimator_classes() -> dict[str, tuple[type, str]]:
+    """Each estimator class by name, with the name of the network class it trains."""
     from sk_entmax._linear import EntmaxClassifier, SparsemaxClassifier
     from sk_entmax._tabnet import TabNetEntmaxClassifier
 
     return {
-        cls.__name__: cls
-        for cls in (EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier)
+        "EntmaxClassifier": (EntmaxClassifier, "EntmaxLinearNet"),
+        "SparsemaxClassifier": (SparsemaxClassifier, "EntmaxLinearNet"),
+        "TabNetEntmaxClassifier": (TabNetEntmaxClassifier, "TabNetClassifierNet"),
     }
 
 
@@ -88,6 +99,216 @@ def _safetensors():
             'sk_entmax.persistence needs the safetensors package: pip install "sk-entmax[safe]"'
         ) from error
     return safetensors
+
+
+class _Invalid(Exception):
+    """Why a file is not a valid model file; :func:`load` raises it as a ValueError."""
+
+
+# --------------------------------------------------------------------------- fitted attributes
+
+
+@dataclass(frozen=True)
+class _Attribute:
+    """How :func:`load` checks one fitted attribute.
+
+    ``check(value, sizes, fitted)`` returns the value to set or raises :class:`_Invalid`;
+    ``sizes`` are the network's keyword arguments (already checked against the stored
+    tensors), ``fitted`` the attributes checked before this one. ``required`` is True, False
+    (optional), or the name of a boolean attribute listed earlier: this one must be present
+    when that one is True and absent when it is False.
+    """
+
+    check: Callable[[Any, Mapping[str, Any], Mapping[str, Any]], Any]
+    required: bool | str = True
+
+
+def _size(sizes: Mapping[str, Any], entry: int | str | None) -> int | None:
+    return sizes[entry] if isinstance(entry, str) else entry
+
+
+def _integer(low: int = 0, *, equals: str | None = None) -> _Attribute:
+    def check(value, sizes, fitted):
+        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+            raise _Invalid(f"an int is expected, got {value!r}")
+        if value < low:
+            raise _Invalid(f"{value} is below {low}")
+        if equals is not None and value != sizes[equals]:
+            raise _Invalid(f"{value} does not match the network's {equals} = {sizes[equals]}")
+        return int(value)
+
+    return _Attribute(check)
+
+
+def _boolean() -> _Attribute:
+    def check(value, sizes, fitted):
+        if not isinstance(value, (bool, np.bool_)):
+            raise _Invalid(f"True or False is expected, got {value!r}")
+        return bool(value)
+
+    return _Attribute(check)
+
+
+def _real(low: float, high: float = math.inf) -> _Attribute:
+    def check(value, sizes, fitted):
+        if (
+            not isinstance(value, numbers.Real)
+            or isinstance(value, (bool, np.bool_))
+            or not math.isfinite(value)
+            or not low <= value <= high
+        ):
+            raise _Invalid(f"a finite number in [{low}, {high}] is expected, got {value!r}")
+        return float(value)
+
+    return _Attribute(check)
+
+
+def _array(
+    kinds: str,
+    shape: tuple[int | str | None, ...],
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    equals: str | None = None,
+    unique: bool = False,
+    strings: bool = False,
+    required: bool | str = True,
+) -> _Attribute:
+    """An ndarray of a dtype kind in ``kinds`` whose shape matches ``shape``, each entry an
+    int, the name of a network argument, or None (any length)."""
+
+    def check(value, sizes, fitted):
+        if not isinstance(value, np.ndarray):
+            raise _Invalid(f"an array is expected, got {type(value).__name__}")
+        if value.dtype.kind not in kinds:
+            raise _Invalid(f"dtype {value.dtype} is not allowed here")
+        want = tuple(_size(sizes, entry) for entry in shape)
+        if value.ndim != len(want) or any(
+            w is not None and n != w for n, w in zip(value.shape, want, strict=True)
+        ):
+            shown = tuple("any" if w is None else w for w in want)
+            raise _Invalid(f"shape {value.shape} does not match the network's {shown}")
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise _Invalid("it holds values that are not finite")
+        if low is not None and value.size and value.min() < low:
+            raise _Invalid(f"it holds values below {low}")
+        if high is not None and value.size and value.max() > high:
+            raise _Invalid(f"it holds values above {high}")
+        if strings and not all(isinstance(v, str) for v in value.ravel().tolist()):
+            raise _Invalid("it holds entries that are not strings")
+        if unique and len(set(value.ravel().tolist())) != value.size:
+            raise _Invalid("it repeats a value")
+        if equals is not None and value.tolist() != list(sizes[equals]):
+            raise _Invalid(f"it does not match the network's {equals} = {sizes[equals]}")
+        return value
+
+    return _Attribute(check, required)
+
+
+def _dtype_of(kinds: str, *, required: bool | str = True) -> _Attribute:
+    def check(value, sizes, fitted):
+        if not isinstance(value, np.dtype) or value.kind not in kinds:
+            raise _Invalid(f"a plain numeric or object dtype is expected, got {value!r}")
+        return value
+
+    return _Attribute(check, required)
+
+
+def _categories() -> _Attribute:
+    """TabNet's categories: one 1-d array per categorical column, one code per category
+    plus the reserved "unknown" code in the network's embedding."""
+
+    def check(value, sizes, fitted):
+        dims = list(sizes.get("cat_dims", ()))
+        if not isinstance(value, list) or len(value) != len(dims):
+            raise _Invalid(f"a list of {len(dims)} arrays (one per categorical column) expected")
+        for i, (column, dim) in enumerate(zip(value, dims, strict=True)):
+            if not isinstance(column, np.ndarray) or column.ndim != 1:
+                raise _Invalid(f"entry {i} is not a 1-d array")
+            if column.dtype.kind not in "biufUO":
+                raise _Invalid(f"entry {i} has dtype {column.dtype}")
+            if len(column) + 1 != dim:
+                raise _Invalid(
+                    f"entry {i} holds {len(column)} categories; the network embeds {dim - 1}"
+                )
+        return value
+
+    return _Attribute(check)
+
+
+class _SavedEncoder(NamedTuple):
+    params: dict[str, Any]
+    categories: list
+
+
+# What TabNet's encoding relies on (the unknown and missing codes are -1, which become the
+# reserved code 0): an encoder saved with other settings is refused rather than rebuilt.
+_ENCODER_PARAMS = {
+    "categories": "auto",
+    "encoded_missing_value": -1,
+    "handle_unknown": "use_encoded_value",
+    "max_categories": None,
+    "min_frequency": None,
+    "unknown_value": -1,
+}
+
+
+def _encoder() -> _Attribute:
+    def check(value, sizes, fitted):
+        categories = fitted["categories_"]
+        if value is None:
+            if categories:
+                raise _Invalid("missing although the model has categorical columns")
+            return None
+        if not isinstance(value, _SavedEncoder) or not categories:
+            raise _Invalid("an OrdinalEncoder of the categorical columns is expected")
+        params = dict(value.params)
+        if params.pop("dtype", None) not in (np.float32, np.float64) or any(
+            type(params.get(k)) is not type(v) or params.get(k) != v
+            for k, v in _ENCODER_PARAMS.items()
+        ):
+            raise _Invalid(f"settings {value.params!r} are not the ones TabNet encodes with")
+        if set(params) != set(_ENCODER_PARAMS):
+            raise _Invalid(f"unknown settings {sorted(set(params) - set(_ENCODER_PARAMS))}")
+        if len(value.categories) != len(categories) or not all(
+            isinstance(a, np.ndarray) and _same_categories(a, b)
+            for a, b in zip(value.categories, categories, strict=True)
+        ):
+            raise _Invalid("its categories are not categories_")
+        return _rebuild_ordinal_encoder(value.params, categories)
+
+    return _Attribute(check)
+
+
+# The fitted attributes load accepts, per estimator class (by name), each with its check, in
+# the order they are checked; a file holding anything else is refused, and save refuses to
+# write a fitted attribute (a name ending in "_") that is not listed here. Shapes and
+# "equals" name the network's keyword arguments (n_features, n_outputs, n_steps, cat_idxs,
+# ...), which load has checked against the stored tensors before. To accept a new attribute,
+# add one line, e.g. "coef_": _array("f", ("n_outputs", "n_features")).
+_COMMON_FITTED: dict[str, _Attribute] = {
+    "n_features_in_": _integer(1, equals="n_features"),
+    "feature_names_in_": _array("O", ("n_features",), strings=True, required=False),
+    "classes_": _array("biufUO", ("n_outputs",), unique=True),
+    "multilabel_": _boolean(),
+    "_y_dtype": _dtype_of("biufO", required="multilabel_"),
+    "n_iter_": _integer(0),
+    "alpha_": _real(1.0),
+}
+_LINEAR_FITTED: dict[str, _Attribute] = {**_COMMON_FITTED}
+_TABNET_FITTED: dict[str, _Attribute] = {
+    **_COMMON_FITTED,
+    "categorical_features_": _array("iu", (None,), equals="cat_idxs"),
+    "categories_": _categories(),
+    "_encoder": _encoder(),
+    "mask_alpha_": _array("f", ("n_steps",), low=1.0, high=2.0),
+    "feature_importances_": _array("f", ("n_features",), low=0.0),
+}
+_FITTED: dict[str, dict[str, _Attribute]] = {
+    "EntmaxClassifier": _LINEAR_FITTED,
+    "SparsemaxClassifier": _LINEAR_FITTED,
+    "TabNetEntmaxClassifier": _TABNET_FITTED,
+}
 
 
 # --------------------------------------------------------------------------- JSON encoding
@@ -141,38 +362,156 @@ def _encode(value: Any, where: str) -> Any:
     raise _Unserializable(f"{where}: an object of type {type(value).__name__}")
 
 
-def _decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "__float__" in value:
-        return float(value["__float__"])
-    if "__scalar__" in value:
-        return np.dtype(value["__scalar__"]).type(_decode(value["value"]))
-    if "__dtype__" in value:
-        dtype = np.dtype(value["__dtype__"])
-        return dtype.type if value.get("type") else dtype
-    if "__ndarray__" in value:
-        dtype = np.dtype(value["__ndarray__"])
-        values = [_decode(v) for v in value["values"]]
-        out = np.empty(len(values), dtype=dtype)
-        if dtype.kind == "O":
+# Decoding takes nothing on trust: every tagged value has its exact keys, every dtype is a
+# plain numeric, string or object dtype, every array is as long as its values and no wider
+# than they need, and nesting is bounded (the saved values are at most a few levels deep).
+_MAX_DEPTH = 16
+#: a string array may be declared wider than its longest value (numpy keeps the width of
+#: the data it came from), by up to this many characters
+_STRING_SLACK = 1024
+_MAX_NDIM = 8
+_TAGS = {
+    "__float__": ({"__float__"}, set()),
+    "__scalar__": ({"__scalar__", "value"}, set()),
+    "__dtype__": ({"__dtype__"}, {"type"}),
+    "__ndarray__": ({"__ndarray__", "shape", "values"}, set()),
+    "__tuple__": ({"__tuple__"}, set()),
+    "__dict__": ({"__dict__"}, set()),
+    "__ordinal_encoder__": ({"__ordinal_encoder__", "categories_"}, set()),
+}
+_PLAIN = (type(None), bool, int, float, str)
+
+
+def _plain_dtype(text: Any, kinds: str, where: str) -> np.dtype:
+    if not isinstance(text, str):
+        raise _Invalid(f"{where}: {text!r} is not a dtype")
+    try:
+        dtype = np.dtype(text)
+    except (TypeError, ValueError, OverflowError):
+        raise _Invalid(f"{where}: {text!r} is not a dtype") from None
+    if (
+        dtype.kind not in kinds
+        or dtype.fields is not None
+        or dtype.subdtype is not None
+        or dtype.metadata
+    ):
+        raise _Invalid(f"{where}: dtype {text!r} is not allowed here")
+    return dtype
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _array_from(dtype: np.dtype, shape: Any, values: Any, where: str) -> np.ndarray:
+    if (
+        not isinstance(shape, list)
+        or len(shape) > _MAX_NDIM
+        or not all(_is_int(n) and n >= 0 for n in shape)
+    ):
+        raise _Invalid(f"{where}: {shape!r} is not an array shape")
+    if not isinstance(values, list) or math.prod(shape) != len(values):
+        raise _Invalid(f"{where}: the values do not fill shape {tuple(shape)}")
+    kind = dtype.kind
+    allowed = {
+        "b": lambda v: isinstance(v, bool),
+        "i": _is_int,
+        "u": _is_int,
+        "f": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "U": lambda v: isinstance(v, str),
+        "O": lambda v: isinstance(v, _PLAIN),
+    }[kind]
+    bad = next((v for v in values if not allowed(v)), None)
+    if bad is not None:
+        raise _Invalid(f"{where}: {bad!r} cannot be an entry of an array of dtype {dtype}")
+    if kind == "U":
+        width = dtype.itemsize // 4
+        longest = max((len(v) for v in values), default=0)
+        if longest > width or width > longest + _STRING_SLACK:
+            raise _Invalid(
+                f"{where}: dtype {dtype.str} does not fit its values (the longest has "
+                f"{longest} characters)"
+            )
+    out = np.empty(len(values), dtype=dtype)
+    try:
+        if kind == "O":
             for i, v in enumerate(values):  # element by element: no nesting guesses
                 out[i] = v
         else:
             out[:] = values
-        return out.reshape(value["shape"])
-    if "__tuple__" in value:
-        return tuple(_decode(v) for v in value["__tuple__"])
-    if "__dict__" in value:
-        return {_decode(k): _decode(v) for k, v in value["__dict__"]}
-    if "__ordinal_encoder__" in value:
-        return _rebuild_ordinal_encoder(
-            {k: _decode(v) for k, v in value["__ordinal_encoder__"].items()},
-            _decode(value["categories_"]),
-        )
-    raise ValueError(f"unknown entry in the saved model: {sorted(value)}")
+    except (OverflowError, ValueError, TypeError) as error:
+        raise _Invalid(f"{where}: the values do not fit dtype {dtype}: {error}") from None
+    return out.reshape(shape)
+
+
+def _decode(value: Any, where: str, depth: int = 0) -> Any:
+    """The value :func:`_encode` wrote, or :class:`_Invalid` saying what is wrong with it."""
+    if depth > _MAX_DEPTH:
+        raise _Invalid(f"{where}: nested more than {_MAX_DEPTH} levels deep")
+    if isinstance(value, list):
+        return [_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value  # a JSON scalar: None, bool, int, float or str
+    tags = [key for key in value if key in _TAGS]
+    if len(tags) != 1:
+        raise _Invalid(f"{where}: an entry of unknown form, with keys {sorted(value)[:5]}")
+    [tag] = tags
+    needed, optional = _TAGS[tag]
+    if not needed <= set(value) <= needed | optional:
+        raise _Invalid(f"{where}: a {tag} entry with keys {sorted(value)}")
+    if tag == "__float__":
+        text = value[tag]
+        if text not in ("nan", "inf", "-inf"):
+            raise _Invalid(f"{where}: {text!r} is not nan, inf or -inf")
+        return float(text)
+    if tag == "__scalar__":
+        dtype = _plain_dtype(value[tag], "biuf", where)
+        number = _decode(value["value"], where, depth + 1)
+        if not isinstance(number, (bool, int, float)):
+            raise _Invalid(f"{where}: {number!r} is not a number")
+        try:
+            return dtype.type(number)
+        except (OverflowError, ValueError, TypeError):
+            raise _Invalid(f"{where}: {number!r} does not fit dtype {dtype}") from None
+    if tag == "__dtype__":
+        dtype = _plain_dtype(value[tag], "biufO", where)
+        as_type = value.get("type", False)
+        if not isinstance(as_type, bool):
+            raise _Invalid(f"{where}: 'type' must be true or false")
+        return dtype.type if as_type else dtype
+    if tag == "__ndarray__":
+        dtype = _plain_dtype(value[tag], _ARRAY_KINDS, where)
+        values = value["values"]
+        if isinstance(values, list):
+            values = [_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(values)]
+        return _array_from(dtype, value["shape"], values, where)
+    if tag == "__tuple__":
+        items = value[tag]
+        if not isinstance(items, list):
+            raise _Invalid(f"{where}: a tuple must be a list of items")
+        return tuple(_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(items))
+    if tag == "__dict__":
+        pairs = value[tag]
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 for p in pairs
+        ):
+            raise _Invalid(f"{where}: a dict must be a list of [key, value] pairs")
+        out = {}
+        for key, item in pairs:
+            key = _decode(key, where, depth + 1)
+            if not isinstance(key, (*_PLAIN, np.generic)):
+                raise _Invalid(f"{where}: {key!r} cannot be a key")
+            out[key] = _decode(item, f"{where}[{key!r}]", depth + 1)
+        return out
+    # __ordinal_encoder__: kept as data here; the "_encoder" check rebuilds it
+    params = value[tag]
+    if not isinstance(params, dict):
+        raise _Invalid(f"{where}: the encoder's settings must be an object")
+    decoded = {str(k): _decode(v, f"{where}.{k}", depth + 1) for k, v in params.items()}
+    categories = _decode(value["categories_"], f"{where}.categories_", depth + 1)
+    if not isinstance(categories, list):
+        raise _Invalid(f"{where}: the encoder's categories must be a list")
+    return _SavedEncoder(decoded, categories)
 
 
 def _same_categories(a: np.ndarray, b: np.ndarray) -> bool:
@@ -189,19 +528,222 @@ def _same_categories(a: np.ndarray, b: np.ndarray) -> bool:
 def _rebuild_ordinal_encoder(params: dict[str, Any], categories: list) -> OrdinalEncoder:
     """Fit an encoder that has exactly the saved categories (fitting sorts and dedups them,
     and the saved lists are already sorted and unique)."""
-    if not categories:
-        raise ValueError("the saved OrdinalEncoder has no categories")
     longest = max(len(c) for c in categories)
+    if not longest:
+        raise _Invalid("fitted attribute categories_: a categorical column has no category")
     columns = [np.resize(np.asarray(c, dtype=object), longest) for c in categories]
     data = np.empty((longest, len(columns)), dtype=object)
     for j, column in enumerate(columns):
         data[:, j] = column
-    encoder = OrdinalEncoder(**params).fit(data)
+    try:
+        encoder = OrdinalEncoder(**params).fit(data)
+    except (TypeError, ValueError) as error:
+        raise _Invalid(f"fitted attribute _encoder: {error}") from None
     for saved, got in zip(categories, encoder.categories_, strict=True):
         if not _same_categories(np.asarray(saved, dtype=object), np.asarray(got, dtype=object)):
-            raise ValueError("the saved categories do not rebuild the same OrdinalEncoder")
+            raise _Invalid(
+                "fitted attribute categories_: the categories of a column are not sorted "
+                "and unique, as fit leaves them"
+            )
     encoder.categories_ = [np.asarray(c) for c in categories]
     return encoder
+
+
+# --------------------------------------------------------------------------- network checks
+
+#: network arguments that size no tensor; any other int must not exceed the largest
+#: dimension of the stored tensors, or their number
+_UNSIZED_ARGUMENTS = frozenset({"virtual_batch_size"})
+_MAX_INT = 2**31 - 1
+_TORCH_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+_LAYER_FACTORIES = frozenset({torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor})
+
+
+class _Skeleton(TorchFunctionMode):
+    """Build a network's skeleton: every shape, no memory.
+
+    torch.nn layers allocate their parameters and buffers with factory calls given
+    ``device=None`` explicitly (their ``factory_kwargs``); those go on the meta device, which
+    records shapes and dtypes and allocates nothing. Other calls (a network's own small
+    index tensors) run as usual.
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _LAYER_FACTORIES and "device" in kwargs and kwargs["device"] is None:
+            kwargs = {**kwargs, "device": "meta"}
+        return func(*args, **kwargs)
+
+
+def _check_arguments(kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]:
+    """The network's keyword arguments: plain values, every size within the tensors'."""
+    if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+        raise _Invalid("the network arguments are not a mapping of names to values")
+    bound = max([len(stored), *(d for shape, _ in stored.values() for d in shape)])
+
+    def check(name: str, value: Any, nested: bool = False) -> None:
+        if isinstance(value, (list, tuple)) and not nested:
+            for item in value:
+                check(name, item, nested=True)
+        elif isinstance(value, bool) or value is None or isinstance(value, str):
+            pass
+        elif _is_int(value):
+            limit = _MAX_INT if name in _UNSIZED_ARGUMENTS else bound
+            if abs(value) > limit:
+                raise _Invalid(
+                    f"network argument {name} = {value} exceeds every size of the stored "
+                    f"tensors (the largest is {bound}): the network is not the one stored"
+                )
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise _Invalid(f"network argument {name} = {value} is not finite")
+        else:
+            raise _Invalid(f"network argument {name} = {value!r} is not a plain value")
+
+    for name, value in kwargs.items():
+        check(name, value)
+    if "alpha" in kwargs:
+        try:
+            check_alpha(kwargs["alpha"])
+        except ValueError as error:
+            raise _Invalid(f"network argument {error}") from None
+    return kwargs
+
+
+def _skeleton_state(module_cls: type, kwargs: dict[str, Any]) -> dict[str, tuple]:
+    """Name -> (shape, dtype) of the network ``kwargs`` build, built without memory."""
+    try:
+        with _Skeleton():
+            skeleton = module_cls(**kwargs)
+    except (TypeError, ValueError, RuntimeError, IndexError) as error:
+        raise _Invalid(
+            f"the network arguments do not build a {module_cls.__name__}: {error}"
+        ) from None
+    return {name: (tuple(t.shape), t.dtype) for name, t in skeleton.state_dict().items()}
+
+
+def _match_tensors(
+    expected: dict[str, tuple],
+    stored: dict[str, tuple],
+    aliases: Any,
+    module_name: str,
+) -> dict[str, str]:
+    """Map each tensor of the network to the stored tensor it loads; refuse any mismatch."""
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+    ):
+        raise _Invalid("the tensor aliases are not a mapping of names to names")
+    unknown = sorted(set(aliases) - set(expected))
+    if unknown:
+        raise _Invalid(f"aliases name tensors the network does not have: {unknown[:5]}")
+    source = {name: aliases.get(name, name) for name in expected}
+    needed = set(source.values())
+    extra = sorted(set(stored) - needed)
+    if extra:
+        raise _Invalid(
+            f"the file holds {len(extra)} tensor(s) the network does not have (not read): "
+            f"{extra[:5]}"
+        )
+    missing = sorted(needed - set(stored))
+    if missing:
+        raise _Invalid(f"tensors of the network are missing from the file: {missing[:5]}")
+    for name, (shape, dtype) in expected.items():
+        stored_shape, stored_dtype = stored[source[name]]
+        if stored_dtype != dtype:
+            raise _Invalid(
+                f"tensor {name} is stored as {str(stored_dtype).replace('torch.', '')}; the "
+                f"network holds {str(dtype).replace('torch.', '')} (nothing is cast)"
+            )
+        if stored_shape != shape:
+            raise _Invalid(
+                f"tensor {name} has shape {stored_shape} in the file but {shape} in the "
+                f"{module_name} network the header describes"
+            )
+    return source
+
+
+def _check_history(history: Any, n_iter: int) -> list[dict[str, Any]]:
+    if not isinstance(history, list) or not all(
+        isinstance(epoch, dict)
+        and all(isinstance(k, str) and isinstance(v, _PLAIN) for k, v in epoch.items())
+        for epoch in history
+    ):
+        raise _Invalid("the training history is not a list of per-epoch records of numbers")
+    if len(history) != n_iter:
+        raise _Invalid(f"the history has {len(history)} epochs but n_iter_ is {n_iter}")
+    return history
+
+
+def _check_params(cls: type, params: Any) -> dict[str, Any]:
+    """The estimator's parameters: exactly its get_params names, each a plain value."""
+    if not isinstance(params, dict):
+        raise _Invalid("the parameters are not a mapping of names to values")
+    names = set(cls().get_params(deep=False))
+    unknown, missing = sorted(set(params) - names), sorted(names - set(params))
+    if unknown or missing:
+        raise _Invalid(
+            f"the parameters of {cls.__name__} are {sorted(names)}; the file has "
+            f"unknown {unknown} and lacks {missing}"
+        )
+    scalar = (*_PLAIN, np.bool_, np.integer, np.floating)
+    out = {}
+    for name, value in params.items():
+        value = _decode(value, f"parameter {name}")
+        ok = (
+            isinstance(value, scalar)
+            or (isinstance(value, (list, tuple)) and all(isinstance(v, scalar) for v in value))
+            or (
+                isinstance(value, dict)
+                and all(isinstance(k, scalar) and isinstance(v, scalar) for k, v in value.items())
+            )
+            or (
+                isinstance(value, np.ndarray)
+                and value.ndim == 1
+                and value.dtype.kind in "biuU"
+                and value.size
+            )
+        )
+        if not ok:
+            raise _Invalid(f"parameter {name}: {type(value).__name__} is not a parameter value")
+        out[name] = value
+    return out
+
+
+def _check_fitted(estimator_name: str, fitted: Any, sizes: Mapping[str, Any]) -> dict[str, Any]:
+    table = _FITTED[estimator_name]
+    if not isinstance(fitted, dict):
+        raise _Invalid("the fitted attributes are not a mapping of names to values")
+    unknown = [name for name in fitted if name not in table]
+    if unknown:
+        raise _Invalid(
+            f"unknown fitted attribute {unknown[0]!r}; {estimator_name} has {', '.join(table)}"
+        )
+    out: dict[str, Any] = {}
+    for name, spec in table.items():
+        present = name in fitted
+        needed = spec.required if isinstance(spec.required, bool) else out[spec.required]
+        if present != needed and (needed or not isinstance(spec.required, bool)):
+            state = "missing" if needed else f"present although {spec.required} is False"
+            raise _Invalid(f"fitted attribute {name} is {state}")
+        if not present:
+            continue
+        value = _decode(fitted[name], f"fitted attribute {name}")
+        try:
+            out[name] = spec.check(value, sizes, out)
+        except _Invalid as error:
+            raise _Invalid(f"fitted attribute {name}: {error}") from None
+    return out
 
 
 # --------------------------------------------------------------------------- save / load
@@ -239,13 +781,14 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     TypeError
         If ``estimator`` is not one of the package's estimators, or a parameter or fitted
         attribute cannot be stored as data (e.g. ``random_state`` holding a
-        ``RandomState``); the message names it.
+        ``RandomState``, or an attribute set by hand that :func:`load` would refuse); the
+        message names it.
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
     """
     classes = _estimator_classes()
     name = type(estimator).__name__
-    if classes.get(name) is not type(estimator):
+    if name not in classes or classes[name][0] is not type(estimator):
         raise TypeError(
             f"save takes a fitted {', '.join(classes)}; got {name}. Use pickle or joblib "
             "for other objects (a pipeline, a subclass)"
@@ -256,7 +799,19 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     if _module_classes().get(module_name) is not type(net.module_):
         raise TypeError(f"save cannot store a network of type {module_name}")
     params = estimator.get_params(deep=False)
-    fitted = {k: v for k, v in vars(estimator).items() if k not in params and k != "net_"}
+    table = _FITTED[name]
+    fitted = {}
+    for key, value in vars(estimator).items():
+        if key in params or key == "net_":
+            continue
+        if key in table:
+            fitted[key] = value
+        elif key.endswith("_") and not key.startswith("__"):
+            raise TypeError(
+                f"cannot save {name}: its attribute {key} is not one of the fitted "
+                f"attributes load accepts ({', '.join(table)}); delete it before saving"
+            )
+        # other private attributes (a metadata-routing request, ...) are not model state
     module_kwargs = {
         k[len("module__") :]: v for k, v in net.get_params().items() if k.startswith("module__")
     }
@@ -291,8 +846,81 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     _safetensors().torch.save_file(tensors, os.fspath(path), metadata=metadata)
 
 
+_HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
+_NET_KEYS = {"module", "module_kwargs", "batch_size", "history", "aliases"}
+
+
+def _refuse_constant(name: str) -> float:
+    raise _Invalid(f"the header holds {name}, which JSON does not have")
+
+
+def _parse_header(text: str) -> dict[str, Any]:
+    try:
+        header = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise _Invalid("the header is nested too deeply to be one this package wrote") from None
+    except ValueError as error:  # JSONDecodeError, or an int of too many digits
+        raise _Invalid(f"the header is not valid JSON: {error}") from None
+    if not isinstance(header, dict):
+        raise _Invalid("the header is not a JSON object")
+    version = header.get("format_version")
+    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
+        newer = _is_int(version) and version > FORMAT_VERSION
+        readable = "version 1" if FORMAT_VERSION == 1 else f"versions 1 to {FORMAT_VERSION}"
+        raise _Invalid(
+            f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
+            f"format {readable}" + (" (the file is newer)" if newer else "")
+        )
+    _check_keys(header, _HEADER_KEYS, "the header")
+    if not isinstance(header["net"], dict):
+        raise _Invalid("the header's network entry is not an object")
+    _check_keys(header["net"], _NET_KEYS, "the header's network entry")
+    return header
+
+
+def _check_keys(entry: dict[str, Any], keys: set[str], what: str) -> None:
+    unknown, missing = sorted(set(entry) - keys), sorted(keys - set(entry))
+    if unknown:
+        raise _Invalid(f"{what} has entries a model file does not have: {unknown[:5]}")
+    if missing:
+        raise _Invalid(f"{what} lacks the entries {missing}")
+
+
+def _stored_tensors(handle: Any) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    """Name -> (shape, dtype) of the file's tensors, read from the header alone."""
+    out = {}
+    for key in handle.keys():
+        view = handle.get_slice(key)
+        dtype = _TORCH_DTYPES.get(view.get_dtype())
+        if dtype is None:
+            raise _Invalid(f"tensor {key} has dtype {view.get_dtype()}, which no network holds")
+        out[key] = (tuple(view.get_shape()), dtype)
+    return out
+
+
 def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     """Read an estimator written by :func:`save`; reads data only and runs no code from it.
+
+    Before it builds anything, ``load`` checks the whole file, and refuses it with a
+    ``ValueError`` saying why when:
+
+    - it is not a safetensors file, or one :func:`save` did not write;
+    - its header is not JSON, has entries a model file does not have, lacks some, or nests
+      deeper than saved values do;
+    - its ``format_version`` is not an int from 1 to :data:`FORMAT_VERSION`;
+    - it names an estimator or a network this package does not have, or a network the
+      estimator does not train;
+    - a parameter is not one of the estimator's ``get_params()`` names (or one is missing),
+      or its value is not a plain number, string, list or dict;
+    - a network argument is not a plain value, or a size in it exceeds the stored tensors':
+      the network the header describes is built on PyTorch's meta device (shapes only, no
+      memory) and each of its tensors must be stored under its name, with its shape and
+      dtype (nothing is cast), and no other tensor may be stored (none is read);
+    - a fitted attribute is not one the estimator documents, a required one is missing, or
+      one has the wrong type, dtype or shape (``classes_`` must have one entry per network
+      output, ``n_features_in_`` must be the network's input width, ...), an array's dtype
+      is not plain or is wider than its values;
+    - a stored weight is NaN or infinite.
 
     Parameters
     ----------
@@ -311,42 +939,79 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     Raises
     ------
     ValueError
-        If the file was not written by :func:`save`, by a newer format, or names a class
-        this package does not have.
+        If the file is not a valid model file, as listed above; the message says why.
+    OSError
+        If the file cannot be read.
+
+    Notes
+    -----
+    The network's weights are initialised (then overwritten) under the lock ``fit`` takes on
+    torch's global generator, whose state ``load`` leaves as it found it: a load running
+    next to fits in other threads changes neither their results nor the caller's seeded
+    random numbers.
     """
     device = resolve_device(device)
     st = _safetensors()
-    with st.safe_open(os.fspath(path), framework="pt", device="cpu") as handle:
-        metadata = handle.metadata() or {}
-        if _METADATA_KEY not in metadata:
-            raise ValueError(f"{os.fspath(path)!r} was not written by sk_entmax.persistence.save")
-        tensors = {key: handle.get_tensor(key) for key in handle.keys()}
-    header = json.loads(metadata[_METADATA_KEY])
-    version = header.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    name = os.fspath(path)
+    try:
+        with st.safe_open(name, framework="pt", device="cpu") as handle:
+            metadata = handle.metadata() or {}
+            if _METADATA_KEY not in metadata:
+                raise ValueError(f"{name!r} was not written by sk_entmax.persistence.save")
+            stored = _stored_tensors(handle)
+            header = _parse_header(metadata[_METADATA_KEY])
+            checked = _check_header(header, stored)
+            estimator, module_cls, kwargs, source, fitted, history = checked
+            tensors = {key: handle.get_tensor(key) for key in sorted(set(source.values()))}
+    except _Invalid as error:
+        raise ValueError(f"cannot load {name!r}: {error}") from None
+    except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
         raise ValueError(
-            f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
-            f"versions up to {FORMAT_VERSION}"
-        )
-    cls = _estimator_classes().get(header.get("estimator"))
-    module_cls = _module_classes().get(header["net"].get("module"))
-    if cls is None or module_cls is None:
-        raise ValueError(
-            f"the file names an unknown estimator or network: {header.get('estimator')!r}, "
-            f"{header['net'].get('module')!r}"
-        )
-    estimator = cls(**{k: _decode(v) for k, v in header["params"].items()})
-    for key, value in header["fitted"].items():
-        setattr(estimator, key, _decode(value))
+            f"cannot load {name!r}: the header is malformed ({type(error).__name__}: {error})"
+        ) from None
+    except st.SafetensorError as error:
+        raise ValueError(f"cannot load {name!r}: not a safetensors file ({error})") from None
+    for key, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(
+                f"cannot load {name!r}: tensor {key} holds values that are not finite (NaN "
+                "or infinity); the saved network had diverged or the file was altered"
+            )
     spec = header["net"]
-    net = estimator._make_net(
-        module_cls, _decode(spec["module_kwargs"]), batch_size=spec["batch_size"], device=device
-    )
-    with torch.random.fork_rng(devices=[]):  # the initial weights are overwritten below
+    net = estimator._make_net(module_cls, kwargs, batch_size=spec["batch_size"], device=device)
+    devices = [torch.device(device)] if device != "cpu" else []
+    # the same lock as fit's initialisation: the draws (overwritten below) never interleave
+    # with a fit's seeded ones in another thread, and the global generator is left as found
+    with _INIT_LOCK, torch.random.fork_rng(devices=devices):
         net.initialize()
-    state = {name: tensors[spec["aliases"].get(name, name)] for name in net.module_.state_dict()}
-    net.module_.load_state_dict(state)
+    net.module_.load_state_dict({key: tensors[src] for key, src in source.items()})
     net.module_.eval()
-    net.history = History(_decode(spec["history"]))
+    net.history = History(history)
+    for key, value in fitted.items():
+        setattr(estimator, key, value)
     estimator.net_ = net
     return estimator
+
+
+def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
+    """Everything :func:`load` checks before it reads a tensor or builds anything."""
+    estimators, modules = _estimator_classes(), _module_classes()
+    spec = header["net"]
+    name, module_name = header["estimator"], spec["module"]
+    if not isinstance(name, str) or name not in estimators:
+        raise _Invalid(f"the file names an unknown estimator {name!r}")
+    cls, trains = estimators[name]
+    if module_name != trains:
+        raise _Invalid(f"the file names the network {module_name!r}; {name} trains a {trains}")
+    module_cls = modules[trains]
+    batch_size = spec["batch_size"]
+    if not _is_int(batch_size) or not 1 <= batch_size <= _MAX_INT:
+        raise _Invalid(f"batch size {batch_size!r} is not a positive int")
+    kwargs = _check_arguments(_decode(spec["module_kwargs"], "network arguments"), stored)
+    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
+        expected = _skeleton_state(module_cls, kwargs)
+    source = _match_tensors(expected, stored, spec["aliases"], trains)
+    estimator = cls(**_check_params(cls, header["params"]))
+    fitted = _check_fitted(name, header["fitted"], kwargs)
+    history = _check_history(_decode(spec["history"], "history"), fitted["n_iter_"])
+    return estimator, module_cls, kwargs, source, fitted, history

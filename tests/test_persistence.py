@@ -278,3 +278,327 @@ def test_load_refuses_files_it_did_not_write(tmp_path):
         )
         with pytest.raises(ValueError, match=match):
             load(bad)
+
+
+# --------------------------------------------------------------------------- hostile files
+#
+# Each test edits a real file the way an attacker (or a careless hand) would and checks that
+# load refuses it with a ValueError naming the reason, before it builds or allocates anything.
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A tiny saved model of each kind: its path, header and tensors, to be edited."""
+    folder = tmp_path_factory.mktemp("hostile")
+    out = {}
+    for name, (make, X, y) in [
+        (
+            "linear",
+            (lambda: EntmaxClassifier(hidden_layer_sizes=(3,), max_epochs=2), X_IRIS, NAMES),
+        ),
+        ("multilabel", CASES["sparsemax-multilabel"]),
+        ("tabnet", CASES["tabnet-categorical-adaptive"]),
+    ]:
+        clf = make().set_params(max_epochs=2).fit(X, y)
+        path = folder / f"{name}.safetensors"
+        save(clf, path)
+        with safetensors.safe_open(str(path), framework="pt") as handle:
+            header = json.loads(handle.metadata()["sk_entmax"])
+            tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+        out[name] = (clf, X, header, tensors)
+    return out
+
+
+def _write_edited(tmp_path, header, tensors, name="edited.safetensors"):
+    path = tmp_path / name
+    text = header if isinstance(header, str) else json.dumps(header)
+    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": text})
+    return path
+
+
+def _edit(saved, kind, change=None, tensors=None):
+    """A deep copy of a saved header, changed by ``change(header)``, and its tensors."""
+    _, _, header, original = saved[kind]
+    header = json.loads(json.dumps(header))
+    if change is not None:
+        change(header)
+    return header, dict(original if tensors is None else tensors)
+
+
+@pytest.fixture
+def nothing_built(monkeypatch):
+    """Fail loudly if load gets as far as building the network."""
+    from sk_entmax._base import FenchelYoungNet
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("load built the network from a header it had not checked")
+
+    monkeypatch.setattr(FenchelYoungNet, "initialize", refuse)
+
+
+def _set(path, value):
+    def change(header):
+        node = header
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return change
+
+
+def _fitted(header, name):
+    return header["fitted"][name]
+
+
+# 1. sizes: checked against the tensors' shapes before anything is built
+
+
+def _set_network_argument(header, key, value):
+    pairs = header["net"]["module_kwargs"]["__dict__"]
+    [index] = [i for i, (name, _) in enumerate(pairs) if name == key]
+    pairs[index][1] = value
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value"),
+    [
+        ("linear", "n_features", 100_000),
+        ("linear", "hidden_layer_sizes", {"__tuple__": [100_000]}),
+        ("tabnet", "cat_dims", [10**9, 4]),
+        ("tabnet", "n_steps", 10**7),
+        ("tabnet", "n_d", 5),  # within every bound, and still not the stored network
+    ],
+    ids=["n_features", "hidden", "cat_dims", "n_steps", "n_d-mismatch"],
+)
+def test_load_refuses_sizes_the_tensors_do_not_have(
+    saved, tmp_path, nothing_built, kind, key, value
+):
+    header, tensors = _edit(saved, kind, lambda h: _set_network_argument(h, key, value))
+    with pytest.raises(ValueError, match="network"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+def test_load_refuses_an_array_dtype_wider_than_its_values(saved, tmp_path):
+    # the attack used <U300000000 (1.2 GB); a width far above the values' is enough here
+    header, tensors = _edit(saved, "linear")
+    _fitted(header, "classes_")["__ndarray__"] = "<U1000000"
+    with pytest.raises(ValueError, match="U1000000"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+# 2. fitted attributes: only the documented ones, each checked
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "value", "match"),
+    [
+        ("linear", "__dict__", {"__dict__": []}, "unknown fitted attribute '__dict__'"),
+        ("linear", "predict_proba", 1, "unknown fitted attribute 'predict_proba'"),
+        ("linear", "n_features_in_", 7, "n_features_in_"),
+        ("linear", "n_features_in_", "4", "n_features_in_"),
+        ("linear", "multilabel_", 1, "multilabel_"),
+        ("linear", "alpha_", {"__float__": "nan"}, "alpha_"),
+        (
+            "linear",
+            "classes_",
+            {"__ndarray__": "<U10", "shape": [2], "values": ["a", "b"]},
+            "classes_",
+        ),
+        ("multilabel", "_y_dtype", {"__dtype__": "<U9"}, "_y_dtype"),
+        (
+            "tabnet",
+            "feature_importances_",
+            {"__ndarray__": "<f8", "shape": [2], "values": [0.5, 0.5]},
+            "feature_importances_",
+        ),
+        (
+            "tabnet",
+            "categorical_features_",
+            {"__ndarray__": "<i8", "shape": [2], "values": [0, 1]},
+            "categorical_features_",
+        ),
+    ],
+)
+def test_load_accepts_only_the_documented_fitted_attributes(
+    saved, tmp_path, kind, name, value, match
+):
+    header, tensors = _edit(saved, kind, _set(("fitted", name), value))
+    with pytest.raises(ValueError, match=match):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+def test_load_refuses_a_missing_fitted_attribute(saved, tmp_path):
+    header, tensors = _edit(saved, "linear", lambda h: h["fitted"].pop("classes_"))
+    with pytest.raises(ValueError, match="classes_"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (_set(("params", "weight_decay_typo"), 1.0), "weight_decay_typo"),
+        (lambda h: h["params"].pop("lr"), "lr"),
+        (_set(("params", "lr"), {"__ndarray__": "<f8", "shape": [0], "values": []}), "lr"),
+        (_set(("params", "lr"), {"__ordinal_encoder__": {}, "categories_": []}), "lr"),
+    ],
+    ids=["unknown", "missing", "array", "object"],
+)
+def test_load_checks_the_parameters_names_and_types(saved, tmp_path, change, match):
+    header, tensors = _edit(saved, "linear", change)
+    with pytest.raises(ValueError, match=match):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+def test_save_refuses_an_attribute_load_would_not_accept(tmp_path):
+    clf = EntmaxClassifier(max_epochs=2).fit(X_IRIS, Y_IRIS)
+    clf.notes_ = "mine"
+    with pytest.raises(TypeError, match="notes_"):
+        save(clf, tmp_path / "model.safetensors")
+
+
+# 3. malformed headers: a ValueError with the reason, whatever is wrong
+
+
+def _deep(depth):
+    return json.loads("[" * depth + "]" * depth)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda h: "{not json",
+        lambda h: "[1, 2]",
+        lambda h: json.dumps({**h, "net": 5}),
+        lambda h: json.dumps({k: v for k, v in h.items() if k != "net"}),
+        lambda h: json.dumps({**h, "fitted": []}),
+        lambda h: json.dumps({**h, "estimator": ["EntmaxClassifier"]}),
+        lambda h: json.dumps({**h, "params": {**h["params"], "lr": _deep(950)}}),
+        lambda h: json.dumps({**h, "params": {**h["params"], "lr": {"__float__": 1}}}),
+        lambda h: json.dumps({**h, "params": {**h["params"], "lr": {"__evil__": 1}}}),
+        lambda h: json.dumps({**h, "net": {**h["net"], "history": [[1]]}}),
+        lambda h: json.dumps({**h, "net": {**h["net"], "aliases": {"x": "y"}}}),
+        lambda h: json.dumps({**h, "net": {**h["net"], "batch_size": "big"}}),
+        lambda h: json.dumps({**h, "net": {**h["net"], "module_kwargs": [1]}}),
+        lambda h: json.dumps(h).replace('"fitted"', '"fitted_"'),
+        lambda h: "[" * 5000 + "]" * 5000,
+    ],
+    ids=[
+        "not-json",
+        "not-an-object",
+        "net-not-an-object",
+        "no-net",
+        "fitted-a-list",
+        "estimator-a-list",
+        "950-deep",
+        "bad-float",
+        "unknown-tag",
+        "history",
+        "aliases",
+        "batch-size",
+        "module-kwargs",
+        "unknown-entry",
+        "json-recursion",
+    ],
+)
+def test_load_says_the_file_is_bad_whatever_is_malformed(saved, tmp_path, edit):
+    _, _, header, tensors = saved["linear"]
+    path = _write_edited(tmp_path, edit(json.loads(json.dumps(header))), dict(tensors))
+    with pytest.raises(ValueError, match="cannot load"):
+        load(path)
+
+
+def test_load_says_a_file_that_is_not_safetensors_is_bad(tmp_path):
+    path = tmp_path / "junk.safetensors"
+    path.write_bytes(b"\xff" * 64)
+    with pytest.raises(ValueError, match="not a safetensors file"):
+        load(path)
+
+
+# 4. wrong data: refused, not cast or read
+
+
+@pytest.mark.parametrize("version", [0, -1, True, 1.0, "1"])
+def test_load_refuses_format_versions_it_does_not_know(saved, tmp_path, version):
+    header, tensors = _edit(saved, "linear", _set(("format_version",), version))
+    with pytest.raises(ValueError, match="format version"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+def test_load_refuses_tensors_of_another_dtype(saved, tmp_path):
+    _, _, header, tensors = saved["linear"]
+    ints = {k: v.to(torch.int32) for k, v in tensors.items()}
+    with pytest.raises(ValueError, match=r"layers\.0\.weight.*int32.*float32"):
+        load(_write_edited(tmp_path, header, ints))
+
+
+def test_load_refuses_non_finite_weights(saved, tmp_path):
+    _, _, header, tensors = saved["tabnet"]
+    broken = dict(tensors)
+    name = sorted(k for k, v in broken.items() if v.is_floating_point())[0]
+    broken[name] = broken[name].clone()
+    broken[name].view(-1)[0] = float("nan")
+    with pytest.raises(ValueError, match=rf"{name}.*not finite"):
+        load(_write_edited(tmp_path, header, broken))
+
+
+def test_load_refuses_extra_and_missing_tensors_without_reading_them(saved, tmp_path, monkeypatch):
+    _, _, header, tensors = saved["linear"]
+    extra = {**tensors, "payload": torch.zeros(1000)}
+    path = _write_edited(tmp_path, header, extra)
+    read = []
+    original = safetensors.safe_open
+
+    class Spy:
+        def __init__(self, *args, **kwargs):
+            self.inner = original(*args, **kwargs)
+
+        def __enter__(self):
+            self.handle = self.inner.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self.inner.__exit__(*exc)
+
+        def get_tensor(self, key):
+            read.append(key)
+            return self.handle.get_tensor(key)
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+    monkeypatch.setattr(safetensors, "safe_open", Spy)
+    with pytest.raises(ValueError, match="payload"):
+        load(path)
+    assert read == []
+    missing = dict(tensors)
+    missing.pop("layers.0.bias")
+    with pytest.raises(ValueError, match=r"layers\.0\.bias"):
+        load(_write_edited(tmp_path, header, missing, "missing.safetensors"))
+
+
+# 5. load and threads: the initialisation lock, the global generator left alone
+
+
+def test_load_initialises_under_the_fit_lock_and_keeps_the_global_generator(
+    saved, tmp_path, monkeypatch
+):
+    from sk_entmax import _base
+
+    clf, X, header, tensors = saved["tabnet"]
+    path = _write_edited(tmp_path, header, tensors)
+    held = []
+    original = torch.nn.init.kaiming_uniform_
+
+    def spy(tensor, *args, **kwargs):
+        if tensor.device.type != "meta":  # a real draw from the global generator
+            held.append(_base._INIT_LOCK.locked())
+        return original(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.init, "kaiming_uniform_", spy)
+    torch.manual_seed(7)
+    expected = torch.rand(4)
+    torch.manual_seed(7)
+    restored = load(path)
+    assert torch.equal(torch.rand(4), expected)
+    assert held and all(held)
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
