@@ -3,10 +3,12 @@
 ``from entmax import X`` becomes ``from sk_entmax.entmax import X``. Every mapping takes
 Ludwig's ``training=`` keyword too. Extras: :class:`AdaptiveEntmax` (a learnable alpha kept
 in range), :func:`entmax` / :func:`entmax_loss` (the exact algorithm for any alpha),
-distribution targets and alpha-gradients in every loss.
+distribution targets and alpha-gradients in every loss, ``return_support_size=True``, and
+:func:`entmax_attention` (sparse attention in bounded memory, one alpha per head if wanted).
 """
 
 from sk_entmax.entmax.activations import Entmax15, Sparsemax, entmax15, sparsemax
+from sk_entmax.entmax.attention import entmax_attention
 from sk_entmax.entmax.dispatch import entmax, entmax_loss
 from sk_entmax.entmax.losses import (
     Entmax15Loss,
@@ -51,6 +53,7 @@ __all__ = [
     "entmax",
     "entmax15",
     "entmax15_loss",
+    "entmax_attention",
     "entmax_bisect",
     "entmax_bisect_loss",
     "entmax_loss",
