@@ -174,6 +174,14 @@ def _proba(clf: Any, X: Any) -> np.ndarray:
     return np.asarray(clf.predict_proba(X), dtype=np.float64)
 
 
+def _as_text(labels: Sequence[str]) -> list[str]:
+    """Labels for matplotlib, shown as written: it reads text between two ``$`` as math (and
+    raises on a bad expression when drawing), unless each ``$`` is escaped as ``\\$``,
+    which it then shows as ``$``. Column names, class labels and row labels are data, not
+    math."""
+    return [str(label).replace("$", r"\$") for label in labels]
+
+
 def _rotation(labels: Sequence[str]) -> int:
     """Tilt tick labels that would run into each other side by side."""
     return 45 if len(labels) > 3 and max(len(label) for label in labels) > 4 else 0
@@ -205,7 +213,7 @@ def _draw_importances(
     shown = importances[order]
     y = np.arange(len(order))
     ax.barh(y, 100 * shown, color="#3b6ea5")
-    ax.set_yticks(y, [names[i] for i in order])
+    ax.set_yticks(y, _as_text([names[i] for i in order]))
     ax.invert_yaxis()
     ax.bar_label(ax.containers[-1], labels=[_format_share(v) for v in shown], padding=3)
     ax.set_xlim(0, max(100 * float(shown.max()), 1e-9) * 1.18)
@@ -323,13 +331,13 @@ def _draw_step_masks(
         )
         zeros = float((values == 0).mean())
         ax.set_title(f"step {step + 1}\n{_format_share(zeros)} exactly 0", fontsize=10)
-        ax.set_xticks(np.arange(n_rows), labels, rotation=rotation, fontsize=8)
+        ax.set_xticks(np.arange(n_rows), _as_text(labels), rotation=rotation, fontsize=8)
         ax.set_xticks(np.arange(n_rows + 1) - 0.5, minor=True)
         ax.set_yticks(np.arange(n_feat + 1) - 0.5, minor=True)
         ax.grid(which="minor", color="#d0d0d0", linewidth=0.6)
         ax.tick_params(which="minor", length=0)
         ax.set_xlabel("row")
-    axes[0].set_yticks(np.arange(n_feat), [names[i] for i in features], fontsize=9)
+    axes[0].set_yticks(np.arange(n_feat), _as_text([names[i] for i in features]), fontsize=9)
     colorbar = fig.colorbar(image, ax=list(axes), shrink=0.9, pad=0.02)
     colorbar.set_label("mask weight (white: exactly 0)")
     fig.suptitle("Feature masks per decision step", x=0.01, ha="left")
@@ -413,7 +421,7 @@ def plot_mask_alpha(clf: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("mask alpha")
     mode = getattr(est, "entmax_mode", "")
     how = "learned" if mode == "adaptive" else "fixed"
-    ax.set_title(f"Mask alpha per step ({mode}, {how})", loc="left")
+    ax.set_title(_as_text([f"Mask alpha per step ({mode}, {how})"])[0], loc="left")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
 
@@ -466,8 +474,8 @@ def _draw_probabilities(
             text = "0" if p == 0 else "1" if p == 1 else f"{p:.2f}" if p >= 0.005 else f"{p:.0e}"
             color = "white" if p > 0.6 else ("#999999" if p == 0 else "black")
             ax.text(j, i, text, ha="center", va="center", fontsize=8, color=color)
-    ax.set_xticks(np.arange(len(classes)), classes, rotation=_rotation(classes))
-    ax.set_yticks(np.arange(len(labels)), labels)
+    ax.set_xticks(np.arange(len(classes)), _as_text(classes), rotation=_rotation(classes))
+    ax.set_yticks(np.arange(len(labels)), _as_text(labels))
     ax.set_xticks(np.arange(len(classes) + 1) - 0.5, minor=True)
     ax.set_yticks(np.arange(len(labels) + 1) - 0.5, minor=True)
     ax.grid(which="minor", color="#d0d0d0", linewidth=0.6)
@@ -509,7 +517,7 @@ def _draw_class_support(ax: Axes, proba: np.ndarray, classes: list[str]) -> Axes
         ax.bar_label(
             ax.containers[-1], labels=[_format_share(s) for s in share], padding=2, fontsize=8
         )
-        ax.set_xticks(x, classes, rotation=_rotation(classes))
+        ax.set_xticks(x, _as_text(classes), rotation=_rotation(classes))
     ax.set_ylim(0, 112)
     ax.set_yticks([0, 25, 50, 75, 100])
     ax.set_xlabel("class")

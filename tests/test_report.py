@@ -208,3 +208,60 @@ def test_probability_support_report_for_a_pipeline(sparse_pipe, tmp_path):
     assert "SparsemaxClassifier" in page
     accuracy = float(re.search(r"accuracy on these rows</td><td>([0-9.]+)", page).group(1))
     assert accuracy == pytest.approx(clf.score(X, y), abs=5e-4)
+
+
+# names matplotlib would read as math ("$...$") are drawn as they are written
+
+MATH_NAMES = ["$\\undefinedcmd$", "$\\frac{$", "costs $5 or $6", "a \\$ sign"]
+
+
+@pytest.fixture(scope="module")
+def mathy():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 5)), columns=[*MATH_NAMES, "<script>alert(1)"])
+    X.index = [f"${i}$" for i in range(40)]  # row labels are drawn too
+    y = np.array(["$\\frac{$", "$x^{$"])[np.arange(40) % 2]
+    X.iloc[:, 0] += 2 * (np.arange(40) % 2)
+    return X, y
+
+
+def _draw(artist):
+    figure = artist if isinstance(artist, Figure) else artist.figure
+    figure.canvas.draw()  # where matplotlib parses math; a bad expression raises here
+
+
+def test_math_like_names_do_not_break_the_reports(mathy, tmp_path):
+    X, y = mathy
+    tabnet = TabNetEntmaxClassifier(n_d=4, n_a=4, n_steps=2, max_epochs=1, random_state=0)
+    tabnet.fit(X, y)
+    page = report.feature_mask_report(tabnet, X, tmp_path / "masks.html", y=y).read_text(
+        encoding="utf-8"
+    )
+    for name in MATH_NAMES:
+        assert name in page
+    assert "<script" not in page and "&lt;script&gt;alert(1)" in page  # HTML is escaped
+    linear = SparsemaxClassifier(max_epochs=2, random_state=0).fit(X, y)
+    page = report.probability_support_report(linear, X, tmp_path / "support.html", y=y)
+    assert "$\\frac{$" in page.read_text(encoding="utf-8")
+    _draw(report.plot_feature_importances(tabnet, X))
+    _draw(report.plot_step_masks(tabnet, X, [0, 1]))
+    _draw(report.plot_probabilities(linear, X, [0, 1]))
+    _draw(report.plot_class_support(linear, X))
+
+
+def test_math_like_names_keep_their_text(mathy):
+    from matplotlib.text import Text
+
+    X, y = mathy
+    linear = SparsemaxClassifier(max_epochs=2, random_state=0).fit(X, y)
+    ax = report.plot_probabilities(linear, X, [0, 1])
+    _draw(ax)
+    shown = {}
+    for label in ax.get_xticklabels() + ax.get_yticklabels():
+        # the text matplotlib renders: it shows an escaped "\$" as "$", outside math
+        text, is_math = Text._preprocess_math(label, label.get_text())
+        assert not is_math
+        shown[text] = label
+    assert {"$\\frac{$", "$x^{$", "$0$", "$1$"} <= set(shown)
