@@ -2,13 +2,19 @@
 
 ``demo`` fits the estimators on data bundled with scikit-learn and writes a feature-mask
 report; ``report`` does the same for a CSV file of the user's. Errors in what the user gave
-(a missing file, a missing column, a file that is not a table) end with one line on standard
-error and exit status 2, never a traceback.
+(a missing file, a missing column, a file that is not a table, an ``--out`` that cannot be
+written) end with one line on standard error and exit status 2, before any fit where they
+can be seen then; anything unforeseen ends with one line and exit status 1, an interrupt
+with one line and exit status 130. Never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import math
+import numbers
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +23,11 @@ from typing import Any
 __all__ = ["main"]
 
 MODELS = ("tabnet", "entmax", "sparsemax")
+
+#: a CSV with more columns is refused before it is parsed (pandas takes seconds per 100000
+#: columns, and minutes for a wide header without rows)
+MAX_COLUMNS = 100_000
+_MAX_HEADER_CHARS = 64 * 2**20
 
 
 class UsageError(Exception):
@@ -50,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=None,
-        help="where to write the HTML report (default: a file in the system's temp folder)",
+        help="where to write the HTML report (default: a new private folder in the system's "
+        "temp folder)",
     )
     demo.add_argument(
         "--quick", action="store_true", help="a few epochs only: a smoke test, not a result"
@@ -91,23 +103,129 @@ def main(argv: list[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit status: 0 on success, 2 for a usage error (argparse exits with 2 itself).
+        The exit status: 0 on success, 2 for a usage error (argparse exits with 2 itself),
+        1 for an unexpected error, 130 when interrupted; each error is one line on standard
+        error.
     """
     args = _parser().parse_args(argv)
+    prefix = f"python -m sk_entmax {args.command}"
     try:
+        if args.out is not None:
+            _check_out(args.out)
         if args.command == "demo":
             from sk_entmax._demo import run_demo
 
-            run_demo(args.out, quick=args.quick)
+            try:
+                run_demo(args.out, quick=args.quick)
+            except OSError as exc:
+                where = exc.filename or args.out or "the report"
+                raise UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
         else:
             _report(args)
     except UsageError as exc:
-        print(f"python -m sk_entmax {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{prefix}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug or a case not foreseen: still one line, no traceback
+        print(f"{prefix}: error: {type(exc).__name__}: {_first_line(exc)}", file=sys.stderr)
+        return 1
     return 0
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _check_out(path: Path) -> None:
+    """Refuse an ``--out`` that cannot or must not be written, before any work is done."""
+    if path.is_symlink():
+        raise UsageError(
+            f"--out {path} is a symbolic link (to {os.readlink(path)}); writing the report "
+            "would overwrite its target, so it is refused: remove the link or choose "
+            "another file"
+        )
+    if path.is_dir():
+        raise UsageError(
+            f"--out {path} is a folder; give a file name, e.g. {path / 'report.html'}"
+        )
+    parent = path.absolute().parent
+    while not parent.exists():  # the report creates missing folders: check the first that is
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write --out {path}: {parent} is not a folder")
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"cannot write --out {path}: permission denied")
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write --out {path}: no permission to write in {parent}")
+
+
 # ---------------------------------------------------------------------- report command
+
+
+_BOMS = [
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+]
+
+
+def _encoding(path: Path, head: bytes) -> str:
+    """The text encoding of a CSV file from its first bytes: a byte-order mark names it;
+    otherwise UTF-16 without a mark (every other byte NUL), UTF-8, or else Latin-1."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    if b"\x00" in head:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) and not even.count(0):
+            return "utf-16-le"
+        if even.count(0) > 0.9 * len(even) and not odd.count(0):
+            return "utf-16-be"
+        raise UsageError(
+            f"{path} is not a CSV file (it holds binary data, and is not UTF-8, UTF-16 or "
+            "UTF-32 text)"
+        )
+    try:
+        head.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        # a multi-byte character cut at the end of the sample is still UTF-8
+        return "utf-8" if exc.start >= len(head) - 3 else "latin-1"
+
+
+def _sniff(path: Path, encoding: str) -> tuple[str, int]:
+    """The separator and the number of columns, from the header line; refuses a header of
+    more than MAX_COLUMNS columns or one without any data row, before pandas parses it."""
+    try:
+        with open(path, encoding=encoding, errors="replace", newline="") as handle:
+            first = handle.readline(_MAX_HEADER_CHARS)
+            if len(first) >= _MAX_HEADER_CHARS:
+                raise UsageError(
+                    f"{path} has a header line of over {_MAX_HEADER_CHARS} characters; the "
+                    f"report reads tables of up to {MAX_COLUMNS} columns"
+                )
+            has_rows = any(line.strip() for line in iter(lambda: handle.readline(65536), ""))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    sep = max([",", ";", "\t"], key=first.count)
+    n_columns = len(next(csv.reader([first.rstrip("\r\n")], delimiter=sep), []))
+    if n_columns > MAX_COLUMNS:
+        raise UsageError(
+            f"{path} has {n_columns} columns; the report reads tables of up to "
+            f"{MAX_COLUMNS} columns"
+        )
+    if not has_rows:
+        raise UsageError(
+            f"{path} has a header ({n_columns} columns) and no data rows; the report needs at "
+            "least 10 labelled rows"
+        )
+    return sep, n_columns
 
 
 def _read_table(path: Path, target: str):
@@ -124,21 +242,16 @@ def _read_table(path: Path, target: str):
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not head.strip():
         raise UsageError(f"{path} is empty")
-    if b"\x00" in head:
-        raise UsageError(f"{path} is not a CSV file (it holds binary data)")
+    encoding = _encoding(path, head)
+    sep, _ = _sniff(path, encoding)
     try:
-        head.decode("utf-8")
-        encoding = "utf-8"
-    except UnicodeDecodeError as exc:
-        # a multi-byte character cut at the end of the sample is still UTF-8
-        encoding = "utf-8" if exc.start >= len(head) - 3 else "latin-1"
-    first = head.decode(encoding, errors="replace").splitlines()[0]
-    sep = max([",", ";", "\t"], key=first.count)
-    try:
-        frame = pd.read_csv(path, sep=sep, encoding=encoding)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"{path} is not a readable CSV table: {message}") from None
+        # low_memory=False: a column's type is inferred from all of it, not chunk by chunk
+        # (chunks would mix numbers and text in one column)
+        frame = pd.read_csv(path, sep=sep, encoding=encoding, low_memory=False)
+    except (pd.errors.ParserError, UnicodeError, ValueError) as exc:
+        raise UsageError(
+            f"{path} is not a readable CSV table ({encoding}): {_first_line(exc)}"
+        ) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.shape[1] < 2:
         raise UsageError(
@@ -157,10 +270,35 @@ def _read_table(path: Path, target: str):
     return X, y
 
 
+def _label_kind(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "missing values"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, numbers.Number):
+        return "numbers"
+    return type(value).__name__
+
+
 def _check_target(y: Any, target: str) -> None:
     from sklearn.utils.multiclass import type_of_target
 
-    kind = type_of_target(y.to_numpy())
+    values = y.to_numpy()
+    if values.dtype == object:
+        examples: dict[str, Any] = {}
+        for value in values:
+            examples.setdefault(_label_kind(value), value)
+        if len(examples) > 1:
+            kinds = sorted(examples)
+            shown = " and ".join(f"{k} ({examples[k]!r})" for k in kinds)
+            raise UsageError(
+                f"column {target!r} mixes {shown}; class labels must be all text or all "
+                "numbers, without gaps"
+            )
+    try:
+        kind = type_of_target(values)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"column {target!r} does not hold class labels: {exc}") from None
     n_classes = y.nunique()
     if kind == "continuous":
         raise UsageError(
@@ -273,7 +411,7 @@ def _report(args: argparse.Namespace) -> None:
     write = feature_mask_report if args.model == "tabnet" else probability_support_report
     try:
         path = write(clf, X_test, args.out, y=y_test, title=title)
-    except OSError as exc:
+    except OSError as exc:  # the folder changed during the fit, say
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     proba = clf.predict_proba(X_test)
     accuracy = float((clf.predict(X_test) == y_test.to_numpy()).mean())

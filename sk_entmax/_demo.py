@@ -26,8 +26,19 @@ __all__ = ["default_report_path", "run_demo"]
 
 
 def default_report_path() -> Path:
-    """Where the demo writes its report unless told otherwise: the system's temp folder."""
-    return Path(tempfile.gettempdir()) / "sk_entmax_demo" / "wine_tabnet_report.html"
+    """Where the demo writes its report unless told otherwise: a new folder of its own.
+
+    Each call creates a fresh folder in the system's temp folder with
+    :func:`tempfile.mkdtemp`, readable and writable by the current user only, and returns
+    the report's path inside it. A fixed path there would let another user of a shared
+    machine create it first, as a link to one of your files, for the demo to overwrite.
+
+    Returns
+    -------
+    pathlib.Path
+        ``<new folder>/wine_tabnet_report.html`` (the file does not exist yet).
+    """
+    return Path(tempfile.mkdtemp(prefix="sk_entmax_demo_")) / "wine_tabnet_report.html"
 
 
 def _fmt(p: float) -> str:
@@ -150,7 +161,7 @@ def run_demo(
     ----------
     out_path : str or path-like, default=None
         Where to write the TabNet feature-mask report (HTML); None is
-        :func:`default_report_path`.
+        :func:`default_report_path`, a new private folder. A symbolic link is refused.
     quick : bool, default=False
         Train for a handful of epochs only (a smoke test; the numbers mean little).
     out : file-like, default=None
@@ -161,6 +172,13 @@ def run_demo(
     pathlib.Path or None
         The report written, or None when matplotlib is missing (the demo says so and
         carries on).
+
+    Raises
+    ------
+    ValueError
+        If ``out_path`` is a symbolic link.
+    OSError
+        If the report cannot be written there.
     """
     out = sys.stdout if out is None else out
     threads = torch.get_num_threads()
@@ -273,6 +291,11 @@ def _report(tabnet, X_test, y_test, out_path, out: TextIO) -> Path | None:
         print(f"\nNo feature-mask report: {_MISSING_MATPLOTLIB}", file=out)
         return None
     target = Path(out_path) if out_path is not None else default_report_path()
+    if target.is_symlink():
+        raise ValueError(
+            f"{target} is a symbolic link; the demo does not write through one (it would "
+            "overwrite the link's target): remove it or choose another path"
+        )
     print(file=out)
     with _Progress("Writing the TabNet feature-mask report", out):
         path = feature_mask_report(

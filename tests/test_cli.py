@@ -211,3 +211,156 @@ def test_module_entry_point_help():
     result = _run("--help")
     assert result.returncode == 0
     assert "demo" in result.stdout and "report" in result.stdout
+
+
+# --------------------------------------------------------------------------- hostile names
+
+
+def test_report_draws_names_that_look_like_math(tmp_path, capsys):
+    rows = "".join(f"{i % 7},{(i * 3) % 5},{'$x^{$' if i % 2 else '$y$'}\n" for i in range(40))
+    path = _write(tmp_path / "math.csv", "$\\undefinedcmd$,$\\frac{$,label\n" + rows)
+    out = tmp_path / "math.html"
+    args = ["report", "--data", str(path), "--target", "label", "--out", str(out)]
+    assert main([*args, "--max-epochs", "1"]) == 0, capsys.readouterr().err
+    page = out.read_text(encoding="utf-8")
+    assert "$\\undefinedcmd$" in page and "$x^{$" in page
+
+
+# --------------------------------------------------------------------------- output paths
+
+
+def test_demo_default_report_is_in_a_fresh_private_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    from sk_entmax._demo import default_report_path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    first, second = default_report_path(), default_report_path()
+    assert first.parent != second.parent
+    for path in (first, second):
+        assert path.parent.parent == tmp_path and path.parent.is_dir()
+        assert not path.exists() and not path.parent.is_symlink()
+        assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_run_demo_refuses_to_write_through_a_symlink(tmp_path):
+    from sk_entmax import _demo
+
+    victim = _write(tmp_path / "victim.txt", "precious")
+    link = tmp_path / "link.html"
+    link.symlink_to(victim)
+    with pytest.raises(ValueError, match="symbolic link"):
+        _demo._report(None, None, None, link, io.StringIO())  # refused before any drawing
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("command", ["demo", "report"])
+def test_out_that_is_a_symlink_is_refused_before_any_work(
+    tmp_path, capsys, monkeypatch, iris_csv, command
+):
+    from sk_entmax import __main__ as cli
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before checking --out")
+
+    monkeypatch.setattr(cli, "_estimator", no_fit)
+    monkeypatch.setattr("sk_entmax._demo._run", no_fit)
+    victim = _write(tmp_path / "victim.txt", "precious")
+    link = tmp_path / "link.html"
+    link.symlink_to(victim)
+    data = ["--data", str(iris_csv), "--target", "species"] if command == "report" else []
+    assert main([command, *data, "--out", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "symbolic link" in err
+    assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("command", ["demo", "report"])
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_out_that_cannot_be_written_is_one_line_before_any_fit(
+    tmp_path, capsys, monkeypatch, iris_csv, command, where
+):
+    from sk_entmax import __main__ as cli
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before checking --out")
+
+    monkeypatch.setattr(cli, "_estimator", no_fit)
+    monkeypatch.setattr("sk_entmax._demo._run", no_fit)
+    if where == "folder":
+        out, message = tmp_path, "is a folder"
+    else:
+        out, message = _write(tmp_path / "file.txt", "x") / "sub" / "r.html", "not a folder"
+    data = ["--data", str(iris_csv), "--target", "species"] if command == "report" else []
+    assert main([command, *data, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"python -m sk_entmax {command}: error: ")
+    assert message in err
+
+
+def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys, iris_csv, tmp_path):
+    from sk_entmax import __main__ as cli
+
+    def broken(args):
+        raise RuntimeError("something odd\nwith a second line")
+
+    monkeypatch.setattr(cli, "_report", broken)
+    out = str(tmp_path / "r.html")
+    assert main(["report", "--data", str(iris_csv), "--target", "species", "--out", out]) == 1
+    err = capsys.readouterr().err
+    assert err == "python -m sk_entmax report: error: RuntimeError: something odd\n"
+
+
+# --------------------------------------------------------------------------- hostile CSV files
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig", "utf-32"])
+def test_report_reads_utf16_and_other_unicode_csv(tmp_path, encoding):
+    from sk_entmax.__main__ import _read_table
+
+    rows = "".join(f"{i},{(i * 7) % 5},{'été' if i % 2 else 'hiver'}\n" for i in range(40))
+    path = _write(tmp_path / "wide.csv", ("a,b,saison\n" + rows).encode(encoding))
+    X, y = _read_table(path, "saison")
+    assert list(X.columns) == ["a", "b"] and len(y) == 40
+    assert set(y) == {"été", "hiver"}
+
+
+def test_report_names_the_encoding_it_could_not_read(tmp_path, capsys):
+    path = _write(tmp_path / "mixed.csv", b"a,b\n" + b"1,\x00\x01\x02\x03\n" * 20)
+    assert main(["report", "--data", str(path), "--target", "b"]) == 2
+    err = capsys.readouterr().err
+    assert "binary data" in err and "UTF-16" in err
+
+
+def test_report_refuses_a_wide_header_without_rows_before_parsing(tmp_path, capsys):
+    path = _write(tmp_path / "wide.csv", ",".join(f"c{i}" for i in range(20_000)) + "\n")
+    assert main(["report", "--data", str(path), "--target", "c0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "20000 columns) and no data rows" in err
+
+
+def test_report_refuses_too_many_columns_before_parsing(tmp_path, capsys, monkeypatch):
+    from sk_entmax import __main__ as cli
+
+    monkeypatch.setattr(cli, "MAX_COLUMNS", 50)
+    header = ",".join(f"c{i}" for i in range(51)) + "\n"
+    path = _write(tmp_path / "wide.csv", header + ",".join("1" * 51) + "\n")
+    monkeypatch.setattr("pandas.read_csv", lambda *a, **k: pytest.fail("parsed"))
+    assert main(["report", "--data", str(path), "--target", "c0"]) == 2
+    assert "has 51 columns; the report reads tables of up to 50" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (["a", None, "b"], r"mixes missing values \(None\) and text \('a'\)"),
+        (["a", 1, "b"], r"mixes numbers \(1\) and text \('a'\)"),
+    ],
+)
+def test_report_says_what_is_wrong_with_a_mixed_target(values, message):
+    import pandas as pd
+
+    from sk_entmax.__main__ import UsageError, _check_target
+
+    with pytest.raises(UsageError, match=message):
+        _check_target(pd.Series(values * 10, dtype=object), "y")
