@@ -17,6 +17,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "plot_grid_search_alpha.py": 1,
     "plot_multilabel.py": 2,
+    "plot_scoring_sparse_probabilities.py": 1,
     "plot_sparse_probabilities.py": 2,
     "plot_tabnet_masks.py": 3,
 }
