@@ -58,6 +58,30 @@ def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
     return values
 
 
+def _warn_unseen(
+    values: np.ndarray, codes: np.ndarray, cats: np.ndarray, names: np.ndarray | None
+) -> None:
+    """Warn, once per categorical column, about values the encoder did not see at fit (a
+    new category, a number in a column of text, ...): they get the "unknown" code, as a
+    missing value does, and the model has learned nothing about them."""
+    import pandas as pd
+
+    unseen = codes == -1
+    if not unseen.any():
+        return
+    unseen &= ~pd.isna(values)
+    for j in np.flatnonzero(unseen.any(axis=0)):
+        rows = np.flatnonzero(unseen[:, j])
+        column = repr(str(names[cats[j]])) if names is not None else f"{cats[j]}"
+        warnings.warn(
+            f"categorical column {column}: {len(rows)} value(s) not seen at fit (the "
+            f"first: {values[rows[0], j]!r}) are encoded as the 'unknown' category, like a "
+            "missing value",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
 class TabNetEntmaxClassifier(BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
@@ -98,7 +122,8 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
     categorical_features : list of str or int, array of bool, or None, default=None
         Columns to embed. ``None`` takes the DataFrame columns of dtype category, object or
-        string. A category unseen at fit (or missing) maps to a reserved "unknown" code.
+        string. A category unseen at fit (or missing) maps to a reserved "unknown" code;
+        unseen ones with a warning per column, giving their count.
     cat_emb_dim : int, default=1
         Embedding width of every categorical column.
     clip_value : float or None, default=1.0
@@ -357,7 +382,9 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
             _check_finite_numeric(values)
             out[:, numeric] = values
         if cats.size:
-            codes = self._encoder.transform(_categorical_values(X, cats))
+            values = _categorical_values(X, cats)
+            codes = self._encoder.transform(values)
+            _warn_unseen(values, codes, cats, getattr(self, "feature_names_in_", None))
             out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
         return out
 

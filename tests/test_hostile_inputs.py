@@ -8,6 +8,7 @@ empty X, so those are not repeated here. Tiny data and few epochs throughout.
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -386,3 +387,37 @@ def test_non_finite_loss_error_is_public():
 
     assert sk_entmax.NonFiniteLossError is NonFiniteLossError
     assert "NonFiniteLossError" in sk_entmax.__all__
+
+
+# --------------------------------------------------------------------------- unseen categories
+
+
+def test_tabnet_warns_once_per_column_about_categories_unseen_at_fit():
+    every_third = np.arange(150) % 3
+    colors = np.array(["red", "green", "blue"])[every_third]
+    sizes = np.array(["S", "M", "L"])[every_third]
+    frame = pd.DataFrame(
+        {
+            "x": X_IRIS[:, 0],
+            "color": pd.Series(colors, dtype=object),
+            "size": pd.Series(sizes, dtype=object),
+        }
+    )
+    clf = _make("tabnet").fit(frame, Y_IRIS)
+    new = frame.iloc[:6].copy()
+    new["color"] = pd.Series(["red", "purple", "purple", 2.5, None, "green"], dtype=object)
+    new["size"] = pd.Series(["S", "M", "XL", "L", "S", "M"], dtype=object)
+    with pytest.warns(UserWarning, match="not seen at fit") as record:
+        proba = clf.predict_proba(new)
+    messages = sorted(str(w.message) for w in record if "not seen at fit" in str(w.message))
+    assert len(messages) == 2  # one per column, with its count; a missing value is no news
+    assert "'color'" in messages[0] and "3 value(s)" in messages[0] and "'purple'" in messages[0]
+    assert "'size'" in messages[1] and "1 value(s)" in messages[1] and "'XL'" in messages[1]
+    # they get the reserved "unknown" code, as a missing value does
+    unknown = new.copy()
+    unknown.loc[:, "color"] = [np.nan if v not in ("red", "green") else v for v in new["color"]]
+    unknown.loc[:, "size"] = [np.nan if v == "XL" else v for v in new["size"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(clf.predict_proba(unknown), proba)
+        clf.predict_proba(frame)  # categories seen at fit: silent
