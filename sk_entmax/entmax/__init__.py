@@ -8,7 +8,7 @@ distribution targets and alpha-gradients in every loss, ``return_support_size=Tr
 """
 
 from sk_entmax.entmax.activations import Entmax15, Sparsemax, entmax15, sparsemax
-from sk_entmax.entmax.attention import entmax_attention
+from sk_entmax.entmax.attention import entmax_attention, entmax_attention_weights
 from sk_entmax.entmax.dispatch import entmax, entmax_loss
 from sk_entmax.entmax.losses import (
     Entmax15Loss,
@@ -54,6 +54,7 @@ __all__ = [
     "entmax15",
     "entmax15_loss",
     "entmax_attention",
+    "entmax_attention_weights",
     "entmax_bisect",
     "entmax_bisect_loss",
     "entmax_loss",

@@ -45,6 +45,7 @@ from sk_entmax.entmax.activations import (
     _sparsemax_last,
     entmax_vjp,
 )
+from sk_entmax.entmax.dispatch import entmax
 from sk_entmax.entmax.root_finding import (
     DEFAULT_N_ITER,
     _entmax_alpha_grad,
@@ -52,11 +53,12 @@ from sk_entmax.entmax.root_finding import (
     _entmax_p,
     _gppr,
     _softmax_last,
+    entmax_bisect,
     safe_log,
     safe_pow,
 )
 
-__all__ = ["entmax_attention"]
+__all__ = ["entmax_attention", "entmax_attention_weights"]
 
 Mask = torch.Tensor | None
 
@@ -346,6 +348,45 @@ def _prepare_mask(mask: torch.Tensor, batch: torch.Size, L: int, S: int, work: t
     return mask, is_bool
 
 
+def _prepare(query, key, value, alpha, masks, scale):
+    """Validate, upcast half precision, scale the queries, broadcast the leading axes."""
+    _check_inputs(query, key, value)
+    L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
+    batch = torch.broadcast_shapes(
+        query.shape[:-2],
+        key.shape[:-2],
+        value.shape[:-2],
+        *(m.shape[:-2] for m in masks if m.dim() > 2),
+    )
+    work = torch.float32 if query.dtype in _HALF else query.dtype
+    q, k, v = (x.to(work) for x in (query, key, value))
+    scale = 1 / math.sqrt(E) if scale is None else float(scale)
+    q = (q * scale).expand(*batch, L, E)
+    k = k.expand(*batch, S, E)
+    v = v.expand(*batch, S, value.shape[-1])
+    alpha = _check_alpha(alpha, batch, q)
+    prepared = tuple(_prepare_mask(m, batch, L, S, work) for m in masks)
+    return q, k, v, alpha, prepared, batch
+
+
+def _weights(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    alpha: float | torch.Tensor,
+    masks: tuple[torch.Tensor, ...],
+    is_causal: bool,
+    scale: float | None,
+) -> torch.Tensor:
+    """The full ``(..., L, S)`` weights through the core's differentiable mappings."""
+    q, k, _, alpha, prepared, _ = _prepare(query, key, value, alpha, masks, scale)
+    L = q.shape[-2]
+    Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, L))
+    if isinstance(alpha, torch.Tensor):
+        return entmax_bisect(Z, alpha.expand(*Z.shape[:-1], 1), dim=-1)
+    return entmax(Z, alpha, dim=-1)
+
+
 def _attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -359,29 +400,14 @@ def _attention(
     return_support_size: bool,
 ):
     """The shared driver of :func:`entmax_attention` and the multi-head module."""
-    _check_inputs(query, key, value)
     if not 0 <= dropout_p < 1:
         raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p!r}")
     if block_size is not None and (
         isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1
     ):
         raise ValueError(f"block_size must be None or a positive int, got {block_size!r}")
-    L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
-    batch = torch.broadcast_shapes(
-        query.shape[:-2],
-        key.shape[:-2],
-        value.shape[:-2],
-        *(m.shape[:-2] for m in masks if m.dim() > 2),
-    )
-    dtype = query.dtype
-    work = torch.float32 if dtype in _HALF else dtype
-    q, k, v = (x.to(work) for x in (query, key, value))
-    scale = 1 / math.sqrt(E) if scale is None else float(scale)
-    q = (q * scale).expand(*batch, L, E)
-    k = k.expand(*batch, S, E)
-    v = v.expand(*batch, S, value.shape[-1])
-    alpha = _check_alpha(alpha, batch, q)
-    prepared = tuple(_prepare_mask(m, batch, L, S, work) for m in masks)
+    q, k, v, alpha, prepared, batch = _prepare(query, key, value, alpha, masks, scale)
+    dtype, L, S = query.dtype, q.shape[-2], k.shape[-2]
     if block_size is None:
         n_batch = math.prod(batch)
         block_size = max(1, _BLOCK_ELEMENTS // max(1, n_batch * S))
@@ -511,3 +537,52 @@ def entmax_attention(
         block_size,
         return_support_size,
     )
+
+
+def entmax_attention_weights(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    *,
+    alpha: float | torch.Tensor = 1.5,
+    attn_mask: torch.Tensor | None = None,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> torch.Tensor:
+    """The attention weights of :func:`entmax_attention`, as one ``(..., L, S)`` tensor.
+
+    ``entmax_alpha(query @ key^T * scale + mask)`` along the key axis, through the core's
+    differentiable mappings, with their exact zeros. This materialises the full weights (it
+    is what ``need_weights=True`` costs); :func:`entmax_attention` never does.
+
+    Parameters
+    ----------
+    query : torch.Tensor of shape (..., L, E)
+        Queries.
+    key : torch.Tensor of shape (..., S, E)
+        Keys.
+    alpha, attn_mask, is_causal, scale
+        As in :func:`entmax_attention`.
+
+    Returns
+    -------
+    torch.Tensor of shape (..., L, S)
+        Non-negative weights, each query row summing to 1 (0 for a fully masked row), in
+        the inputs' dtype.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sk_entmax.entmax import entmax_attention_weights
+    >>> q = torch.tensor([[1.0, 0.0]])
+    >>> k = torch.tensor([[2.0, 0.0], [1.0, 0.0], [0.0, 0.0]])
+    >>> entmax_attention_weights(q, k, alpha=2.0, scale=1.0)
+    tensor([[1., 0., 0.]])
+    """
+    if is_causal and attn_mask is not None:
+        raise ValueError(
+            "attn_mask and is_causal=True cannot both be given (as in "
+            "scaled_dot_product_attention); fold the causal mask into attn_mask"
+        )
+    masks = () if attn_mask is None else (attn_mask,)
+    value = key.new_empty((*key.shape[:-1], 0))
+    return _weights(query, key, value, alpha, masks, is_causal, scale).to(query.dtype)

@@ -428,3 +428,18 @@ def test_cuda_matches_cpu(alpha):
     assert torch.allclose(out_c.cpu(), out, atol=1e-5)
     for x, xc in ((q, qc), (k, kc), (v, vc)):
         assert torch.allclose(xc.grad.cpu(), x.grad, atol=1e-4)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 1.3, torch.tensor([1.2, 1.6, 2.0], dtype=F64)])
+@pytest.mark.parametrize("kwargs", [{}, {"is_causal": True}, {"attn_mask": "padding"}], ids=repr)
+def test_attention_weights_are_the_naive_weights(alpha, kwargs):
+    from sk_entmax.entmax import entmax_attention_weights
+
+    q, k, v = _qkv(seed=17)
+    kwargs = dict(kwargs)
+    if kwargs.get("attn_mask") == "padding":
+        kwargs["attn_mask"] = _masks(2, 3, 5, 7)["padding"]
+    W = entmax_attention_weights(q, k, alpha=alpha, **kwargs)
+    _, P = naive_attention(q, k, v, alpha, **kwargs)
+    assert torch.allclose(W, P, atol=1e-12)
+    assert torch.allclose(W @ v, entmax_attention(q, k, v, alpha=alpha, **kwargs), atol=1e-12)
