@@ -567,6 +567,7 @@ _TORCH_DTYPES = {
     "U8": torch.uint8,
     "BOOL": torch.bool,
 }
+_WEIGHT_DTYPES = (torch.float32, torch.float64)
 _LAYER_FACTORIES = frozenset({torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor})
 
 
@@ -584,6 +585,10 @@ class _Skeleton(TorchFunctionMode):
         if func in _LAYER_FACTORIES and "device" in kwargs and kwargs["device"] is None:
             kwargs = {**kwargs, "device": "meta"}
         return func(*args, **kwargs)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
 def _check_arguments(kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]:
@@ -660,10 +665,14 @@ def _match_tensors(
         raise _Invalid(f"tensors of the network are missing from the file: {missing[:5]}")
     for name, (shape, dtype) in expected.items():
         stored_shape, stored_dtype = stored[source[name]]
-        if stored_dtype != dtype:
+        # weights may be float32 or float64 (a solver may train in either): the built network
+        # takes the stored dtype, and load checks it again once built
+        if stored_dtype != dtype and not (
+            dtype.is_floating_point and stored_dtype in _WEIGHT_DTYPES
+        ):
             raise _Invalid(
-                f"tensor {name} is stored as {str(stored_dtype).replace('torch.', '')}; the "
-                f"network holds {str(dtype).replace('torch.', '')} (nothing is cast)"
+                f"tensor {name} is stored as {_dtype_name(stored_dtype)}; the network holds "
+                f"{_dtype_name(dtype)} (nothing is cast)"
             )
         if stored_shape != shape:
             raise _Invalid(
@@ -673,15 +682,13 @@ def _match_tensors(
     return source
 
 
-def _check_history(history: Any, n_iter: int) -> list[dict[str, Any]]:
+def _check_history(history: Any) -> list[dict[str, Any]]:
     if not isinstance(history, list) or not all(
         isinstance(epoch, dict)
         and all(isinstance(k, str) and isinstance(v, _PLAIN) for k, v in epoch.items())
         for epoch in history
     ):
         raise _Invalid("the training history is not a list of per-epoch records of numbers")
-    if len(history) != n_iter:
-        raise _Invalid(f"the history has {len(history)} epochs but n_iter_ is {n_iter}")
     return history
 
 
@@ -915,7 +922,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     - a network argument is not a plain value, or a size in it exceeds the stored tensors':
       the network the header describes is built on PyTorch's meta device (shapes only, no
       memory) and each of its tensors must be stored under its name, with its shape and
-      dtype (nothing is cast), and no other tensor may be stored (none is read);
+      dtype (nothing is cast: float weights are float32 or float64, as the network that
+      estimator builds holds them), and no other tensor may be stored (none is read);
     - a fitted attribute is not one the estimator documents, a required one is missing, or
       one has the wrong type, dtype or shape (``classes_`` must have one entry per network
       output, ``n_features_in_`` must be the network's input width, ...), an array's dtype
@@ -984,6 +992,14 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     # with a fit's seeded ones in another thread, and the global generator is left as found
     with _INIT_LOCK, torch.random.fork_rng(devices=devices):
         net.initialize()
+    state = net.module_.state_dict()
+    for key, src in source.items():
+        if state[key].dtype != tensors[src].dtype:  # load_state_dict would cast it
+            raise ValueError(
+                f"cannot load {name!r}: tensor {key} is stored as "
+                f"{_dtype_name(tensors[src].dtype)}; the network {type(estimator).__name__} "
+                f"builds holds {_dtype_name(state[key].dtype)} (nothing is cast)"
+            )
     net.module_.load_state_dict({key: tensors[src] for key, src in source.items()})
     net.module_.eval()
     net.history = History(history)
@@ -1013,5 +1029,5 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
     source = _match_tensors(expected, stored, spec["aliases"], trains)
     estimator = cls(**_check_params(cls, header["params"]))
     fitted = _check_fitted(name, header["fitted"], kwargs)
-    history = _check_history(_decode(spec["history"], "history"), fitted["n_iter_"])
+    history = _check_history(_decode(spec["history"], "history"))
     return estimator, module_cls, kwargs, source, fitted, history

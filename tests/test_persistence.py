@@ -44,6 +44,8 @@ def _frame():
 
 FRAME = _frame()
 TABNET = {"n_d": 4, "n_a": 4, "n_steps": 2, "max_epochs": 3, "random_state": 0}
+# early stopping needs the mini-batch solver where the linear estimators have a choice
+ADAM = {"solver": "adam"} if "solver" in SparsemaxClassifier().get_params() else {}
 
 CASES = {
     "entmax-strings-hidden-learned": (
@@ -61,7 +63,12 @@ CASES = {
     ),
     "sparsemax-early-stopping": (
         lambda: SparsemaxClassifier(
-            lr=0.05, max_epochs=8, early_stopping=True, validation_fraction=0.2, random_state=0
+            lr=0.05,
+            max_epochs=8,
+            early_stopping=True,
+            validation_fraction=0.2,
+            random_state=0,
+            **ADAM,
         ),
         X_IRIS,
         Y_IRIS,
@@ -529,6 +536,13 @@ def test_load_refuses_tensors_of_another_dtype(saved, tmp_path):
     ints = {k: v.to(torch.int32) for k, v in tensors.items()}
     with pytest.raises(ValueError, match=r"layers\.0\.weight.*int32.*float32"):
         load(_write_edited(tmp_path, header, ints))
+
+
+def test_load_refuses_float_weights_of_another_precision(saved, tmp_path):
+    _, _, header, tensors = saved["tabnet"]  # trained (and built) in float32
+    doubles = {k: v.double() if v.is_floating_point() else v for k, v in tensors.items()}
+    with pytest.raises(ValueError, match=r"stored as float64; .* holds float32"):
+        load(_write_edited(tmp_path, header, doubles))
 
 
 def test_load_refuses_non_finite_weights(saved, tmp_path):
