@@ -421,3 +421,19 @@ def test_tabnet_warns_once_per_column_about_categories_unseen_at_fit():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(clf.predict_proba(unknown), proba)
         clf.predict_proba(frame)  # categories seen at fit: silent
+
+
+def _out_of_memory(net, step):
+    raise MemoryError
+
+
+def test_memory_error_mid_fit_leaves_the_estimator_unfitted(monkeypatch):
+    from sk_entmax import _base
+
+    clf = _make("tabnet", batch_size=50, max_epochs=3)
+    _fail_at(monkeypatch, 2, 1, _out_of_memory)
+    with pytest.raises(MemoryError):
+        clf.fit(X_IRIS, Y_IRIS)
+    assert not _base._INIT_LOCK.locked()
+    with pytest.raises(NotFittedError):
+        clf.predict(X_IRIS)
