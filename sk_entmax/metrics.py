@@ -650,13 +650,19 @@ def make_tsallis_scorer(alpha: float = 1.5, *, labels: ArrayLike | None = None) 
 
     Examples
     --------
-    >>> from sklearn.model_selection import GridSearchCV
-    >>> from sk_entmax.metrics import make_tsallis_scorer
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sk_entmax.metrics import make_tsallis_scorer, tsallis_loss
     >>> scorer = make_tsallis_scorer(alpha=1.5)
     >>> scorer
     make_scorer(tsallis_loss, greater_is_better=False, response_method='predict_proba', alpha=1.5)
-    >>> search = GridSearchCV(None, {}, scoring={"tsallis": scorer, "accuracy": "accuracy"},
-    ...                       refit="tsallis")
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=1000).fit(X, y)
+    >>> bool(scorer(model, X, y) == -tsallis_loss(y, model.predict_proba(X)))
+    True
+
+    In a search: ``GridSearchCV(estimator, grid, scoring={"tsallis": scorer, "accuracy":
+    "accuracy"}, refit="tsallis")``.
     """
     kwargs: dict[str, Any] = {"alpha": _check_alpha(alpha, "make_tsallis_scorer")}
     if labels is not None:
