@@ -20,7 +20,6 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from sklearn.datasets import make_multilabel_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score
@@ -33,7 +32,6 @@ from sk_entmax import EntmaxClassifier, SparsemaxClassifier
 from sk_entmax.report import plot_class_support
 
 QUICK = os.environ.get("SK_ENTMAX_EXAMPLE_QUICK") == "1"  # the test suite's smoke run
-torch.set_num_threads(1)  # tiny networks train fastest on one thread
 
 X, Y = make_multilabel_classification(
     n_samples=1000, n_features=20, n_classes=5, allow_unlabeled=False, random_state=0

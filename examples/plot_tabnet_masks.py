@@ -24,7 +24,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from sklearn.datasets import load_wine
 from sklearn.model_selection import train_test_split
 
@@ -32,7 +31,6 @@ from sk_entmax import TabNetEntmaxClassifier
 from sk_entmax.report import plot_feature_importances, plot_mask_alpha
 
 QUICK = os.environ.get("SK_ENTMAX_EXAMPLE_QUICK") == "1"  # the test suite's smoke run
-torch.set_num_threads(1)  # tiny networks train fastest on one thread
 
 data = load_wine(as_frame=True)
 X, y = data.frame[data.feature_names], data.target_names[data.target.to_numpy()]

@@ -376,12 +376,6 @@ def _report(args: argparse.Namespace) -> None:
         if filled:
             print(f"missing numbers filled with the column median in: {', '.join(filled)}")
     clf = _estimator(args.model, X, args.max_epochs, args.random_state)
-    if len(X) < 20_000:
-        import torch
-
-        # small data, small network: thread hand-offs cost more than they bring
-        torch.set_num_threads(1)
-
     from sklearn.model_selection import train_test_split
 
     counts = y.value_counts()

@@ -16,6 +16,7 @@ a generator of its own.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import numbers
 import threading
@@ -27,7 +28,7 @@ import numpy as np
 import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import DataConversionWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
@@ -35,8 +36,12 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 from skorch import NeuralNet
 from skorch.callbacks import Callback, EarlyStopping, GradientNormClipping
-from skorch.dataset import Dataset, ValidSplit
-from skorch.utils import noop, to_tensor
+from skorch.dataset import ValidSplit
+from skorch.utils import noop
+
+from sk_entmax._net import BatchDataset, FenchelYoungNet, NonFiniteLossError, collate_batch
+from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options, lbfgs_state
+from sk_entmax._threads import check_n_jobs, resolve_n_jobs, torch_threads
 
 __all__ = [
     "BaseEntmaxClassifier",
@@ -85,45 +90,6 @@ def resolve_device(device: Any) -> str:
             )
         return device
     raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
-
-
-class BatchDataset(Dataset):
-    """A skorch ``Dataset`` that fetches a whole mini-batch with one fancy index.
-
-    PyTorch's ``DataLoader`` calls ``__getitems__`` with the batch's indices when a dataset
-    defines it; paired with :func:`collate_batch` this replaces a Python call per sample by
-    one array indexing per batch.
-
-    A scipy sparse ``X`` is indexed as it is and only the batch is made dense, so sparse data
-    is never densified whole.
-    """
-
-    def __getitems__(self, indices):
-        idx = np.asarray(indices, dtype=np.int64)
-        if isinstance(self.X, dict):
-            X = {key: _dense_rows(value, idx) for key, value in self.X.items()}
-        else:
-            X = _dense_rows(self.X, idx)
-        y = np.zeros(len(idx), dtype=np.float32) if self.y is None else self.y[idx]
-        return X, y
-
-
-def _dense_rows(values: Any, idx: np.ndarray) -> np.ndarray:
-    rows = values[idx]
-    return rows.toarray() if scipy.sparse.issparse(rows) else rows
-
-
-def collate_batch(batch):
-    """The batch :meth:`BatchDataset.__getitems__` built is already collated."""
-    return batch
-
-
-class NonFiniteLossError(FloatingPointError):
-    """Training diverged: a mini-batch loss became NaN or infinite.
-
-    Raised by :class:`FiniteLossCheck` during ``fit``; the message names the epoch and the
-    batch. The estimator is left unfitted.
-    """
 
 
 class FiniteLossCheck(Callback):
@@ -193,25 +159,6 @@ _PROBA_ROWS = 65536
 # Weight initialisation draws from torch's global generator; fits running in threads of one
 # process (joblib's threading backend, a Dask worker with several threads) take turns there.
 _INIT_LOCK = threading.Lock()
-
-
-class FenchelYoungNet(NeuralNet):
-    """A skorch ``NeuralNet`` whose loss is the module's Fenchel-Young loss, sample-weighted.
-
-    The module provides ``loss(scores, target)`` (per-sample) and ``proba(scores)``; the batch
-    ``X`` is a dict whose optional ``"sample_weight"`` entry weights the per-sample losses.
-    The ``criterion`` of the net is unused: the loss depends on the module's (possibly
-    learned) alpha, so it is computed here, in skorch's documented ``get_loss`` hook.
-    """
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        y_true = to_tensor(y_true, device=self.device)
-        losses = self.module_.loss(y_pred, y_true)
-        weight = X.get("sample_weight") if isinstance(X, dict) else None
-        if weight is None:
-            return losses.mean()
-        weight = to_tensor(weight, device=self.device).to(losses.dtype)
-        return (losses * weight).sum() / weight.sum().clamp_min(torch.finfo(losses.dtype).tiny)
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -305,7 +252,27 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         return _check_int("n_iter_no_change", self.n_iter_no_change, 1)
 
     def _weight_decay(self) -> float:
-        return _check_real("weight_decay", self.weight_decay, 0.0)
+        """Adam's decoupled weight decay (TabNet's regulariser); 0 for the linear models."""
+        return 0.0
+
+    def _l2(self) -> float:
+        """Strength ``1 / C`` of the L2 penalty in the objective (0: none)."""
+        return 0.0
+
+    def _stopping_threshold(self) -> float:
+        """How much the monitored loss must improve to count as an improvement."""
+        return 0.0
+
+    def _full_batch(self) -> bool:
+        """Whether fit uses the full-batch L-BFGS solver instead of mini-batch Adam."""
+        return False
+
+    def _lbfgs_budget(self) -> tuple[int, float]:
+        """``(max_iter, tol)`` of the full-batch solver."""
+        raise NotImplementedError
+
+    def _full_batch_start(self, module: torch.nn.Module) -> None:
+        """Set the starting point of a full-batch fit (after initialisation)."""
 
     def _gradient_clip(self) -> float | None:
         """Maximum gradient norm per step, or None for no clipping."""
@@ -323,20 +290,23 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
     _sparse_input = False
 
     def _validate_fit_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        """Validate the training data; returns float32 features and the raw target.
+        """Validate the training data; returns float features and the raw target.
 
-        Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied.
+        Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied;
+        so is float64 input for the full-batch solver, which reads X in float64 blocks.
         """
+        dtype = [np.float64, np.float32] if self._full_batch() else np.float32
         with _numeric_hint(self):
             return validate_data(
-                self, X, y, dtype=np.float32, multi_output=True, accept_sparse=self._sparse()
+                self, X, y, dtype=dtype, multi_output=True, accept_sparse=self._sparse()
             )
 
     def _validate_predict_data(self, X) -> np.ndarray:
-        """Validate data to predict on against what fit saw; returns float32 features."""
+        """Validate data to predict on against what fit saw; returns float features (float32
+        or float64 as given: blocks of it are read in float64)."""
         with _numeric_hint(self):
             return validate_data(
-                self, X, dtype=np.float32, reset=False, accept_sparse=self._sparse()
+                self, X, dtype=[np.float64, np.float32], reset=False, accept_sparse=self._sparse()
             )
 
     def _sparse(self) -> str | bool:
@@ -470,6 +440,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         """
         try:
             params = self._validate_params_common()
+            start_from = self._warm_start_weights()
             X, y = self._validate_fit_data(X, y)
             for attr in ("_empty_rows", "_y_dtype"):
                 self.__dict__.pop(attr, None)
@@ -477,77 +448,193 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             self.multilabel_ = multilabel
             weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
             self.__dict__.pop("_empty_rows", None)  # only the weights needed it
-            n_samples = X.shape[0]
-            batch_size = self._batch_size(n_samples)
-
-            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            if params["early_stopping"]:
-                n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
-                if (
-                    n_valid < 2
-                    or n_samples - n_valid < 2
-                    or (not multilabel and n_valid < len(self.classes_))
-                ):
-                    raise ValueError(
-                        f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
-                        f"{n_samples} samples for validation, too few for early stopping with "
-                        f"{len(self.classes_)} classes; raise it or set early_stopping=False"
-                    )
-                train_split = ValidSplit(
-                    params["validation_fraction"], stratified=not multilabel, random_state=seed
+            with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+                net = self._train(X, y_enc, weight, params, start_from)
+                self.net_ = net
+                alpha = net.module_.alpha
+                self.alpha_ = (
+                    float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
                 )
+                self._after_fit(X)
+            return self
+        except BaseException:
+            self._forget_fit()  # a failed fit leaves no half-fitted model behind
+            raise
+
+    # ------------------------------------------------------------------ fit, step by step
+
+    def _n_threads(self, n_samples: int, n_features: int, n_outputs: int) -> int:
+        """torch threads for a task on ``n_samples`` rows (see :func:`resolve_n_jobs`)."""
+        n_jobs = getattr(self, "n_jobs", None)
+        check_n_jobs(n_jobs)
+        return resolve_n_jobs(n_jobs, self._work_per_row(n_features, n_outputs) * n_samples)
+
+    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
+        """Multiply-adds per row of one forward and backward pass (a rough count)."""
+        widths = [n_features, *getattr(self, "hidden_layer_sizes", ()), n_outputs]
+        return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
+
+    def _warm_start_weights(self) -> dict[str, torch.Tensor] | None:
+        """The fitted module's weights when ``warm_start`` is set and a fit exists."""
+        if not getattr(self, "warm_start", False) or not hasattr(self, "net_"):
+            return None
+        state = self.net_.module_.state_dict()
+        return {
+            "state": {key: value.detach().clone() for key, value in state.items()},
+            "classes": self.classes_,
+            "n_features": self.n_features_in_,
+            "multilabel": self.multilabel_,
+        }
+
+    def _seed(self) -> int:
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _train(
+        self,
+        X: Any,
+        y_enc: np.ndarray,
+        weight: np.ndarray,
+        params: dict[str, Any],
+        start_from: dict[str, Any] | None,
+    ) -> FenchelYoungNet:
+        """Build, initialise and train the net; returns it trained."""
+        n_samples, multilabel = X.shape[0], self.multilabel_
+        batch_size = self._batch_size(n_samples)
+        seed = self._seed()
+        full_batch = self._full_batch()
+        stopper, best, monitor = None, None, "train_loss"
+        callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
+        train_split = None
+        if full_batch:
+            if params["early_stopping"]:
+                raise ValueError(
+                    "early_stopping=True needs the mini-batch solver (solver='adam'); the "
+                    "full-batch L-BFGS solver minimises the training objective to tol"
+                )
+        else:
+            if params["early_stopping"]:
+                train_split = self._validation_split(n_samples, params, seed)
                 monitor = "valid_loss"
-            else:
-                train_split, monitor = None, "train_loss"
             stopper = EarlyStopping(
                 monitor=monitor,
                 patience=self._patience(),
+                threshold=self._stopping_threshold(),
+                threshold_mode="abs",
                 load_best=params["early_stopping"],
                 sink=print if params["verbose"] else noop,
             )
             # without early stopping, only an interrupted fit falls back to the best weights
             best = None if params["early_stopping"] else BestWeightsSoFar(monitor)
-            callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
             if best is not None:
                 callbacks.append(("best_weights", best))
             callbacks.append(("early_stopping", stopper))
             clip = self._gradient_clip()
             if clip is not None:
                 callbacks.append(("gradient_clipping", GradientNormClipping(clip)))
-            module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
-            net = self._make_net(
-                module,
-                module_kwargs,
-                batch_size=batch_size,
-                device=params["device"],
-                lr=params["lr"],
-                max_epochs=params["max_epochs"],
-                weight_decay=self._weight_decay(),
-                train_split=train_split,
-                callbacks=callbacks,
-                verbose=params["verbose"],
-                # shuffling draws from its own generator, not torch's global one
-                shuffle_generator=torch.Generator().manual_seed(seed),
-            )
-            devices = [torch.device(params["device"])] if params["device"] != "cpu" else []
-            with _INIT_LOCK, torch.random.fork_rng(devices=devices):
-                torch.manual_seed(seed)
-                net.initialize()
-            # equal weights are a plain mean: the batches then carry no weight column
-            uniform = bool(np.all(weight == weight[0]))
-            # skorch's fit is initialize() + partial_fit(); partial_fit catches a KeyboardInterrupt
-            # (the stopping rule raises one too) and then runs the callbacks' on_train_end
-            net.partial_fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
+        module, module_kwargs = self._module(X.shape[1], len(self.classes_), batch_size)
+        net = self._make_net(
+            module,
+            module_kwargs,
+            batch_size=batch_size,
+            device=params["device"],
+            lr=params["lr"],
+            max_epochs=params["max_epochs"],
+            weight_decay=self._weight_decay(),
+            train_split=train_split,
+            callbacks=callbacks,
+            verbose=params["verbose"],
+            # shuffling draws from its own generator, not torch's global one
+            shuffle_generator=torch.Generator().manual_seed(seed),
+            total_weight=float(weight.sum(dtype=np.float64)),
+        )
+        self._initialize(net, seed, params["device"])
+        if start_from is not None:
+            self._load_warm_start(net, start_from, X.shape[1], multilabel)
+        elif full_batch:
+            self._full_batch_start(net.module_)
+        # equal weights are a plain mean: the batches then carry no weight column
+        uniform = bool(np.all(weight == weight[0]))
+        # skorch's fit is initialize() + partial_fit(); partial_fit catches a KeyboardInterrupt
+        # (the stopping rule raises one too) and then runs the callbacks' on_train_end
+        net.partial_fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
+        if full_batch:
+            self._after_lbfgs(net)
+        else:
             self._after_interrupt(net, stopper, best, monitor, params["max_epochs"])
-            self.net_ = net
             self.n_iter_ = len(net.history)
-            alpha = net.module_.alpha
-            self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
-            self._after_fit(X)
-            return self
-        except BaseException:
-            self._forget_fit()  # a failed fit leaves no half-fitted model behind
-            raise
+        return net
+
+    def _validation_split(self, n_samples: int, params: dict[str, Any], seed: int) -> ValidSplit:
+        n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
+        multilabel = self.multilabel_
+        if (
+            n_valid < 2
+            or n_samples - n_valid < 2
+            or (not multilabel and n_valid < len(self.classes_))
+        ):
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
+                f"{n_samples} samples for validation, too few for early stopping with "
+                f"{len(self.classes_)} classes; raise it or set early_stopping=False"
+            )
+        return ValidSplit(
+            params["validation_fraction"], stratified=not multilabel, random_state=seed
+        )
+
+    @staticmethod
+    def _initialize(net: NeuralNet, seed: int, device: str) -> None:
+        """``net.initialize()`` with torch's global generator seeded, then restored."""
+        devices = [torch.device(device)] if device != "cpu" else []
+        with _INIT_LOCK, torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
+            net.initialize()
+
+    def _load_warm_start(
+        self, net: NeuralNet, start_from: dict[str, Any], n_features: int, multilabel: bool
+    ) -> None:
+        same = (
+            start_from["n_features"] == n_features
+            and start_from["multilabel"] == multilabel
+            and np.array_equal(start_from["classes"], self.classes_)
+        )
+        state = net.module_.state_dict()
+        shapes = {key: tuple(value.shape) for key, value in start_from["state"].items()}
+        if not same or shapes != {key: tuple(value.shape) for key, value in state.items()}:
+            raise ValueError(
+                "warm_start=True needs the same features, classes and network shape as the "
+                "previous fit; set warm_start=False to fit from scratch"
+            )
+        net.module_.load_state_dict(start_from["state"])
+
+    def _after_lbfgs(self, net: NeuralNet) -> None:
+        """Set ``n_iter_``; warn when L-BFGS stopped on its iteration or evaluation budget."""
+        n_iter, n_evals = lbfgs_state(net.optimizer_)
+        self.n_iter_ = n_iter
+        history = net.history
+        if not history or "train_loss" not in history[-1]:
+            warnings.warn(
+                f"fit was interrupted (KeyboardInterrupt) after {n_iter} L-BFGS iterations; "
+                "the model keeps the weights reached so far",
+                UserWarning,
+                stacklevel=4,
+            )
+            return
+        max_iter, tol = net.optimizer__max_iter, net.optimizer__tolerance_grad
+        grad_max = history[-1, "batches", -1, "grad_max"]
+        if n_iter >= max_iter or grad_max > tol:
+            reached = (
+                f"max_iter={max_iter}"
+                if n_iter >= max_iter
+                else f"iteration {n_iter} ({n_evals} evaluations; the line search made no "
+                "more progress)"
+            )
+            warnings.warn(
+                f"L-BFGS stopped at {reached} with the largest gradient entry at "
+                f"{grad_max:.3g}, above tol={tol:g}: the fit has not converged. Increase "
+                "max_iter, scale the features (e.g. StandardScaler), or lower C",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
 
     def _forget_fit(self) -> None:
         for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
@@ -595,21 +682,49 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         callbacks: list | None = None,
         verbose: int = 0,
         shuffle_generator: torch.Generator | None = None,
+        total_weight: float = 1.0,
+        solver: str | None = None,
     ) -> FenchelYoungNet:
-        """The skorch net around ``module`` (not initialized); fit and the loaders share it."""
+        """The skorch net around ``module`` (not initialized); fit and the loaders share it.
+
+        The solver is ``solver`` ("lbfgs" or "adam") or, when None, follows
+        :meth:`_full_batch`: full-batch L-BFGS (:class:`LbfgsNet`, one epoch) or mini-batch
+        Adam.
+        """
+        extra: dict[str, Any] = {} if verbose else {"callbacks__print_log": None}
+        common = {
+            "module": module,
+            **{f"module__{k}": v for k, v in module_kwargs.items()},
+            "criterion": torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
+            "dataset": BatchDataset,
+            "iterator_valid__collate_fn": collate_batch,
+            "train_split": train_split,
+            "callbacks": callbacks or [],
+            "device": device,
+            "verbose": verbose,
+            "l2": self._l2(),
+            "total_weight": total_weight,
+        }
+        if self._full_batch() if solver is None else solver == "lbfgs":
+            max_iter, tol = self._lbfgs_budget()
+            return LbfgsNet(
+                **common,
+                **lbfgs_options(max_iter, tol),
+                max_epochs=1,
+                batch_size=batch_size,
+                iterator_train=FullBatch,
+                **extra,
+            )
         optimizer_params: dict[str, Any] = {"optimizer__weight_decay": weight_decay}
         if weight_decay:
             optimizer_params["optimizer__param_groups"] = [
                 ("*bias", {"weight_decay": 0.0}),
                 ("*alpha_raw", {"weight_decay": 0.0}),
             ]
-        extra: dict[str, Any] = {} if verbose else {"callbacks__print_log": None}
         if shuffle_generator is not None:
             extra["iterator_train__generator"] = shuffle_generator
         return FenchelYoungNet(
-            module=module,
-            **{f"module__{k}": v for k, v in module_kwargs.items()},
-            criterion=torch.nn.Identity,  # unused: see FenchelYoungNet.get_loss
+            **common,
             optimizer=torch.optim.Adam,
             lr=lr,
             optimizer__fused=True,  # one kernel updates every tensor: no per-tensor Python loop
@@ -617,13 +732,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             max_epochs=max_epochs,
             batch_size=batch_size,
             iterator_train__shuffle=True,
-            dataset=BatchDataset,
             iterator_train__collate_fn=collate_batch,
-            iterator_valid__collate_fn=collate_batch,
-            train_split=train_split,
-            callbacks=callbacks or [],
-            device=device,
-            verbose=verbose,
             **extra,
         )
 
@@ -656,7 +765,8 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         X = self._validate_predict_data(X)
         module = self._inference_module()
         blocks = []
-        with torch.no_grad():
+        n_threads = self._n_threads(X.shape[0], X.shape[1], len(self.classes_))
+        with torch.no_grad(), torch_threads(n_threads):
             for block in self._row_blocks(X):
                 output = module(X=block)
                 blocks.append(output[0] if isinstance(output, tuple) else output)
@@ -690,10 +800,32 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             Probabilities, columns ordered as ``classes_``.
         """
         scores = self._scores(X)
-        with torch.no_grad():
+        n_threads = self._n_threads(scores.shape[0], self.n_features_in_, scores.shape[1])
+        with torch.no_grad(), torch_threads(n_threads):
             # in blocks of rows: the mapping's temporaries stay small however long X is
             blocks = [self.net_.module_.proba(block) for block in scores.split(_PROBA_ROWS)]
         return torch.cat(blocks).cpu().numpy()
+
+    def decision_function(self, X):
+        """The scores that the entmax mapping turns into :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Float64 scores, columns ordered as ``classes_``. With two classes (and a 1d
+            target) it is the score of ``classes_[1]`` minus that of ``classes_[0]``, as
+            scikit-learn's binary classifiers return: entmax depends only on that difference,
+            so the probabilities follow from it.
+        """
+        scores = self._scores(X).cpu().numpy()
+        if not self.multilabel_ and scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
 
     def predict(self, X):
         """Predicted labels, derived from :meth:`predict_proba`.

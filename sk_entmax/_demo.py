@@ -116,7 +116,7 @@ def _models(quick: bool) -> list[tuple[str, Any, bool]]:
 
     from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
 
-    linear = {"max_epochs": 20} if quick else {}
+    linear = {"max_iter": 20} if quick else {}
     tabnet = {"max_epochs": 3} if quick else {}
     return [
         (
@@ -140,6 +140,12 @@ def _models(quick: bool) -> list[tuple[str, Any, bool]]:
             True,
         ),
     ]
+
+
+def _unit(model: Any) -> str:
+    """What ``n_iter_`` counts: L-BFGS iterations or epochs."""
+    lbfgs = isinstance(model.net_.optimizer_, torch.optim.LBFGS)
+    return "L-BFGS iterations" if lbfgs else "epochs"
 
 
 def _pick_rows(sparse_proba: np.ndarray, n: int = 5) -> list[int]:
@@ -181,12 +187,8 @@ def run_demo(
         If the report cannot be written there.
     """
     out = sys.stdout if out is None else out
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: one thread is fastest and keeps timings stable
-    try:
-        return _run(out_path, quick, out)
-    finally:
-        torch.set_num_threads(threads)
+    # the estimators pick their torch threads themselves (their n_jobs parameter)
+    return _run(out_path, quick, out)
 
 
 def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
@@ -219,7 +221,7 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
             model.fit(X_train, y_train)
             final = model if is_tabnet else model[-1]
             if hasattr(final, "net_"):
-                progress.note = f"{final.n_iter_} epochs"
+                progress.note = f"{final.n_iter_} {_unit(final)}"
         proba = model.predict_proba(X_test)
         accuracy = float(np.mean(model.classes_[proba.argmax(axis=1)] == y_test))
         results.append(_Result(name, model, progress.seconds, proba, accuracy))

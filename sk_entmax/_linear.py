@@ -6,44 +6,76 @@ import numbers
 from typing import Any
 
 import numpy as np
+import torch
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sk_entmax._base import BaseEntmaxClassifier, _check_bool, check_alpha
+from sk_entmax._base import (
+    BaseEntmaxClassifier,
+    FiniteLossCheck,
+    _check_bool,
+    _check_int,
+    _check_real,
+    _numeric_hint,
+    check_alpha,
+)
+from sk_entmax._threads import check_n_jobs, torch_threads
 from sk_entmax.nn.linear import EntmaxLinearNet
 
-__all__ = ["EntmaxClassifier", "SparsemaxClassifier"]
+__all__ = ["SOLVERS", "EntmaxClassifier", "SparsemaxClassifier"]
+
+SOLVERS = ("auto", "lbfgs", "adam")
 
 _PARAMS_DOC = """
     hidden_layer_sizes : tuple of int, default=()
         Widths of ReLU hidden layers; the default ``()`` is a linear model (multinomial
         regression with an entmax link, the sparse analogue of logistic regression).
-    weight_decay : float, default=1e-2
-        L2 penalty on the weights (not the biases). scikit-learn's MLP calls this ``alpha``,
-        which here is the entmax alpha. The default keeps the linear model within one
-        accuracy point of ``LogisticRegression`` on the benchmark data sets.
+    solver : {"auto", "lbfgs", "adam"}, default="auto"
+        "lbfgs" minimises the full objective with L-BFGS (strong-Wolfe line search) on all
+        rows at once, read in blocks; "adam" trains by mini-batch Adam. "auto" is "lbfgs" for
+        the linear model, whose objective is convex, and "adam" with hidden layers.
+    C : float, default=1.0
+        Inverse strength of the L2 penalty, on LogisticRegression's scale: the objective is
+        ``sum_i w_i L(x_i) + ||W||^2 / (2 C)``, intercepts (and a learned alpha) unpenalised.
+        At ``alpha=1`` the linear model is ``LogisticRegression(C=C)`` (multinomial).
+    tol : float, default=1e-4
+        "lbfgs": stop when no gradient entry of the objective, divided by the total sample
+        weight, exceeds ``tol``. "adam": an epoch must lower the monitored loss by at least
+        ``tol`` to count as an improvement (see ``n_iter_no_change``).
+    max_iter : int, default=100
+        Maximum number of L-BFGS iterations; reaching it warns (``ConvergenceWarning``).
     lr : float, default=0.01
         Adam learning rate.
     max_epochs : int, default=500
-        Maximum number of passes over the training data.
+        Maximum number of Adam passes over the training data.
     batch_size : int or "auto", default="auto"
-        Mini-batch size; "auto" is ``min(200, n_samples)``.
+        Adam's mini-batch size; "auto" is ``min(200, n_samples)``.
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the training data (stratified), stop when its
-        loss has not improved for ``n_iter_no_change`` epochs and restore the best weights.
-        When False, training stops once the training loss stops improving instead.
+        Adam only: hold out ``validation_fraction`` of the training data (stratified), stop
+        when its loss has not improved for ``n_iter_no_change`` epochs and restore the best
+        weights. When False, Adam stops once the training loss stops improving instead.
     validation_fraction : float, default=0.1
         Share of the training data held out for early stopping.
     n_iter_no_change : int, default=10
-        Patience, in epochs, of the stopping rule.
+        Patience, in epochs, of Adam's stopping rule.
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into ``sample_weight``; "balanced" uses
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous fit's weights (same features and classes) instead of
+        from scratch.
+    n_jobs : int or None, default=None
+        torch threads while fitting and predicting, restored afterwards. None picks by the
+        size of the task: one thread (the fastest for small and medium data, and on a busy
+        machine) unless a pass over the data is large and cores are idle; -1 uses every core.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N" or "auto" (CUDA when available). Asking for CUDA on a machine
         without it raises a ValueError at fit. A model trained on a GPU unpickles on a
         CPU-only machine (on the CPU).
     random_state : int, RandomState instance or None, default=None
-        Seeds weight initialisation, shuffling and the validation split; the global torch
-        random state is left untouched. The same value gives identical predictions on CPU.
+        Seeds weight initialisation (of hidden layers; the linear L-BFGS fit starts at zero),
+        shuffling and the validation split; the global torch random state is left untouched.
+        The same value gives identical predictions on CPU at a given ``n_jobs``.
     verbose : int, default=0
         1 prints a line per epoch (skorch's progress log); 0 is silent."""
 
@@ -62,7 +94,12 @@ _ATTRIBUTES_DOC = """
         The trained skorch net (``net_.module_`` is the torch module, ``net_.history`` the
         per-epoch log).
     n_iter_ : int
-        Number of epochs run.
+        L-BFGS iterations, or Adam epochs, run.
+    coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
+        Weights of the linear model (``hidden_layer_sizes=()`` only); with two classes, one
+        row: the second class's weights minus the first's, as in LogisticRegression.
+    intercept_ : ndarray of shape (n_classes,) or (1,)
+        Intercepts of the linear model, likewise.
     alpha_ : float
         The entmax alpha in use after fit (the learned value when ``learn_alpha=True``)."""
 
@@ -143,7 +180,10 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         alpha=1.5,
         learn_alpha=False,
         hidden_layer_sizes=(),
-        weight_decay=1e-2,
+        solver="auto",
+        C=1.0,
+        tol=1e-4,
+        max_iter=100,
         lr=0.01,
         max_epochs=500,
         batch_size="auto",
@@ -151,6 +191,8 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
+        warm_start=False,
+        n_jobs=None,
         device="cpu",
         random_state=None,
         verbose=0,
@@ -158,7 +200,10 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         self.alpha = alpha
         self.learn_alpha = learn_alpha
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.weight_decay = weight_decay
+        self.solver = solver
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
         self.lr = lr
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -166,6 +211,8 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -177,6 +224,15 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         self._alpha_param()
         _check_bool("learn_alpha", self.learn_alpha)
         _check_hidden(self.hidden_layer_sizes)
+        if self.solver not in SOLVERS:
+            raise ValueError(
+                f"solver must be one of {', '.join(map(repr, SOLVERS))}; got {self.solver!r}"
+            )
+        _check_real("C", self.C, 0.0, open_low=True)
+        _check_real("tol", self.tol, 0.0)
+        _check_int("max_iter", self.max_iter, 1)
+        _check_bool("warm_start", self.warm_start)
+        check_n_jobs(self.n_jobs)
 
     def _module(self, n_features: int, n_outputs: int, batch_size: int):
         return EntmaxLinearNet, {
@@ -186,6 +242,199 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             "alpha": self._alpha_param(),
             "learn_alpha": bool(self.learn_alpha),
         }
+
+    # ------------------------------------------------------------------ solver hooks
+
+    def _resolved_solver(self) -> str:
+        if self.solver == "auto":
+            return "lbfgs" if not _check_hidden(self.hidden_layer_sizes) else "adam"
+        return self.solver
+
+    def _full_batch(self) -> bool:
+        return self._resolved_solver() == "lbfgs"
+
+    def _lbfgs_budget(self) -> tuple[int, float]:
+        return int(self.max_iter), float(self.tol)
+
+    def _l2(self) -> float:
+        return 1.0 / float(self.C)
+
+    def _stopping_threshold(self) -> float:
+        return float(self.tol)
+
+    def _full_batch_start(self, module) -> None:
+        # the convex (linear) problem starts at zero, as LogisticRegression does: the fit is
+        # then the same for every random_state
+        if not _check_hidden(self.hidden_layer_sizes):
+            with torch.no_grad():
+                for param in module.layers.parameters():
+                    param.zero_()
+
+    # ------------------------------------------------------------------ linear model
+
+    def _linear_layer(self) -> torch.nn.Linear:
+        check_is_fitted(self)
+        layers = [m for m in self.net_.module_.layers if isinstance(m, torch.nn.Linear)]
+        if len(layers) != 1:
+            raise AttributeError(
+                "coef_ and intercept_ are defined for the linear model only "
+                f"(hidden_layer_sizes=()); this one has {self.hidden_layer_sizes!r}"
+            )
+        return layers[0]
+
+    def _binary(self) -> bool:
+        return not self.multilabel_ and len(self.classes_) == 2
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights of the linear model, shape (n_classes, n_features) or (1, n_features)."""
+        weight = self._linear_layer().weight.detach().double().cpu().numpy()
+        return (weight[1] - weight[0])[None, :] if self._binary() else weight
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """Intercepts of the linear model, shape (n_classes,) or (1,)."""
+        bias = self._linear_layer().bias.detach().double().cpu().numpy()
+        return np.array([bias[1] - bias[0]]) if self._binary() else bias
+
+    # ------------------------------------------------------------------ streaming
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass of mini-batch Adam over ``X``: fit data that arrive in chunks.
+
+        The semantics are SGDClassifier's: the first call needs ``classes`` (every label the
+        stream will hold), later calls continue from the current weights, and so does a
+        first call on a model fitted by :meth:`fit`. Each call runs one epoch of Adam with
+        batches of ``batch_size`` rows. The L2 penalty is scaled by the total sample weight
+        seen so far, so that at the end of a stream it is the full objective's.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            A chunk of training data.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Its labels, or a multi-label indicator matrix.
+        classes : array-like of shape (n_classes,), default=None
+            All the labels of the stream; required on the first call (for multi-label
+            targets, the label indices ``0 .. n_labels - 1`` or None).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of this chunk.
+
+        Returns
+        -------
+        self
+            The estimator, updated.
+        """
+        first = not hasattr(self, "net_")
+        try:
+            params = self._validate_params_common()
+            with _numeric_hint(self):
+                X, y = validate_data(
+                    self,
+                    X,
+                    y,
+                    dtype=np.float32,
+                    multi_output=True,
+                    accept_sparse=self._sparse(),
+                    reset=first,
+                )
+            y_enc = self._encode_stream(y, classes, first)
+            weight = self._sample_weight(X, y_enc, sample_weight, self.multilabel_)
+            self.__dict__.pop("_empty_rows", None)
+            seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
+            with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+                net = self._stream_net(params, X.shape[1], seen)
+                uniform = bool(np.all(weight == weight[0]))
+                data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
+                net.partial_fit(data, y_enc, epochs=1)
+            self.net_ = net
+            self._weight_seen_ = seen
+            self.n_iter_ = getattr(self, "n_iter_", 0) + 1 if not first else 1
+            alpha = net.module_.alpha
+            self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+            return self
+        except BaseException:
+            if first:
+                self._forget_fit()
+            raise
+
+    def _encode_stream(self, y: np.ndarray, classes: Any, first: bool) -> np.ndarray:
+        """Encode a chunk's target against the stream's classes (set on the first call)."""
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        multilabel = type_of_target(y, input_name="y") == "multilabel-indicator"
+        if first:
+            if multilabel:
+                if classes is not None and not np.array_equal(classes, np.arange(y.shape[1])):
+                    raise ValueError(
+                        "classes of a multi-label stream are the label indices 0 .. "
+                        f"{y.shape[1] - 1} (or None); got {classes!r}"
+                    )
+                proportions = self._encode_multilabel(y)
+                self.multilabel_ = True
+                return proportions
+            if classes is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit: every label "
+                    "the stream will hold, e.g. classes=np.unique(y_all)"
+                )
+            check_classification_targets(y)
+            self.classes_ = np.unique(np.asarray(classes))
+            if len(self.classes_) < 2:
+                raise ValueError(f"classes must hold at least 2 labels; got {classes!r}")
+            self.multilabel_ = False
+        else:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(
+                    f"classes={classes!r} differs from the classes of the first call to "
+                    f"partial_fit, {self.classes_!r}"
+                )
+            if multilabel != self.multilabel_:
+                raise ValueError("a chunk's target kind (multi-label or not) changed mid-stream")
+            if multilabel:
+                if y.shape[1] != len(self.classes_):
+                    raise ValueError(
+                        f"the chunk has {y.shape[1]} labels; the stream has {len(self.classes_)}"
+                    )
+                return self._encode_multilabel(y)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(
+                f"y holds labels not in classes: {np.unique(y[unknown])!r}; pass every label "
+                "of the stream as classes on the first call"
+            )
+        return np.searchsorted(self.classes_, y).astype(np.int64)
+
+    def _stream_net(self, params: dict[str, Any], n_features: int, seen: float):
+        """The Adam net that partial_fit trains: the current one, or a new one started from
+        the fitted weights (or from scratch on the first call)."""
+        net = getattr(self, "net_", None)
+        if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
+            previous, net = net.module_.state_dict(), None
+        else:
+            previous = None
+        if net is None:
+            n_outputs = len(self.classes_)
+            module, module_kwargs = self._module(n_features, n_outputs, 1)
+            net = self._make_net(
+                module,
+                module_kwargs,
+                batch_size=self._batch_size_stream(),
+                device=params["device"],
+                lr=params["lr"],
+                callbacks=[("finite_loss", FiniteLossCheck())],
+                verbose=params["verbose"],
+                shuffle_generator=torch.Generator().manual_seed(self._seed()),
+                solver="adam",
+            )
+            self._initialize(net, self._seed(), params["device"])
+            if previous is not None:
+                net.module_.load_state_dict(previous)
+        net.set_params(total_weight=seen)
+        return net
+
+    def _batch_size_stream(self) -> int:
+        return 200 if self.batch_size == "auto" else int(self.batch_size)
 
 
 class SparsemaxClassifier(EntmaxClassifier):
@@ -224,7 +473,10 @@ class SparsemaxClassifier(EntmaxClassifier):
         self,
         learn_alpha=False,
         hidden_layer_sizes=(),
-        weight_decay=1e-2,
+        solver="auto",
+        C=1.0,
+        tol=1e-4,
+        max_iter=100,
         lr=0.01,
         max_epochs=500,
         batch_size="auto",
@@ -232,13 +484,18 @@ class SparsemaxClassifier(EntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
+        warm_start=False,
+        n_jobs=None,
         device="cpu",
         random_state=None,
         verbose=0,
     ):
         self.learn_alpha = learn_alpha
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.weight_decay = weight_decay
+        self.solver = solver
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
         self.lr = lr
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -246,6 +503,8 @@ class SparsemaxClassifier(EntmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.device = device
         self.random_state = random_state
         self.verbose = verbose

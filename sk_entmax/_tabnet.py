@@ -18,6 +18,7 @@ from sk_entmax._base import (
     _check_real,
     check_alpha,
 )
+from sk_entmax._threads import torch_threads
 from sk_entmax.nn.tabnet import ENTMAX_MODES, TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
@@ -150,6 +151,10 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         10, fits on scikit-learn's wine data stopped after 18-30 epochs).
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into ``sample_weight``.
+    n_jobs : int or None, default=None
+        torch threads while fitting, predicting and explaining, restored afterwards. None
+        picks by the size of the task (one thread unless a pass over the data is large and
+        cores are idle); -1 uses every core.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N" or "auto".
     random_state : int, RandomState instance or None, default=None
@@ -225,6 +230,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         validation_fraction=0.1,
         patience=20,
         class_weight=None,
+        n_jobs=None,
         device="cpu",
         random_state=None,
         verbose=0,
@@ -251,6 +257,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.class_weight = class_weight
+        self.n_jobs = n_jobs
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -292,6 +299,14 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
 
     def _patience(self) -> int:
         return _check_int("patience", self.patience, 1)
+
+    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
+        # each step: a feature transformer of n_independent + n_shared GLU layers and an
+        # attentive transformer, forward and backward (a rough count)
+        width = 2 * (int(self.n_d) + int(self.n_a))
+        layers = int(self.n_independent) + int(self.n_shared)
+        per_step = n_features * width + layers * width * width + width * n_features
+        return 3.0 * int(self.n_steps) * per_step
 
     def _weight_decay(self) -> float:
         return 0.0
@@ -484,7 +499,8 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         """
         check_is_fitted(self)
         X = self._validate_predict_data(X)
-        M_explain, masks = self._explain_encoded(X)
+        with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+            M_explain, masks = self._explain_encoded(X)
         if normalize:
             sums = M_explain.sum(axis=1, keepdims=True)
             M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)

@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse
 import torch
 from sklearn.datasets import load_iris
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
@@ -26,12 +26,14 @@ X_IRIS, Y_IRIS = load_iris(return_X_y=True)
 X_IRIS = StandardScaler().fit_transform(X_IRIS)
 X32 = np.ascontiguousarray(X_IRIS, dtype=np.float32)
 
+# the training-fault tests are about mini-batch training (epochs, batches, best weights so
+# far), so the linear estimators run Adam here; the full-batch solver has its own tests below
 FACTORIES = {
     "entmax": lambda **kw: EntmaxClassifier(
-        **{"lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
+        **{"solver": "adam", "lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
     ),
     "sparsemax": lambda **kw: SparsemaxClassifier(
-        **{"lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
+        **{"solver": "adam", "lr": 0.05, "max_epochs": 5, "random_state": 0, **kw}
     ),
     "tabnet": lambda **kw: TabNetEntmaxClassifier(
         **{"n_d": 4, "n_a": 4, "n_steps": 2, "max_epochs": 2, "random_state": 0, **kw}
@@ -99,6 +101,50 @@ def test_values_that_overflow_the_loss_stop_fit_with_a_clear_error(name):
         clf.fit(X_IRIS * 1e38, Y_IRIS)
     with pytest.raises(NotFittedError):
         clf.predict(X_IRIS)
+
+
+@pytest.mark.parametrize("cls", [EntmaxClassifier, SparsemaxClassifier])
+def test_full_batch_solver_on_extreme_values_warns_that_it_did_not_converge(cls):
+    """The L-BFGS fit reads X in float64, where 1e39 is finite: it trains, and says so when
+    the line search cannot make progress on such a scale."""
+    X = X_IRIS.copy()
+    X[0, 0] = 1e39
+    with pytest.warns(ConvergenceWarning, match="not converged"):
+        clf = cls().fit(X * 1e-1, Y_IRIS)
+    assert np.isfinite(clf.predict_proba(X)).all()
+
+
+def test_full_batch_nan_objective_stops_fit_with_a_clear_error(monkeypatch):
+    from sk_entmax._solver import LbfgsNet
+
+    original = LbfgsNet.objective
+
+    def objective(self, X, y, *, backward):
+        return original(self, X, y, backward=backward) * float("nan")
+
+    monkeypatch.setattr(LbfgsNet, "objective", objective)
+    clf = EntmaxClassifier()
+    with pytest.raises(NonFiniteLossError, match="objective became nan in L-BFGS iteration 1"):
+        clf.fit(X_IRIS, Y_IRIS)
+    with pytest.raises(NotFittedError):
+        clf.predict(X_IRIS)
+
+
+def test_full_batch_interrupt_keeps_the_weights_reached(monkeypatch):
+    from sk_entmax._solver import LbfgsNet
+
+    original, calls = LbfgsNet.objective, []
+
+    def objective(self, X, y, *, backward):
+        calls.append(1)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        return original(self, X, y, backward=backward)
+
+    monkeypatch.setattr(LbfgsNet, "objective", objective)
+    with pytest.warns(UserWarning, match=r"interrupted \(KeyboardInterrupt\) after \d+ L-BFGS"):
+        clf = EntmaxClassifier().fit(X_IRIS, Y_IRIS)
+    assert np.isfinite(clf.predict_proba(X_IRIS)).all()
 
 
 def test_scores_that_overflow_at_predict_raise():
@@ -185,11 +231,12 @@ def test_sparse_X_trains_like_dense(cls, fmt):
     X[np.abs(X) < 0.5] = 0.0
     sparse = scipy.sparse.csr_matrix(X).asformat(fmt)
     params = {"lr": 0.05, "max_epochs": 5, "random_state": 0}
-    dense = cls(**params).fit(X, Y_IRIS)
-    clf = cls(**params).fit(sparse, Y_IRIS)
-    np.testing.assert_array_equal(clf.predict_proba(sparse), dense.predict_proba(X))
-    np.testing.assert_array_equal(clf.predict_proba(X), dense.predict_proba(X))
-    early = cls(early_stopping=True, validation_fraction=0.2, **params)
+    for solver in ("lbfgs", "adam"):
+        dense = cls(solver=solver, **params).fit(X, Y_IRIS)
+        clf = cls(solver=solver, **params).fit(sparse, Y_IRIS)
+        np.testing.assert_array_equal(clf.predict_proba(sparse), dense.predict_proba(X))
+        np.testing.assert_array_equal(clf.predict_proba(X), dense.predict_proba(X))
+    early = cls(solver="adam", early_stopping=True, validation_fraction=0.2, **params)
     assert np.isfinite(early.fit(sparse, Y_IRIS).predict_proba(sparse)).all()
 
 

@@ -70,6 +70,11 @@ class EntmaxLinearNet(nn.Module):
         """Scores of shape (n_samples, n_outputs); ``sample_weight`` is for the loss only."""
         return self.layers(X)
 
+    def penalized_parameters(self) -> list[nn.Parameter]:
+        """The parameters an L2 penalty applies to: the weight matrices, not the intercepts
+        or a learned alpha."""
+        return [layer.weight for layer in self.layers if isinstance(layer, nn.Linear)]
+
     def loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """Per-sample Fenchel-Young loss at the current alpha."""
         return self.head.loss(scores, target)

@@ -1,0 +1,174 @@
+"""The linear estimators at the sizes users have: fit time, accuracy, objective, threads, memory.
+
+Run from the repository root (``bench_linear.py --scale`` runs this too)::
+
+    python3 benchmarks/bench_linear_scale.py [--sizes 2000 20000 200000 1000000] [--no-load]
+
+On ``make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
+random_state=0)`` with 25% held out (a StandardScaler fitted on the rest), every estimator at
+its defaults: ``LogisticRegression()``, ``SGDClassifier(loss="log_loss")``,
+``SparsemaxClassifier()``, ``EntmaxClassifier()`` (alpha 1.5) and
+``EntmaxClassifier(alpha=1.25)``, with torch's default threads. Each row is measured idle and
+again while another process keeps one core busy (a ``while True`` loop), side by side in one
+run. Printed per model: fit seconds and their ratio to LogisticRegression's in the same
+setting, test accuracy, and for ours the relative gap of the final objective to a reference
+optimum (the same objective solved in float64 to ``tol=1e-10``). A second table gives the fit
+time of ``EntmaxClassifier()`` at ``n_jobs=None`` (the default), 1 and 2. A last line gives
+the peak memory of a fit on 1M x 50 float32 (in a fresh process), against the data's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from sk_entmax import EntmaxClassifier, SparsemaxClassifier
+
+MODELS = {
+    "LogisticRegression": LogisticRegression(),
+    "SGDClassifier(log_loss)": SGDClassifier(loss="log_loss", random_state=0),
+    "SparsemaxClassifier": SparsemaxClassifier(),
+    "EntmaxClassifier(1.5)": EntmaxClassifier(),
+    "EntmaxClassifier(1.25)": EntmaxClassifier(alpha=1.25),
+}
+
+
+@contextlib.contextmanager
+def busy_core(on: bool) -> Iterator[None]:
+    """Another process spinning on one core for the duration of the block (if ``on``)."""
+    if not on:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    time.sleep(1.0)
+    try:
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def data(n: int):
+    X, y = make_classification(
+        n_samples=n, n_features=20, n_informative=10, n_classes=5, random_state=0
+    )
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+
+
+def fit_time(model, X, y) -> tuple[float, object]:
+    model = clone(model)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    return time.perf_counter() - start, model
+
+
+def run(sizes: list[int], load: bool) -> None:
+    settings = ["idle", "loaded"] if load else ["idle"]
+    print("n        model                    setting  fit s   / LR   acc     objective gap")
+    for n in sizes:
+        X_train, X_test, y_train, y_test = data(n)
+        reference = {}
+        for name, model in MODELS.items():
+            if name.startswith(("Sparsemax", "Entmax")):
+                ref = clone(model).set_params(tol=1e-10, max_iter=5000)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    ref.fit(X_train, y_train)
+                reference[name] = float(
+                    ref.net_.objective({"X": X_train}, _enc(ref, y_train), backward=False)
+                )
+        for setting in settings:
+            with busy_core(setting == "loaded"):
+                lr_time = None
+                for name, model in MODELS.items():
+                    seconds, fitted = fit_time(model, X_train, y_train)
+                    lr_time = seconds if lr_time is None else lr_time
+                    acc = fitted.score(X_test, y_test)
+                    gap = ""
+                    if name in reference:
+                        value = float(
+                            fitted.net_.objective(
+                                {"X": X_train}, _enc(fitted, y_train), backward=False
+                            )
+                        )
+                        gap = f"{(value - reference[name]) / abs(reference[name]):.1e}"
+                    print(
+                        f"{n:<8} {name:<24} {setting:<8} {seconds:6.2f} {seconds / lr_time:6.2f}"
+                        f"  {acc:.4f}  {gap}",
+                        flush=True,
+                    )
+    print()
+    print("threads: EntmaxClassifier() fit seconds at n_jobs = None (default), 1, 2")
+    for n in sizes:
+        X_train, _, y_train, _ = data(n)
+        for setting in settings:
+            with busy_core(setting == "loaded"):
+                times = {}
+                for n_jobs in (None, 1, 2):
+                    times[n_jobs], _ = fit_time(EntmaxClassifier(n_jobs=n_jobs), X_train, y_train)
+            best = min(times.values())
+            print(
+                f"{n:<8} {setting:<7} default {times[None]:6.2f}  1: {times[1]:6.2f}  "
+                f"2: {times[2]:6.2f}  default / best {times[None] / best:.2f}",
+                flush=True,
+            )
+
+
+def _enc(model, y: np.ndarray) -> np.ndarray:
+    return np.searchsorted(model.classes_, y).astype(np.int64)
+
+
+_MEMORY = textwrap.dedent(
+    """
+    import resource, warnings
+    import numpy as np
+    from sk_entmax import EntmaxClassifier
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1_000_000, 50), dtype=np.float32)
+    y = (X[:, :5] @ rng.standard_normal((5, 5)).astype(np.float32)).argmax(1)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        EntmaxClassifier().fit(X, y)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"peak memory of the fit beyond the data: {(after - before) / 1024:.0f} MB; "
+          f"data {X.nbytes / 2**20:.0f} MB")
+    """
+)
+
+
+def memory() -> None:
+    subprocess.run([sys.executable, "-c", _MEMORY], check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000, 200000, 1000000])
+    parser.add_argument("--no-load", action="store_true", help="skip the busy-core runs")
+    parser.add_argument("--no-memory", action="store_true", help="skip the 1M x 50 memory run")
+    args = parser.parse_args(argv)
+    run(args.sizes, load=not args.no_load)
+    if not args.no_memory:
+        memory()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
