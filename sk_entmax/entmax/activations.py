@@ -310,6 +310,23 @@ def _entmax15_plain(Z: torch.Tensor) -> torch.Tensor:
     return (Z - tau).clamp_min(0).square()
 
 
+# Entries below this are raised to it before a square root; sqrt(2 ** -120) = 2 ** -60.
+_SQRT_FLOOR = 2.0**-120
+
+
+def sqrt_support(Y: torch.Tensor) -> torch.Tensor:
+    """``sqrt(Y)`` for ``Y >= 0``, with exact zeros where ``Y`` is 0 (or below ``2 ** -120``).
+
+    On CPU ``sqrt`` of 0 costs several times ``sqrt`` of a positive number, and the output of
+    a sparse mapping is mostly zeros; so ``Y`` is raised to ``2 ** -120`` first, and the
+    entries left at ``2 ** -60`` are set back to 0: three cheap passes instead of one slow
+    one. Entries below ``2 ** -120`` weigh nothing in a gradient (their ``sqrt`` is below
+    ``1e-18``).
+    """
+    G = torch.clamp(Y, min=_SQRT_FLOOR).sqrt_()
+    return nn.functional.threshold_(G, 1.001 * 2.0**-60, 0.0)
+
+
 def entmax_vjp(dY: torch.Tensor, gppr: torch.Tensor) -> torch.Tensor:
     """Vector-Jacobian product of an entmax-type map along the last axis.
 
@@ -354,7 +371,7 @@ class Entmax15Function(Function):
             positive = Y > 0
             gppr = torch.where(positive, torch.where(positive, Y, 1).sqrt(), 0)
         else:
-            gppr = Y.sqrt()
+            gppr = sqrt_support(Y)
         return entmax_vjp(dY, gppr), None
 
 

@@ -60,6 +60,7 @@ from sk_entmax.entmax.activations import (
     _sparsemax_fast,
     _unsettled_rows,
     entmax_vjp,
+    sqrt_support,
 )
 
 __all__ = [
@@ -315,7 +316,7 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     if alpha == 2:
         return torch.sign(Y)
     if alpha == 1.5:
-        return Y.sqrt()
+        return sqrt_support(Y)
     gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
     g_floor = _floor_threshold(2 - alpha)
     if g_floor == 0:

@@ -208,3 +208,26 @@ def test_large_tied_support_float32(name):
     X = torch.randint(-3, 4, (8, 5000), generator=gen).float()
     X[1] = 0.0  # all 5000 tied
     _assert_accurate(fn(X), X, alpha)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_sqrt_support_is_sqrt_with_exact_zeros(dtype):
+    """The backward's sqrt for 1.5-entmax avoids sqrt(0) (slow on CPU) but keeps its zeros."""
+    Y = torch.tensor([0.0, 1e-40, 2.0**-119, 1e-20, 0.25, 1.0], dtype=dtype)
+    G = act.sqrt_support(Y)
+    assert G[0] == 0 and G[1] == 0  # 0 and anything below 2 ** -120 weigh nothing
+    assert torch.allclose(G[2:], Y[2:].sqrt(), rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("fn", [entmax15, lambda X: entmax_bisect(X, 1.5)])
+def test_entmax15_gradient_is_exactly_zero_off_the_support(fn):
+    gen = torch.Generator().manual_seed(3)
+    X = (torch.randn(64, 50, generator=gen) * 3).requires_grad_()
+    P = fn(X)
+    (g,) = torch.autograd.grad(P, X, torch.randn(64, 50, generator=gen))
+    assert (P == 0).any()
+    assert torch.equal(g[P == 0], torch.zeros_like(g[P == 0]))
+    X64 = X.detach().double().requires_grad_()
+    (g64,) = torch.autograd.grad(entmax15(X64, training=False), X64, torch.ones(64, 50, dtype=F64))
+    (g32,) = torch.autograd.grad(fn(X), X, torch.ones(64, 50))
+    assert torch.allclose(g32.double(), g64, atol=1e-5)
