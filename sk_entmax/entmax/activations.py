@@ -147,12 +147,15 @@ def _sparsemax_newton(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     for _ in range(_MAX_PASSES):
         mass = torch.sub(Z, tau, out=P).relu_().sum(-1, keepdim=True)
         new_size = P.sign_().sum(-1, keepdim=True)
-        step = (mass - 1) / new_size.clamp(min=1)  # a fully masked row: size 0, no NaN
+        step = mass.sub_(1).div_(new_size.clamp(min=1))  # fully masked: size 0, no NaN
         # a row that settles takes this last step too: the same support, but computed
         # from a mass close to 1, it undoes the cancellation of a long step before
-        tau = tau + step if size is None else torch.where(settled, tau, tau + step)
+        # (small ops in place: on narrow rows they cost as much as the passes)
         if size is not None:
-            settled = settled | (new_size == size)  # a NaN row has size 0 twice: settled
+            step.masked_fill_(settled, 0.0)
+        tau.add_(step)
+        if size is not None:
+            settled.logical_or_(new_size == size)  # a NaN row has size 0 twice: settled
             if bool(settled.all()):
                 break
         size = new_size
@@ -234,15 +237,15 @@ def _power_newton(
             g_sum = G.sum(-1, keepdim=True)
             total = G.mul_(D).sum(-1, keepdim=True)
         norm = total.sqrt() if square else total ** (1 / m)
-        step = (norm - 1) * total / (norm * g_sum)
+        step = (norm - 1).mul_(total).div_(norm.mul_(g_sum))
         size = step.abs()
-        done = settled | ~(size > tol)  # NaN (a fully masked or a NaN row) counts as done
+        # NaN (a fully masked or a NaN row) counts as done
+        settled.logical_or_(size.gt(tol).logical_not_())
         if last is not None:
-            done |= (size <= 4 * tol) & (2 * size >= last)
-        settled = done
+            settled.logical_or_(size.le(4 * tol).logical_and_(torch.mul(size, 2).ge_(last)))
         if bool(settled.all()):
             break
-        tau = torch.where(settled, tau, tau + step)
+        tau.add_(step.masked_fill_(settled, 0.0))
         last = size
     if normalize:
         G.div_(torch.where(total > 0, total, 1))
