@@ -474,7 +474,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         widths = [n_features, *getattr(self, "hidden_layer_sizes", ()), n_outputs]
         return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
 
-    def _warm_start_weights(self) -> dict[str, torch.Tensor] | None:
+    def _warm_start_weights(self) -> dict[str, Any] | None:
         """The fitted module's weights when ``warm_start`` is set and a fit exists."""
         if not getattr(self, "warm_start", False) or not hasattr(self, "net_"):
             return None
