@@ -755,8 +755,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
             # a float64 copy of the block only: X itself may be a read-only memmap
             yield torch.from_numpy(np.array(block, dtype=np.float64)).to(device)
 
-    def _scores(self, X) -> torch.Tensor:
-        """Float64 scores of ``X`` (validated here), block by block.
+    def _scores(self, X, with_threads: bool = False):
+        """Float64 scores of ``X`` (validated here), block by block; with ``with_threads``
+        also the torch thread count they were computed at, for the mapping to reuse.
 
         The network runs directly on blocks of rows, without a DataLoader, so predicting
         draws nothing from torch's global random generator.
@@ -779,7 +780,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
                 f"first: row {rows[0]}); X holds values too large for this model (largest "
                 f"|X| = {float(abs(X[rows[0]]).max()):g}): scale the features as at fit"
             )
-        return scores
+        return (scores, n_threads) if with_threads else scores
 
     def predict_proba(self, X):
         """Sparse class probabilities: rows sum to 1 and hold exact zeros.
@@ -799,8 +800,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples, n_classes)
             Probabilities, columns ordered as ``classes_``.
         """
-        scores = self._scores(X)
-        n_threads = self._n_threads(scores.shape[0], self.n_features_in_, scores.shape[1])
+        scores, n_threads = self._scores(X, with_threads=True)
         with torch.no_grad(), torch_threads(n_threads):
             # in blocks of rows: the mapping's temporaries stay small however long X is
             blocks = [self.net_.module_.proba(block) for block in scores.split(_PROBA_ROWS)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,8 +26,13 @@ import torch
 __all__ = ["available_cores", "resolve_n_jobs", "torch_threads"]
 
 #: floating-point work (multiply-adds per pass over the data) from which a second thread
-#: pays for itself on an idle machine; below it, one thread is as fast or faster
-_WORK_PER_THREAD = 2e8
+#: pays for itself on an idle machine; below it, one thread is as fast or faster (measured
+#: with benchmarks/bench_linear_scale.py: at 200k x 20 x 5 classes, ~4.5e7 per pass, two
+#: threads fit in 0.91 s against 1.17 s idle, and in 2.89 s against 1.18 s with one core busy)
+_WORK_PER_THREAD = 1e7
+
+#: how long the machine's CPU use is sampled before a multi-threaded task
+_SAMPLE_SECONDS = 0.05
 
 
 def available_cores() -> int:
@@ -37,13 +43,37 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _cpu_times() -> tuple[int, int] | None:
+    """``(idle, total)`` jiffies of all CPUs from /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return idle, sum(fields[:8])
+
+
 def _idle_cores() -> float:
-    """Cores not busy with other work right now, from the 1-minute load average."""
+    """Cores that other processes leave idle right now.
+
+    Sampled from /proc/stat over 50 ms while this thread sleeps, so a process that started a
+    second ago counts (the load average would take a minute to show it); elsewhere, the
+    1-minute load average.
+    """
+    cores = available_cores()
+    before = _cpu_times()
+    if before is not None:
+        time.sleep(_SAMPLE_SECONDS)
+        after = _cpu_times()
+        if after is not None and after[1] > before[1]:
+            idle_share = (after[0] - before[0]) / (after[1] - before[1])
+            return max(0.0, min(1.0, idle_share)) * (os.cpu_count() or cores)
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - Windows
-        return float(available_cores())
-    return max(0.0, available_cores() - load)
+        return float(cores)
+    return max(0.0, cores - load)
 
 
 def resolve_n_jobs(n_jobs: Any, work: float) -> int:
@@ -53,9 +83,11 @@ def resolve_n_jobs(n_jobs: Any, work: float) -> int:
     ----------
     n_jobs : int or None
         ``None`` picks by the size of the task: one thread, unless the task is large enough
-        for more to pay (about ``2e8`` multiply-adds per pass per thread) and the machine has
-        idle cores; never more threads than idle cores. ``-1`` uses every available core, a
-        positive int that many threads.
+        for more to pay (about ``1e7`` multiply-adds per pass per thread); then as many as
+        the cores that other processes leave idle (sampled for 50 ms), never more than the
+        available cores. On a machine with a busy core, threads that wait for each other at
+        every operation are slower than one. ``-1`` uses every available core, a positive
+        int that many threads.
     work : float
         Multiply-adds of one pass over the data (rows x features x outputs, say).
 
@@ -65,8 +97,10 @@ def resolve_n_jobs(n_jobs: Any, work: float) -> int:
         A thread count >= 1.
     """
     if n_jobs is None:
-        wanted = int(work // _WORK_PER_THREAD)
-        return max(1, min(wanted, int(_idle_cores() + 0.5), available_cores()))
+        wanted = min(int(work // _WORK_PER_THREAD), available_cores())
+        if wanted <= 1:
+            return 1
+        return max(1, min(wanted, int(_idle_cores() + 0.25)))
     if n_jobs == -1:
         return available_cores()
     return int(n_jobs)
