@@ -200,7 +200,7 @@ def _table(rows: list[Row], multilabel: bool) -> list[str]:
     metric = "micro-F1" if multilabel else "accuracy"
     versus = "ratio to OvR" if multilabel else "Δ vs LR"
     lines = [
-        f"| dataset | model | {metric} | {versus} | zeros | support | epochs | fit time (s) "
+        f"| dataset | model | {metric} | {versus} | zeros | support | n_iter_ | fit time (s) "
         "| bar |",
         "|---|---|---:|---:|---:|---:|---:|---:|:---:|",
     ]

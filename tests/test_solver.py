@@ -255,3 +255,13 @@ def test_pipeline_with_lbfgs_default():
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), EntmaxClassifier()).fit(X, y)
     assert pipe.score(X, y) > 0.9
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_lbfgs_on_cuda_matches_cpu():
+    X, y = _scaled(load_wine)
+    cpu = EntmaxClassifier(tol=1e-8, max_iter=500).fit(X, y)
+    gpu = EntmaxClassifier(tol=1e-8, max_iter=500, device="cuda").fit(X, y)
+    assert next(gpu.net_.module_.parameters()).is_cuda
+    np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-4 * np.abs(cpu.coef_).max())
+    np.testing.assert_allclose(gpu.predict_proba(X), cpu.predict_proba(X), atol=1e-5)
