@@ -16,7 +16,6 @@ a generator of its own.
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 import numbers
 import threading
@@ -25,7 +24,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
@@ -39,7 +37,13 @@ from skorch.callbacks import Callback, EarlyStopping, GradientNormClipping
 from skorch.dataset import ValidSplit
 from skorch.utils import noop
 
-from sk_entmax._net import BatchDataset, FenchelYoungNet, NonFiniteLossError, collate_batch
+from sk_entmax._net import (
+    BatchDataset,
+    FenchelYoungNet,
+    NonFiniteLossError,
+    collate_batch,
+    float64_rows,
+)
 from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options, lbfgs_state
 from sk_entmax._threads import check_n_jobs, resolve_n_jobs, torch_threads
 
@@ -334,6 +338,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
                     f"weights; got {self.class_weight!r}"
                 )
         params["device"] = resolve_device(self.device)
+        check_n_jobs(getattr(self, "n_jobs", None))
         self._extra_validation()
         return params
 
@@ -465,14 +470,13 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _n_threads(self, n_samples: int, n_features: int, n_outputs: int) -> int:
         """torch threads for a task on ``n_samples`` rows (see :func:`resolve_n_jobs`)."""
-        n_jobs = getattr(self, "n_jobs", None)
-        check_n_jobs(n_jobs)
-        return resolve_n_jobs(n_jobs, self._work_per_row(n_features, n_outputs) * n_samples)
+        work = self._work_per_row(n_features, n_outputs) * n_samples
+        return resolve_n_jobs(getattr(self, "n_jobs", None), work)
 
     def _work_per_row(self, n_features: int, n_outputs: int) -> float:
-        """Multiply-adds per row of one forward and backward pass (a rough count)."""
-        widths = [n_features, *getattr(self, "hidden_layer_sizes", ()), n_outputs]
-        return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
+        """Multiply-adds per row of one forward and backward pass (a rough count; this one
+        is a linear layer's)."""
+        return 3.0 * n_features * n_outputs
 
     def _warm_start_weights(self) -> dict[str, Any] | None:
         """The fitted module's weights when ``warm_start`` is set and a fit exists."""
@@ -748,12 +752,8 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEstimator):
 
     def _row_blocks(self, X, rows: int = _PROBA_ROWS) -> Iterator[torch.Tensor]:
         """``X`` in float64 blocks of ``rows`` rows on the net's device (sparse made dense)."""
-        device = self.net_.device
         for start in range(0, X.shape[0], rows):
-            block = X[start : start + rows]
-            block = block.toarray() if scipy.sparse.issparse(block) else block
-            # a float64 copy of the block only: X itself may be a read-only memmap
-            yield torch.from_numpy(np.array(block, dtype=np.float64)).to(device)
+            yield float64_rows(X, start, start + rows, self.net_.device)
 
     def _scores(self, X, with_threads: bool = False):
         """Float64 scores of ``X`` (validated here), block by block; with ``with_threads``

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from typing import Any
 
@@ -19,7 +20,7 @@ from sk_entmax._base import (
     _numeric_hint,
     check_alpha,
 )
-from sk_entmax._threads import check_n_jobs, torch_threads
+from sk_entmax._threads import torch_threads
 from sk_entmax.nn.linear import EntmaxLinearNet
 
 __all__ = ["SOLVERS", "EntmaxClassifier", "SparsemaxClassifier"]
@@ -232,7 +233,6 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         _check_real("tol", self.tol, 0.0)
         _check_int("max_iter", self.max_iter, 1)
         _check_bool("warm_start", self.warm_start)
-        check_n_jobs(self.n_jobs)
 
     def _module(self, n_features: int, n_outputs: int, batch_size: int):
         return EntmaxLinearNet, {
@@ -242,6 +242,10 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             "alpha": self._alpha_param(),
             "learn_alpha": bool(self.learn_alpha),
         }
+
+    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
+        widths = [n_features, *_check_hidden(self.hidden_layer_sizes), n_outputs]
+        return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
 
     # ------------------------------------------------------------------ solver hooks
 
@@ -343,13 +347,13 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             self.__dict__.pop("_empty_rows", None)
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
             with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
-                net = self._stream_net(params, X.shape[1], seen)
+                net = self._stream_net(params, X, seen)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
                 net.partial_fit(data, y_enc, epochs=1)
             self.net_ = net
             self._weight_seen_ = seen
-            self.n_iter_ = getattr(self, "n_iter_", 0) + 1 if not first else 1
+            self.n_iter_ = 1 if first else self.n_iter_ + 1
             alpha = net.module_.alpha
             self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
             return self
@@ -405,36 +409,34 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             )
         return np.searchsorted(self.classes_, y).astype(np.int64)
 
-    def _stream_net(self, params: dict[str, Any], n_features: int, seen: float):
-        """The Adam net that partial_fit trains: the current one, or a new one started from
-        the fitted weights (or from scratch on the first call)."""
+    def _stream_net(self, params: dict[str, Any], X: Any, seen: float):
+        """The Adam net that partial_fit trains on chunk ``X``: the current one, or a new one
+        started from the fitted weights (or from scratch on the first call)."""
         net = getattr(self, "net_", None)
         if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
             previous, net = net.module_.state_dict(), None
         else:
             previous = None
         if net is None:
-            n_outputs = len(self.classes_)
-            module, module_kwargs = self._module(n_features, n_outputs, 1)
+            seed = self._seed()
+            module, module_kwargs = self._module(X.shape[1], len(self.classes_), 1)
             net = self._make_net(
                 module,
                 module_kwargs,
-                batch_size=self._batch_size_stream(),
+                batch_size=self._batch_size(X.shape[0]),
                 device=params["device"],
                 lr=params["lr"],
                 callbacks=[("finite_loss", FiniteLossCheck())],
                 verbose=params["verbose"],
-                shuffle_generator=torch.Generator().manual_seed(self._seed()),
+                shuffle_generator=torch.Generator().manual_seed(seed),
                 solver="adam",
             )
-            self._initialize(net, self._seed(), params["device"])
+            self._initialize(net, seed, params["device"])
             if previous is not None:
                 net.module_.load_state_dict(previous)
-        net.set_params(total_weight=seen)
+        # each chunk is batched as fit batches its data; the penalty scales with all seen
+        net.set_params(batch_size=self._batch_size(X.shape[0]), total_weight=seen)
         return net
-
-    def _batch_size_stream(self) -> int:
-        return 200 if self.batch_size == "auto" else int(self.batch_size)
 
 
 class SparsemaxClassifier(EntmaxClassifier):

@@ -11,7 +11,13 @@ from skorch import NeuralNet
 from skorch.dataset import Dataset
 from skorch.utils import to_tensor
 
-__all__ = ["BatchDataset", "FenchelYoungNet", "NonFiniteLossError", "collate_batch"]
+__all__ = [
+    "BatchDataset",
+    "FenchelYoungNet",
+    "NonFiniteLossError",
+    "collate_batch",
+    "float64_rows",
+]
 
 
 class NonFiniteLossError(FloatingPointError):
@@ -46,6 +52,17 @@ class BatchDataset(Dataset):
 def _dense_rows(values: Any, idx: np.ndarray) -> np.ndarray:
     rows = values[idx]
     return rows.toarray() if scipy.sparse.issparse(rows) else rows
+
+
+def float64_rows(values: Any, start: int, stop: int, device: Any) -> torch.Tensor:
+    """Rows ``start:stop`` of ``values`` (an array or scipy sparse matrix) as a float64 tensor.
+
+    Only the block is copied (and made dense): ``values`` itself may be read-only (a memmap,
+    a DataFrame's array) and is never converted whole.
+    """
+    rows = values[start:stop]
+    rows = rows.toarray() if scipy.sparse.issparse(rows) else rows
+    return torch.from_numpy(np.array(rows, dtype=np.float64)).to(device)
 
 
 def collate_batch(batch):

@@ -27,12 +27,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 import torch
 
-from sk_entmax._net import FenchelYoungNet, NonFiniteLossError
+from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
 
-__all__ = ["FullBatch", "LbfgsNet", "is_lbfgs", "lbfgs_options", "lbfgs_state"]
+__all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
 
 #: rows per block when the objective is evaluated: the block's float64 copy and its score
 #: matrix are the only per-row temporaries
@@ -54,13 +53,6 @@ class FullBatch:
 
     def __len__(self) -> int:
         return 1
-
-
-def _block(values: Any, start: int, stop: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    rows = values[start:stop]
-    rows = rows.toarray() if scipy.sparse.issparse(rows) else rows
-    # a float64 copy of the block only: X itself may be read-only (a memmap, a DataFrame's)
-    return torch.from_numpy(np.array(rows, dtype=np.float64)).to(device=device, dtype=dtype)
 
 
 class LbfgsNet(FenchelYoungNet):
@@ -98,25 +90,27 @@ class LbfgsNet(FenchelYoungNet):
         data, weight = X["X"], X.get("sample_weight")
         n = data.shape[0]
         total_weight = float(n if weight is None else np.sum(weight, dtype=np.float64))
-        device, dtype = self.device, torch.float64
-        value = torch.zeros((), dtype=dtype, device=device)
-        target_dtype = torch.long if y.dtype.kind in "iu" else dtype
-        for start in range(0, n, _FIT_ROWS):
-            stop = min(start + _FIT_ROWS, n)
-            scores = self.module_(X=_block(data, start, stop, dtype, device))
-            target = torch.as_tensor(y[start:stop], device=device).to(target_dtype)
-            losses = self.module_.loss(scores, target)
-            if weight is not None:
-                losses = losses * _block(weight, start, stop, dtype, device)
-            part = losses.sum() / total_weight
-            if backward:
-                part.backward()
-            value += part.detach()
-        penalty = self.penalty_term(total_weight)
-        if penalty is not None:
-            if backward:
-                penalty.backward()
-            value += penalty.detach()
+        device = self.device
+        value = torch.zeros((), dtype=torch.float64, device=device)
+        target_dtype = torch.long if y.dtype.kind in "iu" else torch.float64
+        # without a gradient to accumulate, no autograd graph is built
+        with torch.set_grad_enabled(backward):
+            for start in range(0, n, _FIT_ROWS):
+                stop = min(start + _FIT_ROWS, n)
+                scores = self.module_(X=float64_rows(data, start, stop, device))
+                target = torch.as_tensor(y[start:stop], device=device).to(target_dtype)
+                losses = self.module_.loss(scores, target)
+                if weight is not None:
+                    losses = losses * float64_rows(weight, start, stop, device)
+                part = losses.sum() / total_weight
+                if backward:
+                    part.backward()
+                value += part.detach()
+            penalty = self.penalty_term(total_weight)
+            if penalty is not None:
+                if backward:
+                    penalty.backward()
+                value += penalty.detach()
         return value
 
     def train_step(self, batch, **fit_params):
@@ -175,9 +169,3 @@ def lbfgs_options(max_iter: int, tol: float) -> dict[str, Any]:
         "optimizer__history_size": 10,
         "optimizer__line_search_fn": "strong_wolfe",
     }
-
-
-def is_lbfgs(optimizer: Any) -> bool:
-    """Whether ``optimizer`` (a class or an instance) is torch's L-BFGS."""
-    cls = optimizer if isinstance(optimizer, type) else type(optimizer)
-    return issubclass(cls, torch.optim.LBFGS)
