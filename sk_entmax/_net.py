@@ -54,15 +54,27 @@ def _dense_rows(values: Any, idx: np.ndarray) -> np.ndarray:
     return rows.toarray() if scipy.sparse.issparse(rows) else rows
 
 
-def float64_rows(values: Any, start: int, stop: int, device: Any) -> torch.Tensor:
+def float64_rows(
+    values: Any, start: int, stop: int, device: Any, *, share: bool = False
+) -> torch.Tensor:
     """Rows ``start:stop`` of ``values`` (an array or scipy sparse matrix) as a float64 tensor.
 
     Only the block is copied (and made dense): ``values`` itself may be read-only (a memmap,
-    a DataFrame's array) and is never converted whole.
+    a DataFrame's array) and is never converted whole. With ``share``, a block that is
+    already a writeable, C-contiguous float64 array is not copied at all: the tensor shares
+    its memory, so the caller must only read it.
     """
     rows = values[start:stop]
     rows = rows.toarray() if scipy.sparse.issparse(rows) else rows
-    return torch.from_numpy(np.array(rows, dtype=np.float64)).to(device)
+    if not (
+        share
+        and isinstance(rows, np.ndarray)
+        and rows.dtype == np.float64
+        and rows.flags.writeable
+        and rows.flags.c_contiguous
+    ):
+        rows = np.array(rows, dtype=np.float64)
+    return torch.from_numpy(rows).to(device)
 
 
 def collate_batch(batch):

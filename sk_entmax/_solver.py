@@ -93,30 +93,53 @@ class LbfgsNet(FenchelYoungNet):
         device = self.device
         value = torch.zeros((), dtype=torch.float64, device=device)
         target_dtype = torch.long if y.dtype.kind in "iu" else torch.float64
+        # at a fixed alpha the loss and its gradient in the scores come in closed form, and
+        # autograd only carries that gradient back through the layers; a learned alpha
+        # needs the loss's own graph for its gradient
+        closed_form = not isinstance(self.module_.alpha, torch.Tensor)
         # without a gradient to accumulate, no autograd graph is built
         with torch.set_grad_enabled(backward):
             for start in range(0, n, _FIT_ROWS):
                 stop = min(start + _FIT_ROWS, n)
-                scores = self.module_(X=float64_rows(data, start, stop, device))
+                # the layers only read the block, so a float64 X is not copied
+                scores = self.module_(X=float64_rows(data, start, stop, device, share=True))
                 target = torch.as_tensor(y[start:stop], device=device).to(target_dtype)
-                losses = self.module_.loss(scores, target)
-                if weight is not None:
-                    losses = losses * float64_rows(weight, start, stop, device)
-                part = losses.sum() / total_weight
-                if backward:
-                    part.backward()
+                w = None if weight is None else float64_rows(weight, start, stop, device)
+                if closed_form:
+                    losses, grad = self.module_.loss_and_grad(scores.detach(), target)
+                    part = (losses.sum() if w is None else losses @ w) / total_weight
+                    if backward:
+                        grad = (
+                            grad.div_(total_weight)
+                            if w is None
+                            else grad.mul_((w / total_weight).unsqueeze(-1))
+                        )
+                        scores.backward(grad)
+                else:
+                    losses = self.module_.loss(scores, target)
+                    part = (losses.sum() if w is None else losses @ w) / total_weight
+                    if backward:
+                        part.backward()
                 value += part.detach()
-            penalty = self.penalty_term(total_weight)
-            if penalty is not None:
-                if backward:
-                    penalty.backward()
-                value += penalty.detach()
+            if self.l2:
+                # l2 * ||W||^2 / 2 and its gradient l2 * W, by hand (no autograd call)
+                scale = self.l2 / total_weight
+                for p in self.module_.penalized_parameters():
+                    value += 0.5 * scale * p.detach().pow(2).sum()
+                    if backward:
+                        p.grad = (
+                            scale * p.detach()
+                            if p.grad is None
+                            else p.grad.add_(p.detach(), alpha=scale)
+                        )
         return value
 
     def train_step(self, batch, **fit_params):
         X, y = batch
         self.module_.train()
         optimizer = self.optimizer_
+        params = [p for p in self.module_.parameters() if p.requires_grad]
+        last: dict[str, Any] = {}
 
         def closure() -> torch.Tensor:
             optimizer.zero_grad()
@@ -130,18 +153,27 @@ class LbfgsNet(FenchelYoungNet):
                     f"{n_iter + 1}: training diverged and was stopped. Scale the features "
                     "(e.g. StandardScaler), lower C, or look for extreme values in X"
                 )
+            last.update(
+                point=[p.detach().clone() for p in params], value=value, grad_max=_grad_max(params)
+            )
             return value
 
         optimizer.step(closure)
-        # the objective and its gradient where L-BFGS stopped: whether it converged (the
-        # largest gradient entry, recorded in the history as "grad_max") is read from these
+        # whether L-BFGS converged is read from the largest gradient entry where it stopped
+        # (recorded in the history as "grad_max"); the line search usually ends on the
+        # point it evaluated last, and otherwise the objective is evaluated there once more
+        if not (last and all(map(torch.equal, params, last["point"]))):
+            optimizer.zero_grad()
+            last.update(value=self.objective(X, y, backward=True), grad_max=_grad_max(params))
         optimizer.zero_grad()
-        loss = self.objective(X, y, backward=True)
-        grads = [p.grad.abs().max() for p in self.module_.parameters() if p.grad is not None]
-        grad_max = float(torch.stack(grads).max()) if grads else 0.0
-        optimizer.zero_grad()
-        self.history.record_batch("grad_max", grad_max)
-        return {"loss": loss, "y_pred": None}
+        self.history.record_batch("grad_max", last["grad_max"])
+        return {"loss": last["value"], "y_pred": None}
+
+
+def _grad_max(params: list[torch.Tensor]) -> float:
+    """The largest absolute gradient entry over ``params`` (0 without gradients)."""
+    grads = [p.grad.abs().max() for p in params if p.grad is not None and p.grad.numel()]
+    return float(torch.stack(grads).max()) if grads else 0.0
 
 
 def lbfgs_state(optimizer: torch.optim.Optimizer) -> tuple[int, int]:

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
+from sk_entmax.entmax.losses import tsallis_entropy
 
 __all__ = ["LEARN_ALPHA_MIN_START", "EntmaxHead"]
 
@@ -58,7 +59,53 @@ class EntmaxHead(nn.Module):
         alpha = self.alpha
         if isinstance(alpha, torch.Tensor):
             alpha = alpha.detach()
-        return entmax(scores, alpha, training=False)
+        return entmax(scores, alpha)
+
+    @torch.no_grad()
+    def loss_and_grad(
+        self, scores: torch.Tensor, target: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-sample loss and its gradient in ``scores``, in closed form, at a fixed alpha.
+
+        The Fenchel-Young loss is ``H(p) + <p, s> - <q, s> - H(q)`` with ``p`` the mapping of
+        the scores ``s`` and ``q`` the target distribution, and its gradient in ``s`` is
+        ``p - q``: one forward pass of the mapping gives both, with no autograd graph (the
+        full-batch solver evaluates them on every row many times). At alpha = 1 the first
+        two terms are ``logsumexp(s)``.
+
+        Parameters
+        ----------
+        scores : torch.Tensor of shape (n_samples, n_classes)
+            Finite scores.
+        target : torch.Tensor
+            Class indices (n_samples,) or a distribution (n_samples, n_classes).
+
+        Returns
+        -------
+        loss : torch.Tensor of shape (n_samples,)
+        grad : torch.Tensor of shape (n_samples, n_classes)
+
+        Raises
+        ------
+        ValueError
+            If alpha is learned: its gradient needs the autograd path (:meth:`loss`).
+        """
+        alpha = self.alpha
+        if isinstance(alpha, torch.Tensor):
+            raise ValueError("loss_and_grad needs a fixed alpha; a learned alpha uses loss()")
+        if alpha == 1:
+            P = torch.softmax(scores, -1)
+            conjugate = torch.logsumexp(scores, -1)
+        else:
+            P = entmax(scores, alpha)
+            conjugate = tsallis_entropy(P, alpha) + (P * scores).sum(-1)
+        if target.is_floating_point():
+            Q = target.to(scores.dtype)
+            loss = conjugate - (Q * scores).sum(-1) - tsallis_entropy(Q, alpha)
+            return loss, P.sub_(Q)
+        index = target.long().unsqueeze(-1)
+        loss = conjugate - scores.gather(-1, index).squeeze(-1)
+        return loss, P.scatter_add_(-1, index, P.new_full(index.shape, -1.0))
 
     def extra_repr(self) -> str:
         learned = self.alpha_map is not None

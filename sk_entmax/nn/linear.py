@@ -79,6 +79,13 @@ class EntmaxLinearNet(nn.Module):
         """Per-sample Fenchel-Young loss at the current alpha."""
         return self.head.loss(scores, target)
 
+    def loss_and_grad(
+        self, scores: torch.Tensor, target: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-sample loss and its gradient in the scores, without autograd, at a fixed
+        alpha (see :meth:`~sk_entmax.nn.head.EntmaxHead.loss_and_grad`)."""
+        return self.head.loss_and_grad(scores, target)
+
     def proba(self, scores: torch.Tensor) -> torch.Tensor:
         """The sparse probabilities: the same mapping the loss trains, exact zeros included."""
         return self.head.proba(scores)
