@@ -15,8 +15,11 @@ import csv
 import math
 import numbers
 import os
+import re
 import sys
 import time
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +231,17 @@ def _sniff(path: Path, encoding: str) -> tuple[str, int]:
     return sep, n_columns
 
 
-def _read_table(path: Path, target: str):
+@dataclass
+class _Table:
+    """A CSV table read for the report: features, labels, and what reading left out."""
+
+    X: Any
+    y: Any
+    n_rows: int  # data rows in the file
+    n_unlabelled: int  # rows without a label, dropped (the model needs a label per row)
+
+
+def _read_table(path: Path, target: str) -> _Table:
     import pandas as pd
 
     if not path.exists():
@@ -261,13 +274,14 @@ def _read_table(path: Path, target: str):
     if target not in frame.columns:
         names = ", ".join(frame.columns[:12]) + (", ..." if frame.shape[1] > 12 else "")
         raise UsageError(f"no column {target!r} in {path}; its columns are: {names}")
+    n_rows = len(frame)
     frame = frame[frame[target].notna()]
     X = frame.drop(columns=[target])
     y = frame[target]
     if len(frame) < 10:
         raise UsageError(f"{path} has {len(frame)} labelled rows; the report needs at least 10")
     _check_target(y, target)
-    return X, y
+    return _Table(X, y, n_rows, n_rows - len(frame))
 
 
 def _label_kind(value: Any) -> str:
@@ -344,23 +358,112 @@ def _estimator(model: str, X: Any, max_epochs: int | None, random_state: int):
     return make_pipeline(preprocess, cls(**kwargs))
 
 
-def _fill_numeric(X: Any) -> tuple[Any, list[str]]:
-    """TabNet needs finite numbers: numeric gaps get the column's median (others are codes)."""
+def _infinite_to_missing(X: Any) -> tuple[Any, dict[str, int]]:
+    """Read ``inf`` and ``-inf`` in numeric columns as missing values, counted per column: a
+    CSV's "inf" is most often a failed computation, and the models take gaps, not infinity."""
     import numpy as np
     import pandas as pd
 
-    X = X.copy()
-    filled = []
+    counts = {}
     for column in X.columns:
-        if pd.api.types.is_bool_dtype(X[column]):
-            X[column] = X[column].astype(np.float32)
-        elif pd.api.types.is_numeric_dtype(X[column]):
-            values = X[column].replace([np.inf, -np.inf], np.nan)
-            if values.isna().any():
-                filled.append(column)
-                values = values.fillna(values.median() if values.notna().any() else 0.0)
-            X[column] = values
-    return X, filled
+        values = X[column]
+        if pd.api.types.is_float_dtype(values):
+            infinite = np.isinf(values.to_numpy(dtype=np.float64, na_value=np.nan))
+            if infinite.any():
+                if not counts:
+                    X = X.copy()
+                X[column] = values.mask(infinite)
+                counts[str(column)] = int(infinite.sum())
+    return X, counts
+
+
+def _gaps(X: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """Missing values per numeric column and per other (text) column, where there are any."""
+    import pandas as pd
+
+    numeric, other = {}, {}
+    for column, count in X.isna().sum().items():
+        if count:
+            is_number = pd.api.types.is_numeric_dtype(X[column])
+            (numeric if is_number else other)[str(column)] = int(count)
+    return numeric, other
+
+
+def _counted(train: dict[str, int], test: dict[str, int]) -> str:
+    """``name (n training, m held out)`` for each column with gaps in either part."""
+    return ", ".join(
+        f"{name} ({train.get(name, 0)} training, {test.get(name, 0)} held out)"
+        for name in dict.fromkeys([*train, *test])
+    )
+
+
+def _data_notes(
+    table: _Table,
+    X_train: Any,
+    X_test: Any,
+    model: str,
+    infinite: dict[str, int],
+    stratified: bool,
+    target: str,
+) -> list[tuple[str, str]]:
+    """What the report did to the data before the fit, as (label, text) lines for the
+    terminal and the HTML report: nothing is dropped or filled without saying so."""
+    n_train, n_test = len(X_train), len(X_test)
+    notes = [("rows in the file", f"{table.n_rows} x {X_train.shape[1] + 1} columns")]
+    if table.n_unlabelled:
+        notes.append(
+            (
+                "rows dropped",
+                f"{table.n_unlabelled} of {table.n_rows}, with no value in {target!r} "
+                f"(no label to learn or score); {len(table.y)} labelled rows kept",
+            )
+        )
+    else:
+        notes.append(("rows dropped", f"none (every row has a value in {target!r})"))
+    split = "stratified by class" if stratified else "not stratified"
+    notes.append(
+        (
+            "training rows",
+            f"{n_train} of {n_train + n_test} (75%, {split}); the other {n_test} are held out: "
+            "the rows this report is on",
+        )
+    )
+    if infinite:
+        notes.append(
+            (
+                "infinite values read as missing",
+                ", ".join(f"{name} ({count})" for name, count in infinite.items()),
+            )
+        )
+    (num_train, cat_train), (num_test, cat_test) = _gaps(X_train), _gaps(X_test)
+    parts = []
+    if model == "tabnet":
+        learned = num_train
+        unseen = {k: v for k, v in num_test.items() if k not in num_train}
+        if learned:
+            parts.append(
+                f"numeric columns {_counted(learned, num_test)} get a learned missing indicator"
+            )
+        if unseen:
+            parts.append(
+                f"numeric columns {_counted({}, unseen)}, complete in the training rows, "
+                "take their training mean"
+            )
+        if cat_train or cat_test:
+            parts.append(
+                f"categorical columns {_counted(cat_train, cat_test)} take the 'unknown' code"
+            )
+        text = "kept, nothing imputed beforehand: TabNetEntmaxClassifier handles them; "
+    else:
+        if num_train or num_test:
+            parts.append(f"the median of the training rows in {_counted(num_train, num_test)}")
+        if cat_train or cat_test:
+            parts.append(
+                "the most frequent value of the training rows in " + _counted(cat_train, cat_test)
+            )
+        text = "filled by the model's pipeline (SimpleImputer) with "
+    notes.append(("missing values", text + "; ".join(parts) if parts else "none"))
+    return notes
 
 
 def _report(args: argparse.Namespace) -> None:
@@ -370,11 +473,9 @@ def _report(args: argparse.Namespace) -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(_MISSING_MATPLOTLIB) from None
-    X, y = _read_table(args.data, args.target)
-    if args.model == "tabnet":
-        X, filled = _fill_numeric(X)
-        if filled:
-            print(f"missing numbers filled with the column median in: {', '.join(filled)}")
+    table = _read_table(args.data, args.target)
+    X, infinite = _infinite_to_missing(table.X)
+    y = table.y
     clf = _estimator(args.model, X, args.max_epochs, args.random_state)
     from sklearn.model_selection import train_test_split
 
@@ -383,6 +484,11 @@ def _report(args: argparse.Namespace) -> None:
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.25, stratify=stratify, random_state=args.random_state
     )
+    notes = _data_notes(
+        table, X_train, X_test, args.model, infinite, stratify is not None, args.target
+    )
+    for label, text in notes:
+        print(f"{label}: {text}")
     name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
     print(
         f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns "
@@ -403,12 +509,24 @@ def _report(args: argparse.Namespace) -> None:
 
     title = f"{name} on {args.data.name}: {args.target}"
     write = feature_mask_report if args.model == "tabnet" else probability_support_report
+    # what the model says about the held-out rows (a gap in a column that had none in the
+    # training rows, a category it never saw) goes into the report and on the terminal once
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        proba = clf.predict_proba(X_test)
+        predicted = clf.predict(X_test)
+    said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
+    for message in said:
+        print(f"note: {message}")
+    notes += [("note", message) for message in said]
     try:
-        path = write(clf, X_test, args.out, y=y_test, title=title)
+        with warnings.catch_warnings():
+            for message in said:
+                warnings.filterwarnings("ignore", message=re.escape(message), category=UserWarning)
+            path = write(clf, X_test, args.out, y=y_test, title=title, data=notes)
     except OSError as exc:  # the folder changed during the fit, say
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    proba = clf.predict_proba(X_test)
-    accuracy = float((clf.predict(X_test) == y_test.to_numpy()).mean())
+    accuracy = float((predicted == y_test.to_numpy()).mean())
     print(
         f"held-out accuracy {accuracy:.3f} on {len(X_test)} rows; "
         f"{(proba == 0).mean():.0%} of predict_proba entries exactly 0; "

@@ -39,14 +39,55 @@ def _is_categorical_dtype(dtype: Any) -> bool:
     )
 
 
-def _check_finite_numeric(values: np.ndarray) -> None:
-    if not np.isfinite(values).all():
-        kind = "NaN" if np.isnan(values).any() else "infinity"
+def _column_name(index: int, names: np.ndarray | None) -> str:
+    return repr(str(names[index])) if names is not None else str(index)
+
+
+def _numeric_values(X: np.ndarray, numeric: np.ndarray, names: np.ndarray | None) -> np.ndarray:
+    """The numeric columns as float32, every kind of missing value (None, NaN, pd.NA) made
+    NaN; an infinite value (or one beyond float32's range) raises, naming its column."""
+    import pandas as pd
+
+    values = X if numeric is None else X[:, numeric]
+    if values.dtype == object:
+        values = values.copy()
+        values[pd.isna(values)] = np.nan
+    with np.errstate(over="ignore"):
+        values = np.asarray(values, dtype=np.float32)
+    infinite = np.isinf(values)
+    if infinite.any():
+        j = int(np.flatnonzero(infinite.any(axis=0))[0])
+        rows = np.flatnonzero(infinite[:, j])
+        column = j if numeric is None else int(numeric[j])
         raise ValueError(
-            f"Input X contains {kind} in a numeric column; TabNetEntmaxClassifier needs "
-            "finite numeric features (categorical columns may hold missing values, which "
-            "map to the 'unknown' code)"
+            f"Input X contains infinity (or a value beyond float32's range, about 3.4e38) in "
+            f"numeric column {_column_name(column, names)}: {len(rows)} value(s), the first "
+            f"in row {rows[0]}. TabNetEntmaxClassifier needs finite numbers; missing values "
+            "(NaN, None, pd.NA) are fine, they get a learned missing indicator"
         )
+    return values
+
+
+def _check_labels_present(y: Any) -> None:
+    """Refuse a target with missing labels (NaN, None, pd.NA), naming how many and where:
+    fit drops no rows on its own."""
+    import pandas as pd
+
+    if y is None or hasattr(y, "toarray"):  # no target, or a sparse indicator matrix
+        return
+    try:
+        missing = np.asarray(pd.isna(np.asarray(y)))
+    except (TypeError, ValueError):  # not array-like: validate_data says why
+        return
+    if missing.ndim == 0 or not missing.any():
+        return
+    rows = np.flatnonzero(missing.reshape(len(missing), -1).any(axis=1))
+    raise ValueError(
+        f"Input y contains NaN (a missing label: NaN, None or pd.NA) in {len(rows)} of "
+        f"{len(missing)} rows, the first in row {rows[0]}; every training row needs a label "
+        "and fit drops none. Remove those rows first, e.g. keep = y.notna(); "
+        "X, y = X[keep], y[keep]"
+    )
 
 
 def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
@@ -73,11 +114,33 @@ def _warn_unseen(
     unseen &= ~pd.isna(values)
     for j in np.flatnonzero(unseen.any(axis=0)):
         rows = np.flatnonzero(unseen[:, j])
-        column = repr(str(names[cats[j]])) if names is not None else f"{cats[j]}"
+        column = _column_name(int(cats[j]), names)
         warnings.warn(
             f"categorical column {column}: {len(rows)} value(s) not seen at fit (the "
             f"first: {values[rows[0], j]!r}) are encoded as the 'unknown' category, like a "
             "missing value",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+def _warn_missing_unseen(
+    values: np.ndarray, numeric: np.ndarray, indicated: np.ndarray, names: np.ndarray | None
+) -> None:
+    """Warn, once per numeric column, about missing values in a column that had none at fit:
+    the network fills them with the column's training mean, and has no missing indicator
+    (nothing learned) for them."""
+    missing = np.isnan(values)
+    if not missing.any():
+        return
+    for j in np.flatnonzero(missing.any(axis=0)):
+        column = int(numeric[j])
+        if column in indicated:
+            continue
+        warnings.warn(
+            f"numeric column {_column_name(column, names)}: {int(missing[:, j].sum())} "
+            "missing value(s), where the training data had none; they are filled with the "
+            "column's training mean (the model learned no missing indicator for it)",
             UserWarning,
             stacklevel=2,
         )
@@ -91,6 +154,16 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
     1.5-entmax, alpha-entmax at a constant ``entmax_alpha``, or an alpha learned with the
     network (one per step). The masks hold exact zeros, so :meth:`explain` and
     ``feature_importances_`` say which features each prediction did not use at all.
+
+    Missing values need no imputing by hand. A numeric column that holds missing values
+    (NaN, None or ``pd.NA``) at fit gets a missing indicator: the network sees the value,
+    with each gap filled by the column's training mean, and beside it a 0/1 feature saying
+    whether it was missing, which it learns to use like any other feature. The value and its
+    indicator are masked and attributed together, as one column. A categorical column's
+    missing values take its "unknown" code. Missing values at predict time in a numeric
+    column that had none at fit are filled with its training mean, with a warning per column
+    (the model learned nothing about gaps there). Infinite values raise, naming the column;
+    so does a missing label in ``y`` (``fit`` drops no rows).
 
     Parameters
     ----------
@@ -174,6 +247,9 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         Indices of the embedded (categorical) columns.
     categories_ : list of ndarray
         The categories seen at fit, per categorical column (code 0 is "unknown").
+    missing_features_ : ndarray of int
+        Indices of the numeric columns that held missing values at fit: each has a learned
+        missing indicator (empty when the training data had no gaps in numeric columns).
     multilabel_ : bool
         Whether the target was a multi-label indicator matrix.
     net_ : skorch.NeuralNet
@@ -192,6 +268,10 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
     -----
     Multi-label targets are handled as in :class:`EntmaxClassifier`: a sparse distribution
     over labels trained against ``y / |y|``, rows without labels weighted 0.
+
+    A missing indicator widens its column to two post-embedding features, as an embedding
+    of width 2 does; ``explain``, the masks and ``feature_importances_`` sum them back, so
+    they always have one entry per original column.
 
     Examples
     --------
@@ -382,31 +462,58 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 )
         return np.unique(np.array(indices, dtype=int))
 
-    def _encode(self, X: np.ndarray) -> np.ndarray:
-        """Numeric columns to float32 (finite), categorical columns to codes (0 = unknown)."""
+    def _encode(self, X: np.ndarray, fitting: bool = False) -> np.ndarray:
+        """Numeric columns to float32 (NaN where missing), categorical columns to codes
+        (0 = unknown or missing). At fit, also records which numeric columns hold missing
+        values (``missing_features_``) and the value that fills a gap in each column."""
         cats = self.categorical_features_
+        names = getattr(self, "feature_names_in_", None)
+        numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
         if not cats.size:
             # all numeric: float32 input is used as it is, anything else converted once
-            out = np.asarray(X, dtype=np.float32)
-            _check_finite_numeric(out)
-            return out
-        numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
-        out = np.empty(X.shape, dtype=np.float32)
-        if numeric.size:
-            values = X[:, numeric].astype(np.float32, copy=False)
-            _check_finite_numeric(values)
-            out[:, numeric] = values
-        if cats.size:
-            values = _categorical_values(X, cats)
-            codes = self._encoder.transform(values)
-            _warn_unseen(values, codes, cats, getattr(self, "feature_names_in_", None))
+            out = _numeric_values(X, None, names)
+            values = out
+        else:
+            out = np.empty(X.shape, dtype=np.float32)
+            values = _numeric_values(X, numeric, names) if numeric.size else None
+            if numeric.size:
+                out[:, numeric] = values
+            categorical = _categorical_values(X, cats)
+            codes = self._encoder.transform(categorical)
+            _warn_unseen(categorical, codes, cats, names)
             out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
+        if fitting:
+            self._fit_missing(values, numeric, X.shape[1])
+        elif values is not None and numeric.size:
+            _warn_missing_unseen(values, numeric, self._missing_features(), names)
         return out
+
+    def _fit_missing(self, values: np.ndarray | None, numeric: np.ndarray, n: int) -> None:
+        fill = np.zeros(n)
+        missing = np.array([], dtype=int)
+        if values is not None and numeric.size and len(values):
+            # the training mean of each numeric column, of its observed values where it has
+            # gaps (0 when it has nothing else); column by column, without a copy of X
+            gaps = np.isnan(values)
+            has_gaps = gaps.any(axis=0)
+            means = values.sum(axis=0, dtype=np.float64) / len(values)
+            for j in np.flatnonzero(has_gaps):
+                observed = values[~gaps[:, j], j]
+                means[j] = observed.mean(dtype=np.float64) if observed.size else 0.0
+            fill[numeric] = means
+            missing = numeric[has_gaps]
+        self.missing_features_ = missing.astype(np.int64)
+        self._missing_fill = [float(v) for v in fill]
+
+    def _missing_features(self) -> np.ndarray:
+        # a model saved before missing indicators existed has none
+        return getattr(self, "missing_features_", np.array([], dtype=np.int64))
 
     def _validate_fit_data(self, X, y):
         # DataFrame dtypes are read before validate_data turns X into an array; anything
         # that is not 2-d is left for validate_data to reject with its usual message
         cats = self._categorical_indices(X) if getattr(X, "ndim", 0) == 2 else None
+        _check_labels_present(y)
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, multi_output=True)
         if cats is None:
             cats = self._categorical_indices(X)
@@ -422,7 +529,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         else:
             self._encoder = None
             self.categories_ = []
-        return self._encode(X), y
+        return self._encode(X, fitting=True), y
 
     def _validate_predict_data(self, X):
         X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
@@ -450,6 +557,8 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": int(self.cat_emb_dim),
+            "missing_idxs": self.missing_features_.tolist(),
+            "missing_fill": self._missing_fill,
         }
 
     def _after_fit(self, X: np.ndarray) -> None:
@@ -505,3 +614,8 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
             sums = M_explain.sum(axis=1, keepdims=True)
             M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
         return M_explain, masks
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values get a learned indicator
+        return tags

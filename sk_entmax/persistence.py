@@ -280,6 +280,22 @@ def _encoder() -> _Attribute:
     return _Attribute(check)
 
 
+def _missing_features() -> _Attribute:
+    """TabNet's numeric columns with a missing indicator: the network's ``missing_idxs``
+    (optional: a file written before missing indicators existed has neither)."""
+
+    def check(value, sizes, fitted):
+        if not isinstance(value, np.ndarray) or value.ndim != 1 or value.dtype.kind not in "iu":
+            raise _Invalid("a 1-d array of column indices is expected")
+        if value.tolist() != list(sizes.get("missing_idxs", ())):
+            raise _Invalid(
+                f"it does not match the network's missing_idxs = {sizes.get('missing_idxs')}"
+            )
+        return value
+
+    return _Attribute(check, required=False)
+
+
 # The fitted attributes load accepts, per estimator class (by name), each with its check, in
 # the order they are checked; a file holding anything else is refused, and save refuses to
 # write a fitted attribute (a name ending in "_") that is not listed here. Shapes and
@@ -301,6 +317,7 @@ _TABNET_FITTED: dict[str, _Attribute] = {
     "categorical_features_": _array("iu", (None,), equals="cat_idxs"),
     "categories_": _categories(),
     "_encoder": _encoder(),
+    "missing_features_": _missing_features(),
     "mask_alpha_": _array("f", ("n_steps",), low=1.0, high=2.0),
     "feature_importances_": _array("f", ("n_features",), low=0.0),
 }

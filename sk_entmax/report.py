@@ -675,13 +675,41 @@ def _support_sections(
     ]
 
 
+def _rows(pairs: Sequence[tuple[str, str]]) -> str:
+    return "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in pairs
+    )
+
+
+def _check_data(data: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    if data is None:
+        return []
+    pairs = list(data)
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise ValueError(
+            "data must be a sequence of (label, text) pairs, e.g. [('rows dropped', '3')]"
+        )
+    return [(str(k), str(v)) for k, v in pairs]
+
+
 def _write_html(
-    path: str | Path, title: str, summary: list[tuple[str, str]], sections: list[str]
+    path: str | Path,
+    title: str,
+    summary: list[tuple[str, str]],
+    sections: list[str],
+    data: list[tuple[str, str]] | None = None,
 ) -> Path:
     from sk_entmax import __version__
 
-    table = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in summary
+    table = _rows(summary)
+    prepared = (
+        [
+            "<h2>Data</h2>",
+            '<p class="note">What was done to the data before the model saw it.</p>',
+            f'<table class="summary">{_rows(data)}</table>',
+        ]
+        if data
+        else []
     )
     page = "\n".join(
         [
@@ -691,6 +719,7 @@ def _write_html(
             f"<style>{_CSS}</style></head><body>",
             f"<h1>{html.escape(title)}</h1>",
             f'<table class="summary">{table}</table>',
+            *prepared,
             *sections,
             f"<footer>Written by sk_entmax {html.escape(__version__)}.</footer>",
             "</body></html>",
@@ -711,6 +740,7 @@ def feature_mask_report(
     rows: Sequence[int] | None = None,
     max_features: int = 25,
     title: str | None = None,
+    data: Sequence[tuple[str, str]] | None = None,
 ) -> Path:
     """Write a self-contained HTML report of a fitted TabNet's feature masks.
 
@@ -735,6 +765,10 @@ def feature_mask_report(
         At most this many features in the importance chart and the mask heatmaps.
     title : str, default=None
         Page title.
+    data : sequence of (str, str), default=None
+        How the data was prepared, as (label, text) pairs shown in a "Data" table near the
+        top: rows dropped, values filled, the training size, ... (``python -m sk_entmax
+        report`` passes them).
 
     Returns
     -------
@@ -751,6 +785,7 @@ def feature_mask_report(
     >>> path = feature_mask_report(clf, X, "wine_masks.html")  # doctest: +SKIP
     """
     _require_matplotlib()
+    data = _check_data(data)
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
     positions, labels = _positions(X, rows)
     M_explain, masks = est.explain(Xt)
@@ -791,7 +826,16 @@ def feature_mask_report(
         *_support_sections(clf, proba, positions, labels),
     ]
     title = title or f"Feature-mask report: {type(est).__name__}"
-    return _write_html(path, title, _summary(clf, proba, y), sections)
+    summary = _summary(clf, proba, y)
+    indicated = [names[i] for i in getattr(est, "missing_features_", [])]
+    if indicated:
+        summary.append(
+            (
+                "learned missing indicators (numeric columns with gaps at fit)",
+                ", ".join(indicated),
+            )
+        )
+    return _write_html(path, title, summary, sections, data)
 
 
 def probability_support_report(
@@ -802,6 +846,7 @@ def probability_support_report(
     y: Any = None,
     rows: Sequence[int] | None = None,
     title: str | None = None,
+    data: Sequence[tuple[str, str]] | None = None,
 ) -> Path:
     """Write a self-contained HTML report of a classifier's sparse probabilities.
 
@@ -823,6 +868,9 @@ def probability_support_report(
         Positions of the rows whose probabilities are shown (the first 8).
     title : str, default=None
         Page title.
+    data : sequence of (str, str), default=None
+        How the data was prepared, as (label, text) pairs shown in a "Data" table near the
+        top (see :func:`feature_mask_report`).
 
     Returns
     -------
@@ -830,9 +878,10 @@ def probability_support_report(
         The absolute path of the file written.
     """
     _require_matplotlib()
+    data = _check_data(data)
     proba = _proba(clf, X)
     positions, labels = _positions(X, rows)
     est = clf[-1] if hasattr(clf, "steps") else clf
     title = title or f"Probability support report: {type(est).__name__}"
     sections = _support_sections(clf, proba, positions, labels)
-    return _write_html(path, title, _summary(clf, proba, y), sections)
+    return _write_html(path, title, _summary(clf, proba, y), sections, data)

@@ -101,9 +101,86 @@ def test_report_command_fits_and_writes(iris_csv, tmp_path, capsys, model):
     page = out.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == (7 if model == "tabnet" else 3)
     assert "setosa" in page
+    # the terminal and the page say what was done to the data, and on how many rows
+    for line in (
+        "rows dropped: none (every row has a value in 'species')",
+        "training rows: 112 of 150 (75%, stratified by class); the other 38 are held out",
+    ):
+        assert line in text
+        label, said = line.split(": ", 1)
+        assert f"<td>{label}</td><td>{said}" in page.replace("&#x27;", "'")
     if model == "tabnet":
         assert "colour" in page and "petal length (cm)" in page
-        assert "missing numbers filled with the column median in: sepal length (cm)" in text
+        assert "median" not in text  # TabNet takes the gap as it is
+        assert re.search(
+            r"missing values: kept, nothing imputed beforehand: TabNetEntmaxClassifier "
+            r"handles them; numeric columns sepal length \(cm\) \(\d training, \d held out\)",
+            text,
+        )
+    else:
+        assert re.search(
+            r"missing values: filled by the model's pipeline \(SimpleImputer\) with the "
+            r"median of the training rows in sepal length \(cm\)",
+            text,
+        )
+
+
+def _iris_frame():
+    data = load_iris(as_frame=True)
+    frame = data.frame.drop(columns="target")
+    frame["species"] = data.target_names[data.target]
+    return frame
+
+
+def test_report_says_which_rows_it_dropped_and_what_it_trained_on(tmp_path, capsys):
+    frame = _iris_frame()
+    frame.loc[[3, 40, 41, 120], "species"] = np.nan  # four rows without a label
+    frame.loc[7, "petal width (cm)"] = np.inf  # read as missing, and said
+    path = tmp_path / "unlabelled.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "r.html"
+    args = ["report", "--data", str(path), "--target", "species", "--out", str(out)]
+    assert main([*args, "--max-epochs", "2"]) == 0
+    text = capsys.readouterr().out
+    page = out.read_text(encoding="utf-8").replace("&#x27;", "'")
+    expected = [
+        "rows dropped: 4 of 150, with no value in 'species' (no label to learn or score); "
+        "146 labelled rows kept",
+        "training rows: 109 of 146 (75%, stratified by class)",
+        "infinite values read as missing: petal width (cm) (1)",
+    ]
+    for line in expected:
+        assert line in text, text
+        label, said = line.split(": ", 1)
+        assert f"<td>{label}</td><td>{said}" in page
+    assert "fitting TabNetEntmaxClassifier on 109 rows x 4 columns" in text
+
+
+def test_report_notes_a_gap_the_training_rows_did_not_have(tmp_path, capsys):
+    import pandas as pd
+    from sklearn.model_selection import train_test_split
+
+    frame = _iris_frame()
+    # the same split as the report's: put a gap in one held-out row only
+    _, held_out = train_test_split(
+        frame, test_size=0.25, stratify=frame["species"], random_state=0
+    )
+    frame.loc[held_out.index[0], "sepal width (cm)"] = np.nan
+    path = tmp_path / "gap.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "r.html"
+    args = ["report", "--data", str(path), "--target", "species", "--out", str(out)]
+    assert main([*args, "--max-epochs", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "numeric columns sepal width (cm) (0 training, 1 held out), complete in the " in (
+        captured.out
+    )
+    note = "note: numeric column 'sepal width (cm)': 1 missing value(s), where the training"
+    assert captured.out.count(note) == 1  # said once, not once per use of the model
+    assert "Warning" not in captured.err
+    page = out.read_text(encoding="utf-8").replace("&#x27;", "'")
+    assert "<td>note</td><td>numeric column 'sepal width (cm)': 1 missing value(s)" in page
+    assert pd.read_csv(path)["sepal width (cm)"].isna().sum() == 1
 
 
 def _write(path, content: bytes | str):
@@ -320,9 +397,10 @@ def test_report_reads_utf16_and_other_unicode_csv(tmp_path, encoding):
 
     rows = "".join(f"{i},{(i * 7) % 5},{'été' if i % 2 else 'hiver'}\n" for i in range(40))
     path = _write(tmp_path / "wide.csv", ("a,b,saison\n" + rows).encode(encoding))
-    X, y = _read_table(path, "saison")
-    assert list(X.columns) == ["a", "b"] and len(y) == 40
-    assert set(y) == {"été", "hiver"}
+    table = _read_table(path, "saison")
+    assert list(table.X.columns) == ["a", "b"] and len(table.y) == 40
+    assert set(table.y) == {"été", "hiver"}
+    assert (table.n_rows, table.n_unlabelled) == (40, 0)
 
 
 def test_report_names_the_encoding_it_could_not_read(tmp_path, capsys):

@@ -43,6 +43,18 @@ def _frame():
 
 
 FRAME = _frame()
+
+
+def _frame_with_gaps():
+    """FRAME with missing numbers (NaN and pd.NA): TabNet learns a missing indicator."""
+    frame = FRAME.copy()
+    frame.loc[::7, "a"] = np.nan
+    frame["count"] = pd.array(np.arange(150) % 5, dtype="Int64")
+    frame.loc[::11, "count"] = pd.NA
+    return frame
+
+
+FRAME_GAPS = _frame_with_gaps()
 TABNET = {"n_d": 4, "n_a": 4, "n_steps": 2, "max_epochs": 3, "random_state": 0}
 # early stopping needs the mini-batch solver where the linear estimators have a choice
 ADAM = {"solver": "adam"} if "solver" in SparsemaxClassifier().get_params() else {}
@@ -81,6 +93,11 @@ CASES = {
     "tabnet-categorical-adaptive": (
         lambda: TabNetEntmaxClassifier(entmax_mode="adaptive", **TABNET),
         FRAME,
+        NAMES,
+    ),
+    "tabnet-missing-numbers": (
+        lambda: TabNetEntmaxClassifier(**TABNET),
+        FRAME_GAPS,
         NAMES,
     ),
     "tabnet-numeric-entmax15": (
@@ -432,6 +449,49 @@ def test_load_accepts_only_the_documented_fitted_attributes(
     header, tensors = _edit(saved, kind, _set(("fitted", name), value))
     with pytest.raises(ValueError, match=match):
         load(_write_edited(tmp_path, header, tensors))
+
+
+def test_missing_indicators_round_trip_and_are_checked(tmp_path):
+    clf = TabNetEntmaxClassifier(**TABNET).fit(FRAME_GAPS, NAMES)
+    np.testing.assert_array_equal(clf.missing_features_, [0, 6])
+    path = tmp_path / "gaps.safetensors"
+    save(clf, path)
+    restored = load(path)
+    np.testing.assert_array_equal(restored.missing_features_, clf.missing_features_)
+    assert restored.net_.module_.tabnet.missing_idxs == [0, 6]
+    rows = FRAME_GAPS.iloc[:8].copy()
+    rows["b"] = np.nan  # a gap where fit had none: filled with the same training mean
+    with pytest.warns(UserWarning, match="numeric column 'b'"):
+        expected = clf.predict_proba(rows)
+    with pytest.warns(UserWarning, match="numeric column 'b'"):
+        np.testing.assert_array_equal(restored.predict_proba(rows), expected)
+    with safetensors.safe_open(str(path), framework="pt") as handle:
+        header = json.loads(handle.metadata()["sk_entmax"])
+        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    edited = json.loads(json.dumps(header))
+    edited["fitted"]["missing_features_"]["values"] = [0, 1]
+    with pytest.raises(ValueError, match=r"missing_features_.*missing_idxs"):
+        load(_write_edited(tmp_path, edited, tensors))
+    edited = json.loads(json.dumps(header))
+    _set_network_argument(edited, "missing_idxs", [0, 1])
+    with pytest.raises(ValueError, match="network"):
+        load(_write_edited(tmp_path, edited, tensors))
+
+
+def test_a_file_from_before_missing_indicators_loads(saved, tmp_path):
+    """A TabNet file without missing_idxs, missing_fill and missing_features_ (as written
+    before they existed) loads, predicts as saved, and has no missing indicator."""
+    clf, X, _, _ = saved["tabnet"]
+
+    def strip(h):
+        pairs = h["net"]["module_kwargs"]["__dict__"]
+        pairs[:] = [p for p in pairs if p[0] not in ("missing_idxs", "missing_fill")]
+        h["fitted"].pop("missing_features_")
+
+    edited, tensors = _edit(saved, "tabnet", strip)
+    restored = load(_write_edited(tmp_path, edited, tensors))
+    assert not hasattr(restored, "missing_features_")
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
 
 
 def test_load_refuses_a_missing_fitted_attribute(saved, tmp_path):

@@ -265,3 +265,48 @@ def test_math_like_names_keep_their_text(mathy):
         assert not is_math
         shown[text] = label
     assert {"$\\frac{$", "$x^{$", "$0$", "$1$"} <= set(shown)
+
+
+# the data notes: what was done to the data before the fit, in the page
+
+
+def test_reports_show_the_data_notes_escaped(tabnet, wine, sparse_pipe, tmp_path):
+    X, y = wine
+    notes = [("rows dropped", "3 of 92, with no label"), ("training rows", "<b>89</b>")]
+    page = report.feature_mask_report(
+        tabnet, X, tmp_path / "masks.html", y=y, data=notes
+    ).read_text(encoding="utf-8")
+    assert "<h2>Data</h2>" in page
+    assert "<td>rows dropped</td><td>3 of 92, with no label</td>" in page
+    assert "&lt;b&gt;89&lt;/b&gt;" in page and "<b>89</b>" not in page
+    clf, X_iris, y_iris = sparse_pipe
+    page = report.probability_support_report(
+        clf, X_iris, tmp_path / "support.html", y=y_iris, data=notes
+    ).read_text(encoding="utf-8")
+    assert "<td>rows dropped</td><td>3 of 92, with no label</td>" in page
+    # without notes there is no Data section
+    page = report.probability_support_report(clf, X_iris, tmp_path / "plain.html").read_text(
+        encoding="utf-8"
+    )
+    assert "<h2>Data</h2>" not in page
+
+
+def test_report_data_notes_must_be_pairs(sparse_pipe, tmp_path):
+    clf, X, _ = sparse_pipe
+    with pytest.raises(ValueError, match="data must be a sequence of"):
+        report.probability_support_report(clf, X, tmp_path / "x.html", data=["rows dropped"])
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_feature_mask_report_names_the_learned_missing_indicators(wine, tmp_path):
+    X, y = wine
+    X = X.copy()
+    X.iloc[::4, X.columns.get_loc("proline")] = np.nan
+    clf = TabNetEntmaxClassifier(n_d=4, n_a=4, n_steps=2, max_epochs=1, random_state=0)
+    clf.fit(X, y)
+    page = report.feature_mask_report(clf, X, tmp_path / "masks.html", y=y).read_text(
+        encoding="utf-8"
+    )
+    assert "learned missing indicators (numeric columns with gaps at fit)</td><td>proline<" in (
+        page
+    )

