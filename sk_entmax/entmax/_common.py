@@ -81,15 +81,17 @@ def param_to_last(
             )
         target = list(X.shape)
         target[dim] = 1
+        # converted before it is broadcast, so that one value stays one value (stride 0),
+        # which the mappings recognise (a conversion after would copy it to every row)
+        dtype = X.dtype if X.dtype not in _HALF else torch.float32
+        converted = value.to(device=X.device, dtype=dtype)
         try:
-            value = value.expand(*target)
+            value = converted.expand(*target)
         except RuntimeError as exc:
             raise ValueError(
                 f"{name} of shape {tuple(value.shape)} cannot be broadcast to "
                 f"{tuple(target)} (X's shape {tuple(X.shape)} with size 1 along dim={dim})"
             ) from exc
-        dtype = X.dtype if X.dtype not in _HALF else torch.float32
-        value = value.to(device=X.device, dtype=dtype)
         if dim != X.dim() - 1:
             value = value.movedim(dim, -1)
         return value
@@ -98,14 +100,15 @@ def param_to_last(
     return float(value)
 
 
-def row_stats(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def row_stats(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tensor]:
     """Row maximum made safe for fully masked rows, and the mask of such rows.
 
     A row whose entries are all ``-inf`` is a fully masked row: its maximum is replaced by
     0 so that ``Z - max`` stays ``-inf`` (never NaN); the caller maps it to all zeros.
     A row holding a NaN keeps a NaN maximum, so the NaN spreads within that row only.
+    ``dim`` is the axis along which the rows run (0 for a column layout).
     """
-    max_val = Z.amax(dim=-1, keepdim=True)
+    max_val = Z.amax(dim=dim, keepdim=True)
     empty = max_val == float("-inf")
     max_val = torch.where(empty, torch.zeros_like(max_val), max_val)
     return max_val, empty

@@ -56,8 +56,13 @@ from sk_entmax.entmax._common import (
 )
 from sk_entmax.entmax.activations import (
     _floor_threshold,
+    _from_columns,
+    _narrow,
     _power_newton,
+    _shifted_columns,
     _sparsemax_fast,
+    _sparsemax_newton,
+    _sparsemax_sorted_rows,
     _unsettled_rows,
     entmax_vjp,
     sqrt_support,
@@ -281,20 +286,49 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
     return P
 
 
+def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
+    """:func:`_entmax_newton` for narrow rows (any shift), in the column layout.
+
+    See :func:`~sk_entmax.entmax.activations._shifted_columns`; the unsettled rows are
+    finished as there, by the sort (alpha = 2) or by bisection.
+    """
+    ZT = _shifted_columns(Z)
+    if alpha == 2:
+        PT, settled = _sparsemax_newton(ZT, dim=0)
+        if ensure_sum_one:
+            total = PT.sum(0, keepdim=True)
+            PT.div_(torch.where(total > 0, total, 1))
+            finish = lambda rows: _normalize(_sparsemax_sorted_rows(rows))  # noqa: E731
+        else:
+            finish = _sparsemax_sorted_rows
+        return _from_columns(PT, settled, ZT, Z.shape, finish)
+    beta = alpha - 1
+    ZbT = ZT.mul_(beta)
+    PT, settled = _power_newton(ZbT, 1 / beta, normalize=ensure_sum_one, dim=0)
+
+    def finish(rows: torch.Tensor) -> torch.Tensor:
+        _, p = _entmax_threshold(rows / beta, beta, n_iter)
+        return _normalize(p) if ensure_sum_one else p
+
+    return _from_columns(PT, settled, ZbT, Z.shape, finish)
+
+
 def _entmax_bisect_last(
     Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
+    if n_iter >= _NEWTON_MIN_ITER:
+        value = alpha
+        if isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim():
+            value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
+        if not isinstance(value, torch.Tensor) and _newton_alpha(value):
+            if _narrow(Z):
+                return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one)
+            max_val, _ = row_stats(Z)
+            return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one)
     max_val, _ = row_stats(Z)
     Z = Z - max_val
-    if n_iter >= _NEWTON_MIN_ITER:
-        if not isinstance(alpha, torch.Tensor):
-            if _newton_alpha(alpha):
-                return _entmax_newton(Z, alpha, n_iter, ensure_sum_one)
-        elif alpha.stride() == (0,) * alpha.dim():  # one alpha, broadcast to every row
-            value = alpha.reshape(-1)[0].item()
-            if _newton_alpha(value):
-                return _entmax_newton(Z, value, n_iter, ensure_sum_one)
-        elif bool(_newton_alpha(alpha).any()):
+    if n_iter >= _NEWTON_MIN_ITER and isinstance(alpha, torch.Tensor):
+        if alpha.stride() != (0,) * alpha.dim() and bool(_newton_alpha(alpha).any()):
             return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
     beta = alpha - 1
     _, p = _entmax_threshold(Z, beta, n_iter)
