@@ -47,6 +47,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0; got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sk_entmax",
@@ -91,7 +101,20 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="cap on training epochs (default: the estimator's own)",
     )
-    report.add_argument("--random-state", type=int, default=0, help="default: 0")
+    report.add_argument(
+        "--random-state",
+        type=int,
+        default=0,
+        help="seeds the split, the fit and the bootstrap (default: 0)",
+    )
+    report.add_argument(
+        "--resamples",
+        type=_count,
+        default=200,
+        metavar="N",
+        help="tabnet: bootstrap resamples of the held-out rows for the intervals of the "
+        "feature importances (default: 200; 0: no intervals)",
+    )
     return parser
 
 
@@ -523,7 +546,13 @@ def _report(args: argparse.Namespace) -> None:
         with warnings.catch_warnings():
             for message in said:
                 warnings.filterwarnings("ignore", message=re.escape(message), category=UserWarning)
-            path = write(clf, X_test, args.out, y=y_test, title=title, data=notes)
+            if args.model == "tabnet":
+                options = {"n_resamples": args.resamples, "random_state": args.random_state}
+                path = write(clf, X_test, args.out, y=y_test, title=title, data=notes, **options)
+                intervals = _intervals(clf, X_test, args)
+            else:
+                path = write(clf, X_test, args.out, y=y_test, title=title, data=notes)
+                intervals = None
     except OSError as exc:  # the folder changed during the fit, say
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     accuracy = float((predicted == y_test.to_numpy()).mean())
@@ -532,7 +561,41 @@ def _report(args: argparse.Namespace) -> None:
         f"{(proba == 0).mean():.0%} of predict_proba entries exactly 0; "
         f"mean support {(proba > 0).sum(axis=1).mean():.2f} of {proba.shape[1]} classes"
     )
+    if intervals is not None:
+        for line in _importance_lines(intervals):
+            print(line)
     print(f"report written to {path}")
+
+
+#: the features listed on the terminal (the report lists all of them)
+_TERMINAL_FEATURES = 5
+
+
+def _intervals(clf: Any, X: Any, args: argparse.Namespace) -> Any:
+    """The importance intervals the report shows (same rows, resamples and seed), or None."""
+    if not args.resamples:
+        return None
+    from sk_entmax.report import importance_intervals
+
+    return importance_intervals(clf, X, n_resamples=args.resamples, random_state=args.random_state)
+
+
+def _importance_lines(intervals: Any) -> list[str]:
+    """The top features with their intervals, and whether the rows settle their ranking."""
+    order = intervals.order()[:_TERMINAL_FEATURES]
+    width = max(len(intervals.feature_names[i]) for i in order)
+    lines = [
+        f"feature importances on the {intervals.n_rows} held-out rows, "
+        f"{100 * intervals.confidence:.0f}% interval over {intervals.n_resamples} bootstrap "
+        f"resamples of them (top {len(order)} of {len(intervals.feature_names)}):"
+    ]
+    for i in order:
+        lines.append(
+            f"  {intervals.feature_names[i]:<{width}}  {100 * intervals.importances[i]:5.1f}% "
+            f"({100 * intervals.low[i]:.1f}% to {100 * intervals.high[i]:.1f}%)"
+        )
+    lines.append(f"ranking: {intervals.verdict()}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ For a fitted :class:`~sk_entmax.TabNetEntmaxClassifier`: which features the mode
 (:func:`plot_feature_importances`), the mask of every decision step for chosen rows
 (:func:`plot_step_masks`), how many mask entries are exactly zero at each step
 (:func:`plot_mask_sparsity`) and the alpha of each step's mask mapping
-(:func:`plot_mask_alpha`). For any of the entmax classifiers (or a pipeline ending in one):
+(:func:`plot_mask_alpha`), and how uncertain each importance is over the rows reported on
+(:func:`importance_intervals`). For any of the entmax classifiers (or a pipeline ending in one):
 the probability support, that is which classes get probability mass
 (:func:`plot_class_support`), how many per row (:func:`plot_support_sizes`) and the sparse
 probability rows themselves (:func:`plot_probabilities`).
@@ -23,6 +24,8 @@ import base64
 import html
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "ImportanceIntervals",
     "feature_mask_report",
+    "importance_intervals",
     "plot_class_support",
     "plot_feature_importances",
     "plot_mask_alpha",
@@ -206,18 +211,275 @@ def _importances_from(M_explain: np.ndarray) -> np.ndarray:
     return total / total.sum()
 
 
+#: resampled rows held at once while bootstrapping (resamples x rows)
+_BOOTSTRAP_BLOCK = 2**22
+_TOP = 3
+
+
+@dataclass(frozen=True)
+class ImportanceIntervals:
+    """Feature importances with bootstrap intervals over the rows they were computed on.
+
+    Made by :func:`importance_intervals`; :func:`feature_mask_report` shows them.
+
+    Attributes
+    ----------
+    feature_names : list of str
+        One name per feature, in the columns' order.
+    importances : ndarray of shape (n_features,)
+        Each feature's share of the summed ``explain`` attributions on all the rows (sums
+        to 1).
+    low, high : ndarray of shape (n_features,)
+        The ends of each share's percentile interval over the bootstrap resamples.
+    confidence : float
+        The share of the resamples inside each interval, e.g. 0.9.
+    n_rows : int
+        The rows resampled.
+    n_resamples : int
+        The bootstrap resamples drawn.
+    """
+
+    feature_names: list[str]
+    importances: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    confidence: float
+    n_rows: int
+    n_resamples: int
+
+    def order(self) -> np.ndarray:
+        """Feature positions from the most important to the least (ties: column order)."""
+        return np.argsort(-self.importances, kind="stable")
+
+    def overlapping(self, top: int = _TOP) -> list[tuple[str, str]]:
+        """Neighbours in the ranking whose intervals overlap, among the ``top`` features.
+
+        Parameters
+        ----------
+        top : int, default=3
+            Compare the features ranked 1 to ``top`` with the one ranked next each
+            (``top=3`` compares 1 with 2, 2 with 3 and 3 with 4).
+
+        Returns
+        -------
+        list of (str, str)
+            ``(better, next)`` name pairs whose order these rows do not settle: the lower
+            end of ``better``'s interval is not above the upper end of ``next``'s. Empty
+            when every one of those features stands apart from the next.
+        """
+        top = _check_count(top, "top", minimum=1)
+        order = self.order()
+        pairs = []
+        for a, b in pairwise(order[: top + 1]):
+            if self.low[a] <= self.high[b]:
+                pairs.append((self.feature_names[a], self.feature_names[b]))
+        return pairs
+
+    def verdict(self, top: int = _TOP) -> str:
+        """One paragraph in words: whether these rows settle the ranking of the ``top``.
+
+        Parameters
+        ----------
+        top : int, default=3
+            The features ranked 1 to ``top`` (see :meth:`overlapping`).
+
+        Returns
+        -------
+        str
+            Which neighbours' intervals overlap (their order is a tie on these rows), or
+            that each stands apart; then what the intervals leave out: the fit's own
+            variation with its seed.
+        """
+        pairs = self.overlapping(top)
+        top = min(top, len(self.feature_names))
+        level = f"{100 * self.confidence:.0f}%"
+        if pairs:
+            listed = "; ".join(f"{a!r} and {b!r}" for a, b in pairs)
+            which = "their order" if len(pairs) == 1 else "the order within each pair"
+            text = (
+                f"Not settled: on these {self.n_rows} rows the {level} intervals of {listed} "
+                f"overlap, so {which} could come out either way on other rows like these. "
+                "Read them as tied."
+            )
+        else:
+            text = (
+                f"The top {top} stand apart on these {self.n_rows} rows: each one's {level} "
+                "interval lies above the next one's."
+            )
+        return (
+            f"{text} The intervals cover the choice of rows only, not the fit: a refit with "
+            "another random_state, or with the columns in another order, can move the "
+            "importances further than that. One fit cannot tell; before relying on a "
+            "ranking, refit with a few seeds and compare."
+        )
+
+
+def _check_count(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _check_confidence(confidence: Any) -> float:
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float, np.floating))
+        or not 0.0 < float(confidence) < 1.0
+    ):
+        raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.9; got {confidence!r}")
+    return float(confidence)
+
+
+def _intervals_from(
+    M_explain: np.ndarray,
+    names: list[str],
+    n_resamples: int,
+    confidence: float,
+    random_state: Any,
+) -> ImportanceIntervals:
+    """Percentile intervals of the importance shares over bootstrap resamples of the rows
+    of ``M_explain`` (the attributions are computed once; each resample reweights them)."""
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(random_state)
+    M = np.asarray(M_explain, dtype=np.float64)
+    n, d = M.shape
+    shares = np.empty((n_resamples, d))
+    block = max(1, _BOOTSTRAP_BLOCK // max(n, 1))
+    uniform = np.full(n, 1.0 / n)
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        counts = rng.multinomial(n, uniform, size=size).astype(np.float64)  # rows drawn
+        sums = counts @ M
+        totals = sums.sum(axis=1, keepdims=True)
+        shares[start : start + size] = np.divide(
+            sums, totals, out=np.full_like(sums, 1.0 / d), where=totals > 0
+        )
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(shares, [tail, 1.0 - tail], axis=0)
+    return ImportanceIntervals(
+        feature_names=list(names),
+        importances=_importances_from(M),
+        low=low,
+        high=high,
+        confidence=confidence,
+        n_rows=n,
+        n_resamples=n_resamples,
+    )
+
+
+def importance_intervals(
+    clf: Any,
+    X: Any,
+    *,
+    n_resamples: int = 200,
+    confidence: float = 0.9,
+    random_state: int | np.random.RandomState | None = 0,
+) -> ImportanceIntervals:
+    """Bootstrap intervals of a fitted TabNet's feature importances on the rows of ``X``.
+
+    ``explain`` runs once on ``X``; each resample draws ``len(X)`` of its rows with
+    replacement and recomputes every feature's share of the summed attributions, without
+    refitting. The interval of a share is the central ``confidence`` part of its resampled
+    values.
+
+    The intervals cover the choice of rows only. A refit with another ``random_state``
+    (or the same data with its columns in another order) can move the importances much
+    further than that: they do not say how stable the fit is.
+
+    Parameters
+    ----------
+    clf : TabNetEntmaxClassifier or Pipeline ending in one
+        A fitted estimator.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        The rows to attribute and resample (held-out data says most).
+    n_resamples : int, default=200
+        Bootstrap resamples (at least 1). The cost is one matrix product per resample,
+        small next to ``explain``.
+    confidence : float, default=0.9
+        The share of the resampled values each interval holds, in (0, 1).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the resampling; the same seed gives the same intervals.
+
+    Returns
+    -------
+    ImportanceIntervals
+        The importances on all the rows and each one's interval.
+
+    Raises
+    ------
+    ValueError
+        When ``n_resamples`` or ``confidence`` is out of range.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sk_entmax import TabNetEntmaxClassifier
+    >>> from sk_entmax.report import importance_intervals
+    >>> X, y = load_wine(return_X_y=True, as_frame=True)
+    >>> clf = TabNetEntmaxClassifier(max_epochs=3, random_state=0).fit(X, y)
+    >>> found = importance_intervals(clf, X)
+    >>> bool((found.low <= found.importances).all() and (found.importances <= found.high).all())
+    True
+    >>> found.overlapping()  # doctest: +SKIP
+    [('proline', 'flavanoids')]
+    """
+    n_resamples = _check_count(n_resamples, "n_resamples", minimum=1)
+    confidence = _check_confidence(confidence)
+    est, Xt, names = _tabnet(clf, X, "importance_intervals")
+    M_explain, _ = est.explain(Xt)
+    return _intervals_from(M_explain, names, n_resamples, confidence, random_state)
+
+
 def _draw_importances(
-    ax: Axes, importances: np.ndarray, names: list[str], max_features: int
+    ax: Axes,
+    importances: np.ndarray,
+    names: list[str],
+    max_features: int,
+    intervals: ImportanceIntervals | None = None,
 ) -> Axes:
     order = np.argsort(-importances, kind="stable")[: max(1, int(max_features))]
     shown = importances[order]
     y = np.arange(len(order))
-    ax.barh(y, 100 * shown, color="#3b6ea5")
+    bars = ax.barh(y, 100 * shown, color="#3b6ea5")
     ax.set_yticks(y, _as_text([names[i] for i in order]))
     ax.invert_yaxis()
-    ax.bar_label(ax.containers[-1], labels=[_format_share(v) for v in shown], padding=3)
-    ax.set_xlim(0, max(100 * float(shown.max()), 1e-9) * 1.18)
-    ax.set_xlabel('share of the attribution, % (100 over all features; "0": exactly zero)')
+    labels = [_format_share(v) for v in shown]
+    right = 100 * float(shown.max())
+    if intervals is None:
+        ax.bar_label(bars, labels=labels, padding=3)
+    else:
+        low, high = intervals.low[order], intervals.high[order]
+        below = np.clip(shown - low, 0.0, None)
+        above = np.clip(high - shown, 0.0, None)
+        ax.errorbar(
+            100 * shown,
+            y,
+            xerr=100 * np.vstack([below, above]),
+            fmt="none",
+            ecolor="#222222",
+            elinewidth=1.2,
+            capsize=3,
+        )
+        ends = 100 * np.maximum(shown, high)
+        for row, (end, label) in enumerate(zip(ends, labels, strict=True)):
+            ax.annotate(
+                label,
+                (end, row),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=9,
+            )
+        right = float(ends.max())
+    ax.set_xlim(0, max(right, 1e-9) * 1.18)
+    xlabel = 'share of the attribution, % (100 over all features; "0": exactly zero)'
+    if intervals is not None:
+        xlabel += (
+            f"\nwhiskers: {100 * intervals.confidence:.0f}% interval over "
+            f"{intervals.n_resamples} bootstrap resamples of the {intervals.n_rows} rows"
+        )
+    ax.set_xlabel(xlabel)
     hidden = len(importances) - len(order)
     title = "Global feature importance"
     if hidden:
@@ -229,7 +491,14 @@ def _draw_importances(
 
 
 def plot_feature_importances(
-    clf: Any, X: Any = None, *, max_features: int = 25, ax: Axes | None = None
+    clf: Any,
+    X: Any = None,
+    *,
+    max_features: int = 25,
+    n_resamples: int = 0,
+    confidence: float = 0.9,
+    random_state: int | np.random.RandomState | None = 0,
+    ax: Axes | None = None,
 ) -> Axes:
     """Bar chart of the global feature importances of a fitted TabNet, largest on top.
 
@@ -243,6 +512,13 @@ def plot_feature_importances(
         names come from the DataFrame's columns when given, else from the fit.
     max_features : int, default=25
         Show at most this many features (the most important ones).
+    n_resamples : int, default=0
+        With ``X``, draw each importance's bootstrap interval over this many resamples of
+        the rows of ``X`` as a whisker (see :func:`importance_intervals`); 0 draws none.
+    confidence : float, default=0.9
+        The share of the resampled values each whisker spans.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the resampling.
     ax : matplotlib Axes, default=None
         Where to draw; a new figure when None.
 
@@ -250,16 +526,33 @@ def plot_feature_importances(
     -------
     matplotlib.axes.Axes
         The axes, one horizontal bar per feature shown, labelled with its name.
+
+    Raises
+    ------
+    ValueError
+        When ``n_resamples`` is positive without ``X`` (there are no rows to resample), or
+        ``n_resamples`` or ``confidence`` is out of range.
     """
+    n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
+    confidence = _check_confidence(confidence)
+    if n_resamples and X is None:
+        raise ValueError(
+            "n_resamples > 0 needs X, the rows to resample; with X=None the chart shows "
+            "feature_importances_ from the fit, without intervals"
+        )
     est, Xt, names = _tabnet(clf, X, "plot_feature_importances")
+    intervals = None
     if Xt is None:
         importances = np.asarray(est.feature_importances_, dtype=np.float64)
     else:
-        importances = _importances_from(est.explain(Xt)[0])
+        M_explain = est.explain(Xt)[0]
+        importances = _importances_from(M_explain)
+        if n_resamples:
+            intervals = _intervals_from(M_explain, names, n_resamples, confidence, random_state)
     if ax is None:
         n_shown = min(len(importances), max(1, int(max_features)))
-        ax = _new_axes((7.5, 1.2 + 0.3 * n_shown))
-    return _draw_importances(ax, importances, names, max_features)
+        ax = _new_axes((7.5, 1.2 + 0.3 * n_shown + (0.2 if intervals else 0.0)))
+    return _draw_importances(ax, importances, names, max_features, intervals)
 
 
 def plot_step_masks(
@@ -584,6 +877,9 @@ img { max-width: 100%; height: auto; display: block; margin: 0.6em 0; }
 .row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .row img { max-width: calc(50% - 0.75em); }
 footer { margin-top: 3em; color: #888; font-size: 0.85em; }
+div.trust { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
+div.trust.warn { border-color: #c0703b; background: #fbf1ea; }
+div.trust.ok { border-color: #3b6ea5; background: #eef3f9; }
 """
 
 
@@ -608,18 +904,38 @@ def _axes(figsize: tuple[float, float]) -> Axes:
     return _figure(figsize).subplots()
 
 
-def _importance_table(importances: np.ndarray, names: list[str]) -> str:
+def _interval_text(low: float, high: float) -> str:
+    return f"{100 * low:.2f}% to {100 * high:.2f}%"
+
+
+def _importance_table(
+    importances: np.ndarray, names: list[str], intervals: ImportanceIntervals | None = None
+) -> str:
     """Every feature's importance as text, under a fold: searchable and copyable."""
     order = np.argsort(-importances, kind="stable")
-    cells = "".join(
-        f"<tr><td>{html.escape(names[i])}</td><td>{100 * importances[i]:.2f}%</td>"
-        f"<td>{'exactly 0' if importances[i] == 0 else ''}</td></tr>"
-        for i in order
-    )
+    head = "<td>feature</td><td>share</td>"
+    if intervals is not None:
+        head += f"<td>{100 * intervals.confidence:.0f}% interval</td>"
+    cells = []
+    for i in order:
+        row = f"<td>{html.escape(names[i])}</td><td>{100 * importances[i]:.2f}%</td>"
+        if intervals is not None:
+            row += f"<td>{_interval_text(intervals.low[i], intervals.high[i])}</td>"
+        row += f"<td>{'exactly 0' if importances[i] == 0 else ''}</td>"
+        cells.append(f"<tr>{row}</tr>")
     return (
         f"<details><summary>All {len(names)} features as a table</summary>"
-        f'<table class="summary"><tr><td>feature</td><td>share</td><td></td></tr>{cells}'
+        f'<table class="summary"><tr>{head}<td></td></tr>{"".join(cells)}'
         "</table></details>"
+    )
+
+
+def _trust_section(intervals: ImportanceIntervals) -> str:
+    """The verdict on the ranking, in a box that stands out when the ranking is a tie."""
+    kind = "warn" if intervals.overlapping() else "ok"
+    return (
+        f'<div class="trust {kind}"><strong>Can this ranking be trusted?</strong> '
+        f"{html.escape(intervals.verdict())}</div>"
     )
 
 
@@ -741,13 +1057,18 @@ def feature_mask_report(
     max_features: int = 25,
     title: str | None = None,
     data: Sequence[tuple[str, str]] | None = None,
+    n_resamples: int = 200,
+    confidence: float = 0.9,
+    random_state: int | np.random.RandomState | None = 0,
 ) -> Path:
     """Write a self-contained HTML report of a fitted TabNet's feature masks.
 
-    The page holds the global feature importances on ``X``, each decision step's mask for
-    the chosen rows, the share of exact zeros in each step's mask, each step's mask alpha,
-    and the sparsity of the output probabilities. Images are embedded as PNG, so the file
-    stands alone.
+    The page holds the global feature importances on ``X`` with a bootstrap interval for
+    each (over resamples of the rows of ``X``, see :func:`importance_intervals`) and a
+    verdict on whether those rows settle the ranking of the top features, each decision
+    step's mask for the chosen rows, the share of exact zeros in each step's mask, each
+    step's mask alpha, and the sparsity of the output probabilities. Images are embedded as
+    PNG, so the file stands alone.
 
     Parameters
     ----------
@@ -769,11 +1090,24 @@ def feature_mask_report(
         How the data was prepared, as (label, text) pairs shown in a "Data" table near the
         top: rows dropped, values filled, the training size, ... (``python -m sk_entmax
         report`` passes them).
+    n_resamples : int, default=200
+        Bootstrap resamples of the rows of ``X`` for the importance intervals; 0 leaves the
+        intervals and the verdict out.
+    confidence : float, default=0.9
+        The share of the resampled values each interval holds, in (0, 1).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the resampling: the same seed writes the same intervals.
 
     Returns
     -------
     pathlib.Path
         The absolute path of the file written.
+
+    Raises
+    ------
+    ValueError
+        When ``n_resamples`` or ``confidence`` is out of range, or ``data`` is not a
+        sequence of pairs.
 
     Examples
     --------
@@ -786,15 +1120,23 @@ def feature_mask_report(
     """
     _require_matplotlib()
     data = _check_data(data)
+    n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
+    confidence = _check_confidence(confidence)
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
     positions, labels = _positions(X, rows)
     M_explain, masks = est.explain(Xt)
     importances = _importances_from(M_explain)
+    intervals = (
+        _intervals_from(M_explain, names, n_resamples, confidence, random_state)
+        if n_resamples
+        else None
+    )
     proba = _proba(clf, X)
     n_steps = len(masks)
 
-    ax_imp = _axes((7.5, 1.2 + 0.3 * min(len(names), int(max_features))))
-    _draw_importances(ax_imp, importances, names, max_features)
+    extra = 0.2 if intervals is not None else 0.0
+    ax_imp = _axes((7.5, 1.2 + extra + 0.3 * min(len(names), int(max_features))))
+    _draw_importances(ax_imp, importances, names, max_features, intervals)
     row_masks = {step: M[positions] for step, M in masks.items()}
     n_mask_features = min(len(names), int(max_features))
     fig_masks = _figure(_step_masks_size(n_steps, len(positions), n_mask_features))
@@ -807,9 +1149,18 @@ def feature_mask_report(
         "<h2>Global feature importance</h2>",
         '<p class="note">Each feature\'s share of the TabNet attribution on these rows: its '
         "mask weights, summed over decision steps and weighted by how much each step "
-        "contributes to the decision.</p>",
+        "contributes to the decision."
+        + (
+            f" The whiskers span the central {100 * confidence:.0f}% of each share over "
+            f"{n_resamples} bootstrap resamples of these {Xt.shape[0]} rows (the "
+            "attributions computed once, no refit)."
+            if intervals is not None
+            else ""
+        )
+        + "</p>",
+        *([_trust_section(intervals)] if intervals is not None else []),
         _img(ax_imp.figure, "global feature importance"),
-        _importance_table(importances, names),
+        _importance_table(importances, names, intervals),
         "<h2>Feature masks per decision step</h2>",
         '<p class="note">Which features each step looks at, for a few rows. White cells are '
         "exactly 0: the step does not read that feature for that row at all.</p>",

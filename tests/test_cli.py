@@ -442,3 +442,50 @@ def test_report_says_what_is_wrong_with_a_mixed_target(values, message):
 
     with pytest.raises(UsageError, match=message):
         _check_target(pd.Series(values * 10, dtype=object), "y")
+
+
+# ------------------------------------------------------------------ importance intervals
+
+
+def test_report_gives_the_importance_intervals_on_the_terminal_and_page(
+    iris_csv, tmp_path, capsys
+):
+    out = tmp_path / "intervals.html"
+    args = ["report", "--data", str(iris_csv), "--target", "species", "--out", str(out)]
+    assert main([*args, "--max-epochs", "2", "--resamples", "50"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "feature importances on the 38 held-out rows, 90% interval over 50 bootstrap "
+        "resamples of them (top 5 of 5):"
+    ) in text
+    listed = re.findall(r"^  (.+?)\s+([\d.]+)% \(([\d.]+)% to ([\d.]+)%\)$", text, re.M)
+    assert len(listed) == 5
+    page = out.read_text(encoding="utf-8")
+    assert "50 bootstrap resamples of these 38 rows" in page
+    for name, share, low, high in listed:
+        assert float(low) <= float(share) <= float(high)
+        # the page shows the same interval (same rows, resamples and seed), to 2 decimals
+        found = re.search(
+            rf"<td>{re.escape(name)}</td><td>([\d.]+)%</td><td>([\d.]+)% to ([\d.]+)%</td>",
+            page,
+        )
+        assert found, name
+        assert [float(v) for v in found.groups()] == pytest.approx(
+            [float(share), float(low), float(high)], abs=0.051
+        )
+    verdict = re.search(r"^ranking: (.+)$", text, re.M).group(1)
+    assert verdict.startswith(("Not settled: on these 38 rows", "The top 3 stand apart"))
+    assert verdict.replace("'", "&#x27;") in page
+    # --resamples 0: neither the intervals nor the verdict
+    assert main([*args, "--max-epochs", "1", "--resamples", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "bootstrap" not in text and "ranking:" not in text
+    assert '<div class="trust' not in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_report_refuses_a_bad_resample_count(iris_csv, capsys, value):
+    with pytest.raises(SystemExit) as info:
+        main(["report", "--data", str(iris_csv), "--target", "species", "--resamples", value])
+    assert info.value.code == 2
+    assert f"--resamples: must be an integer >= 0; got {value!r}" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 import subprocess
 import sys
@@ -310,3 +311,188 @@ def test_feature_mask_report_names_the_learned_missing_indicators(wine, tmp_path
     assert "learned missing indicators (numeric columns with gaps at fit)</td><td>proline<" in (
         page
     )
+
+
+# how uncertain each importance is: bootstrap intervals over the rows reported on
+
+
+def test_importance_intervals_hold_the_point_estimates(tabnet, wine):
+    X, _ = wine
+    found = report.importance_intervals(tabnet, X, n_resamples=300)
+    assert isinstance(found, report.ImportanceIntervals)
+    assert found.feature_names == list(X.columns)
+    assert (found.n_rows, found.n_resamples, found.confidence) == (len(X), 300, 0.9)
+    M_explain, _ = tabnet.explain(X)
+    np.testing.assert_allclose(found.importances, M_explain.sum(0) / M_explain.sum())
+    assert np.all(found.low <= found.importances) and np.all(found.importances <= found.high)
+    assert np.all(found.high - found.low > 0)  # 89 rows do not pin a share down exactly
+    assert np.all(found.low >= 0) and np.all(found.high <= 1)
+    wider = report.importance_intervals(tabnet, X, n_resamples=300, confidence=0.99)
+    assert np.all(wider.low <= found.low) and np.all(wider.high >= found.high)
+
+
+def test_importance_intervals_narrow_with_more_rows(tabnet, wine):
+    import pandas as pd
+
+    X, _ = wine
+    few = report.importance_intervals(tabnet, X, random_state=1)
+    many = report.importance_intervals(tabnet, pd.concat([X] * 4), random_state=1)
+    np.testing.assert_allclose(many.importances, few.importances, atol=1e-12)
+    ratio = (many.high - many.low).mean() / (few.high - few.low).mean()
+    assert 0.35 < ratio < 0.65  # about 1 / sqrt(4)
+
+
+def test_importance_intervals_repeat_with_their_seed(tabnet, wine):
+    X, _ = wine
+    first = report.importance_intervals(tabnet, X, random_state=3)
+    again = report.importance_intervals(tabnet, X, random_state=3)
+    other = report.importance_intervals(tabnet, X, random_state=4)
+    np.testing.assert_array_equal(first.low, again.low)
+    np.testing.assert_array_equal(first.high, again.high)
+    assert not np.array_equal(first.low, other.low)
+
+
+def test_importance_intervals_of_one_row_or_a_zero_column_are_points(tabnet, wine):
+    X, _ = wine
+    one = report.importance_intervals(tabnet, X.iloc[[5]], n_resamples=20)
+    np.testing.assert_array_equal(one.low, one.importances)
+    np.testing.assert_array_equal(one.high, one.importances)
+    found = report.importance_intervals(tabnet, X)
+    never = found.importances == 0
+    np.testing.assert_array_equal(found.high[never], 0.0)
+
+
+def test_importance_intervals_through_a_pipeline(wine):
+    X, y = wine
+    pipe = make_pipeline(
+        StandardScaler(), TabNetEntmaxClassifier(n_d=4, n_a=4, max_epochs=1, random_state=0)
+    ).fit(X.to_numpy(), y)
+    found = report.importance_intervals(pipe, X.to_numpy(), n_resamples=50)
+    assert found.feature_names == [f"x{i}" for i in range(X.shape[1])]
+    assert np.all(found.low <= found.importances) and np.all(found.importances <= found.high)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_resamples": 0}, "n_resamples must be an integer >= 1; got 0"),
+        ({"n_resamples": 2.5}, "n_resamples must be an integer"),
+        ({"n_resamples": True}, "n_resamples must be an integer"),
+        ({"confidence": 1.0}, r"confidence must be a number in \(0, 1\)"),
+        ({"confidence": 0}, "confidence must be"),
+        ({"confidence": "0.9"}, "confidence must be"),
+    ],
+)
+def test_importance_intervals_name_the_bad_parameter(tabnet, wine, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        report.importance_intervals(tabnet, wine[0], **kwargs)
+
+
+def test_importance_intervals_refuse_a_linear_model(sparse_pipe):
+    clf, X, _ = sparse_pipe
+    with pytest.raises(TypeError, match="importance_intervals needs a fitted TabNet"):
+        report.importance_intervals(clf, X)
+
+
+def _intervals(importances, low, high):
+    return report.ImportanceIntervals(
+        feature_names=["a", "b", "c", "d", "e"],
+        importances=np.array(importances),
+        low=np.array(low),
+        high=np.array(high),
+        confidence=0.9,
+        n_rows=100,
+        n_resamples=200,
+    )
+
+
+def test_overlapping_names_the_neighbours_that_tie():
+    # ranked: c (0.4), a (0.3), b (0.2), e (0.06), d (0.04)
+    apart = _intervals(
+        [0.3, 0.2, 0.4, 0.04, 0.06],
+        [0.27, 0.17, 0.35, 0.02, 0.03],
+        [0.33, 0.23, 0.45, 0.08, 0.09],
+    )
+    assert apart.order().tolist() == [2, 0, 1, 4, 3]
+    assert apart.overlapping() == []
+    assert apart.overlapping(top=4) == [("e", "d")]
+    assert apart.verdict().startswith("The top 3 stand apart on these 100 rows")
+    tied = _intervals(
+        [0.3, 0.2, 0.4, 0.04, 0.06],
+        [0.25, 0.12, 0.29, 0.02, 0.03],  # c's interval reaches into a's; b's into e's
+        [0.36, 0.23, 0.45, 0.08, 0.13],
+    )
+    assert tied.overlapping() == [("c", "a"), ("b", "e")]
+    text = tied.verdict()
+    assert text.startswith("Not settled: on these 100 rows the 90% intervals of 'c' and 'a'; ")
+    assert "'b' and 'e' overlap" in text and "the order within each pair" in text
+    assert "random_state" in text  # and what the intervals do not cover: the seed
+    with pytest.raises(ValueError, match="top must be an integer >= 1"):
+        tied.overlapping(top=0)
+
+
+def test_feature_mask_report_shows_the_intervals_and_the_verdict(tabnet, wine, tmp_path):
+    X, y = wine
+    path = report.feature_mask_report(tabnet, X, tmp_path / "masks.html", y=y, random_state=7)
+    page = path.read_text(encoding="utf-8")
+    found = report.importance_intervals(tabnet, X, random_state=7)
+    for name, share, low, high in zip(
+        found.feature_names, found.importances, found.low, found.high
+    ):
+        row = (
+            f"<td>{html.escape(name)}</td><td>{100 * share:.2f}%</td>"
+            f"<td>{100 * low:.2f}% to {100 * high:.2f}%</td>"
+        )
+        assert row in page
+    assert "<td>90% interval</td>" in page
+    assert "200 bootstrap resamples of these 89 rows" in page
+    assert html.escape(found.verdict()) in page
+    kind = "warn" if found.overlapping() else "ok"
+    assert f'<div class="trust {kind}"><strong>Can this ranking be trusted?</strong>' in page
+    assert len(_images(page)) == 7
+    # the same seed writes the same page
+    again = report.feature_mask_report(tabnet, X, tmp_path / "again.html", y=y, random_state=7)
+    assert again.read_text(encoding="utf-8") == page
+    # no resamples: no intervals and no verdict
+    plain = report.feature_mask_report(tabnet, X, tmp_path / "plain.html", n_resamples=0)
+    plain = plain.read_text(encoding="utf-8")
+    assert "% interval</td>" not in plain and "bootstrap" not in plain
+    assert '<div class="trust' not in plain
+
+
+def test_feature_mask_report_says_when_the_ranking_is_a_tie(tabnet, wine, tmp_path):
+    X, _ = wine
+    # 3 rows: wide intervals, the top features cannot stand apart
+    found = report.importance_intervals(tabnet, X.iloc[:3])
+    assert found.overlapping()
+    page = report.feature_mask_report(tabnet, X.iloc[:3], tmp_path / "few.html")
+    page = page.read_text(encoding="utf-8")
+    assert '<div class="trust warn">' in page and "Not settled: on these 3 rows" in page
+
+
+def test_feature_mask_report_checks_the_bootstrap_parameters(tabnet, wine, tmp_path):
+    with pytest.raises(ValueError, match="n_resamples must be an integer >= 0"):
+        report.feature_mask_report(tabnet, wine[0], tmp_path / "x.html", n_resamples=-1)
+    with pytest.raises(ValueError, match="confidence must be"):
+        report.feature_mask_report(tabnet, wine[0], tmp_path / "x.html", confidence=90)
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_feature_importance_plot_draws_the_intervals(tabnet, wine):
+    X, _ = wine
+    ax = report.plot_feature_importances(tabnet, X, n_resamples=100, random_state=2)
+    bars, whiskers = ax.containers
+    found = report.importance_intervals(tabnet, X, n_resamples=100, random_state=2)
+    order = found.order()
+    np.testing.assert_allclose([b.get_width() for b in bars], 100 * found.importances[order])
+    segments = whiskers.lines[2][0].get_segments()  # one horizontal segment per bar
+    ends = np.array([[seg[0][0], seg[1][0]] for seg in segments])
+    np.testing.assert_allclose(ends[:, 0], 100 * found.low[order])
+    np.testing.assert_allclose(ends[:, 1], 100 * found.high[order])
+    assert "whiskers: 90% interval over 100 bootstrap resamples of the 89 rows" in (
+        ax.get_xlabel()
+    )
+    _draw(ax)
+    assert len(report.plot_feature_importances(tabnet, X).containers) == 1  # default: none
+    with pytest.raises(ValueError, match="n_resamples > 0 needs X"):
+        report.plot_feature_importances(tabnet, n_resamples=10)
