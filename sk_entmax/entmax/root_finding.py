@@ -102,10 +102,15 @@ def phi(z: torch.Tensor) -> torch.Tensor:
     zd = torch.where(small, 1.0, z)
     direct = (torch.expm1(zd) - zd) / (zd * zd)
     zs = torch.where(small, z, 0.0)
-    series = 0.5 + zs * (
-        1 / 6 + zs * (1 / 24 + zs * (1 / 120 + zs * (1 / 720 + zs * (1 / 5040 + zs / 40320))))
-    )
+    # sum_k z**k / (k + 2)! by Horner's rule; through k = 13 the remainder is below 1e-16
+    # at |z| = 0.5 (stopping at k = 6 left 2e-8)
+    series = torch.full_like(zs, _PHI_SERIES[-1])
+    for coefficient in reversed(_PHI_SERIES[:-1]):
+        series = series.mul(zs).add_(coefficient)
     return torch.where(small, series, direct)
+
+
+_PHI_SERIES = tuple(1 / math.factorial(k + 2) for k in range(14))
 
 
 def safe_log(P: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,7 @@ from sk_entmax.entmax import entmax_loss
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.linear import EntmaxLinearNet
 
-ALPHAS = [1.0, 1.25, 1.5, 1.75, 2.0]
+ALPHAS = [1.0, 1.05, 1.25, 1.33, 1.5, 1.75, 2.0, 3.0]
 
 
 def _scores(n: int = 64, k: int = 5, seed: int = 0) -> torch.Tensor:
