@@ -31,8 +31,10 @@ __all__ = ["available_cores", "resolve_n_jobs", "torch_threads"]
 #: threads fit in 0.91 s against 1.17 s idle, and in 2.89 s against 1.18 s with one core busy)
 _WORK_PER_THREAD = 1e7
 
-#: how long the machine's CPU use is sampled before a multi-threaded task
-_SAMPLE_SECONDS = 0.05
+#: how often, and how far apart, the machine's runnable tasks are counted before a
+#: multi-threaded task (about 8 ms in all)
+_SAMPLES = 8
+_SAMPLE_GAP_SECONDS = 0.001
 
 
 def available_cores() -> int:
@@ -43,32 +45,35 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _cpu_times() -> tuple[int, int] | None:
-    """``(idle, total)`` jiffies of all CPUs from /proc/stat, or None where there is none."""
+def _runnable_tasks() -> int | None:
+    """Tasks running or ready to run on the whole machine now (this one included), from
+    /proc/loadavg; None where there is none."""
     try:
-        with open("/proc/stat") as stat:
-            fields = [int(v) for v in stat.readline().split()[1:]]
-    except (OSError, ValueError):
+        with open("/proc/loadavg") as loadavg:
+            return int(loadavg.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return idle, sum(fields[:8])
 
 
 def _idle_cores() -> float:
     """Cores that other processes leave idle right now.
 
-    Sampled from /proc/stat over 50 ms while this thread sleeps, so a process that started a
-    second ago counts (the load average would take a minute to show it); elsewhere, the
-    1-minute load average.
+    The machine's runnable tasks, other than this thread, are counted 8 times 1 ms apart
+    (Linux), so a process that started a second ago counts; the 1-minute load average would
+    take a minute to show it, and is the fallback elsewhere.
     """
-    cores = available_cores()
-    before = _cpu_times()
-    if before is not None:
-        time.sleep(_SAMPLE_SECONDS)
-        after = _cpu_times()
-        if after is not None and after[1] > before[1]:
-            idle_share = (after[0] - before[0]) / (after[1] - before[1])
-            return max(0.0, min(1.0, idle_share)) * (os.cpu_count() or cores)
+    cores = os.cpu_count() or available_cores()
+    counts = []
+    for i in range(_SAMPLES):
+        count = _runnable_tasks()
+        if count is None:
+            break
+        counts.append(count)
+        if i + 1 < _SAMPLES:
+            time.sleep(_SAMPLE_GAP_SECONDS)
+    if counts:
+        others = max(0.0, sum(counts) / len(counts) - 1)  # this thread is one of them
+        return max(0.0, cores - others)
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - Windows
@@ -84,7 +89,7 @@ def resolve_n_jobs(n_jobs: Any, work: float) -> int:
     n_jobs : int or None
         ``None`` picks by the size of the task: one thread, unless the task is large enough
         for more to pay (about ``1e7`` multiply-adds per pass per thread); then as many as
-        the cores that other processes leave idle (sampled for 50 ms), never more than the
+        the cores that other processes leave idle (sampled over about 8 ms), never more than the
         available cores. On a machine with a busy core, threads that wait for each other at
         every operation are slower than one. ``-1`` uses every available core, a positive
         int that many threads.

@@ -251,6 +251,38 @@ def test_default_threads_are_one_for_small_data():
     assert resolve_n_jobs(-1, work=1e6) >= 1
 
 
+@pytest.mark.parametrize(
+    ("runnable", "expected"),
+    [
+        ([1] * 8, 4),  # only this thread runs: every core is idle
+        ([2] * 8, 3),  # one other task
+        ([3, 2] * 4, 2),  # 1.5 others on average: 2.5 idle cores, two threads
+        ([9] * 8, 1),  # more others than cores: still one thread
+    ],
+)
+def test_default_threads_follow_the_machines_runnable_tasks(monkeypatch, runnable, expected):
+    from sk_entmax import _threads
+
+    counts = iter(runnable)
+    monkeypatch.setattr(_threads, "_runnable_tasks", lambda: next(counts))
+    monkeypatch.setattr(_threads, "available_cores", lambda: 4)
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(_threads, "_SAMPLE_GAP_SECONDS", 0.0)
+    assert _threads.resolve_n_jobs(None, work=1e9) == expected
+    # a small task takes one thread without looking at the machine
+    monkeypatch.setattr(_threads, "_runnable_tasks", lambda: pytest.fail("sampled"))
+    assert _threads.resolve_n_jobs(None, work=1e6) == 1
+
+
+def test_idle_cores_fall_back_to_the_load_average(monkeypatch):
+    from sk_entmax import _threads
+
+    monkeypatch.setattr(_threads, "_runnable_tasks", lambda: None)
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(_threads.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert _threads._idle_cores() == 2.5
+
+
 def test_pipeline_with_lbfgs_default():
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), EntmaxClassifier()).fit(X, y)
