@@ -45,22 +45,36 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _runnable_tasks() -> int | None:
-    """Tasks running or ready to run on the whole machine now (this one included), from
-    /proc/loadavg; None where there is none."""
+def _runnable_tasks(proc: str = "/proc") -> int | None:
+    """Tasks of other processes running or ready to run now, from /proc (Linux); None
+    where there is none.
+
+    The machine's count (/proc/loadavg) includes this process's own threads: this one, and
+    torch's OpenMP workers, which spin for a while after each parallel operation. Those are
+    counted in /proc/self/task and left out.
+    """
     try:
-        with open("/proc/loadavg") as loadavg:
-            return int(loadavg.read().split()[3].split("/")[0])
+        with open(f"{proc}/loadavg") as loadavg:
+            total = int(loadavg.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir(f"{proc}/self/task"):
+            try:
+                with open(f"{proc}/self/task/{task}/stat") as stat:
+                    line = stat.read()
+            except OSError:  # the thread ended meanwhile
+                continue
+            own += line[line.rindex(")") + 2 : line.rindex(")") + 3] == "R"
     except (OSError, ValueError, IndexError):
         return None
+    return max(0, total - max(own, 1))
 
 
 def _idle_cores() -> float:
     """Cores that other processes leave idle right now.
 
-    The machine's runnable tasks, other than this thread, are counted 8 times 1 ms apart
-    (Linux), so a process that started a second ago counts; the 1-minute load average would
-    take a minute to show it, and is the fallback elsewhere.
+    Other processes' runnable tasks are counted 8 times 1 ms apart (Linux), so a process
+    that started a second ago counts; the 1-minute load average would take a minute to show
+    it, and is the fallback elsewhere.
     """
     cores = os.cpu_count() or available_cores()
     counts = []
@@ -72,8 +86,7 @@ def _idle_cores() -> float:
         if i + 1 < _SAMPLES:
             time.sleep(_SAMPLE_GAP_SECONDS)
     if counts:
-        others = max(0.0, sum(counts) / len(counts) - 1)  # this thread is one of them
-        return max(0.0, cores - others)
+        return max(0.0, cores - sum(counts) / len(counts))
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - Windows

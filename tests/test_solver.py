@@ -252,18 +252,18 @@ def test_default_threads_are_one_for_small_data():
 
 
 @pytest.mark.parametrize(
-    ("runnable", "expected"),
+    ("others", "expected"),
     [
-        ([1] * 8, 4),  # only this thread runs: every core is idle
-        ([2] * 8, 3),  # one other task
-        ([3, 2] * 4, 2),  # 1.5 others on average: 2.5 idle cores, two threads
-        ([9] * 8, 1),  # more others than cores: still one thread
+        ([0] * 8, 4),  # no other process runs: every core is idle
+        ([1] * 8, 3),  # one other task
+        ([2, 1] * 4, 2),  # 1.5 others on average: 2.5 idle cores, two threads
+        ([8] * 8, 1),  # more others than cores: still one thread
     ],
 )
-def test_default_threads_follow_the_machines_runnable_tasks(monkeypatch, runnable, expected):
+def test_default_threads_follow_other_processes_runnable_tasks(monkeypatch, others, expected):
     from sk_entmax import _threads
 
-    counts = iter(runnable)
+    counts = iter(others)
     monkeypatch.setattr(_threads, "_runnable_tasks", lambda: next(counts))
     monkeypatch.setattr(_threads, "available_cores", lambda: 4)
     monkeypatch.setattr(_threads.os, "cpu_count", lambda: 4)
@@ -272,6 +272,21 @@ def test_default_threads_follow_the_machines_runnable_tasks(monkeypatch, runnabl
     # a small task takes one thread without looking at the machine
     monkeypatch.setattr(_threads, "_runnable_tasks", lambda: pytest.fail("sampled"))
     assert _threads.resolve_n_jobs(None, work=1e6) == 1
+
+
+def test_own_threads_are_not_counted_as_other_processes(tmp_path):
+    from sk_entmax import _threads
+
+    # a /proc where 5 tasks are runnable, 2 of them threads of this process (this one and
+    # a spinning OpenMP worker); a third thread sleeps, and a thread name holds ") S"
+    (tmp_path / "loadavg").write_text("0.50 0.40 0.30 5/312 4242\n")
+    for tid, name, state in [(1, "python", "R"), (2, "omp) S (x", "R"), (3, "python", "S")]:
+        (tmp_path / "self" / "task" / str(tid)).mkdir(parents=True)
+        (tmp_path / "self" / "task" / str(tid) / "stat").write_text(
+            f"{tid} ({name}) {state} 1 1 1 0 -1\n"
+        )
+    assert _threads._runnable_tasks(str(tmp_path)) == 3
+    assert _threads._runnable_tasks(str(tmp_path / "missing")) is None
 
 
 def test_idle_cores_fall_back_to_the_load_average(monkeypatch):
