@@ -5,18 +5,19 @@ Run from the repository root (``bench_linear.py --scale`` runs this too)::
     python3 benchmarks/bench_linear_scale.py [--sizes 2000 20000 200000 1000000] [--no-load]
 
 On ``make_classification(n_samples=n, n_features=20, n_informative=10, n_classes=5,
-random_state=0)`` with 25% held out (a StandardScaler fitted on the rest), every estimator at
-its defaults: ``LogisticRegression()``, ``SGDClassifier(loss="log_loss")``,
+random_state=0)`` with 25% held out (a StandardScaler fitted on the rest), every estimator
+at its defaults: ``LogisticRegression()``, ``SGDClassifier(loss="log_loss")``,
 ``SparsemaxClassifier()``, ``EntmaxClassifier()`` (alpha 1.5) and
-``EntmaxClassifier(alpha=1.25)``, with torch's default threads. Each row is measured idle and
-again while another process keeps one core busy (a ``while True`` loop), side by side in one
-run. Printed per model: fit seconds (the median of 3 rounds, each fitting every model once
-in turn; ``--repeats``) and their ratio to LogisticRegression's in the same
-setting, test accuracy, and for ours the relative gap of the final objective to a reference
-optimum (the same objective solved in float64 to ``tol=1e-10``). A second table gives the fit
-time of ``EntmaxClassifier()`` at ``n_jobs=None`` (the default), 1 and 2. A last line gives
-the peak memory of a fit on 1M x 50 float32 (in a fresh process, from the memory in use
-before the data; Linux), against the data's size.
+``EntmaxClassifier(alpha=1.25)``, with torch's default threads. Each row is measured idle
+and again while another process keeps one core busy (a ``while True`` loop), side by side in
+one run. Printed per model: fit seconds (the median of 3 rounds, each fitting every model
+once in turn, in an order rotated between rounds; ``--repeats``) and their ratio to
+LogisticRegression's in the same setting, test accuracy, and for ours the relative gap of
+the final objective to a reference optimum (the same objective solved in float64 to
+``tol=1e-10``). A second table gives the fit time of ``EntmaxClassifier()`` at
+``n_jobs=None`` (the default), 1 and 2. A last line gives the peak memory of a fit on 1M x
+50 float32 (in a fresh process, from the memory in use before the data; Linux), against the
+data's size.
 """
 
 from __future__ import annotations
@@ -87,13 +88,16 @@ def fit_times(models: dict, X, y) -> dict[str, tuple[float, object]]:
     """The median fit seconds of each model over ``REPEATS`` rounds, and a fitted copy.
 
     Each round fits every model once, in turn, so a slow spell of the machine falls on all
-    of them alike rather than on one model's repeats.
+    of them alike rather than on one model's repeats; the order rotates between rounds,
+    since the first fit of a round is measurably slower at 1M rows (about 20%).
     """
     times: dict = {name: [] for name in models}
     fitted: dict = {}
-    for _ in range(REPEATS):
-        for name, model in models.items():
-            seconds, fitted[name] = fit_once(model, X, y)
+    names = list(models)
+    for round_ in range(REPEATS):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            seconds, fitted[name] = fit_once(models[name], X, y)
             times[name].append(seconds)
     return {name: (statistics.median(times[name]), fitted[name]) for name in models}
 
