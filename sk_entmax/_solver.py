@@ -35,7 +35,7 @@ __all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
 
 #: rows per block when the objective is evaluated: the block's float64 copy and its score
 #: matrix are the only per-row temporaries
-_FIT_ROWS = 32768
+_FIT_ROWS = 65536
 
 
 class FullBatch:

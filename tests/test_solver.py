@@ -312,3 +312,28 @@ def test_lbfgs_on_cuda_matches_cpu():
     assert next(gpu.net_.module_.parameters()).is_cuda
     np.testing.assert_allclose(gpu.coef_, cpu.coef_, atol=1e-4 * np.abs(cpu.coef_).max())
     np.testing.assert_allclose(gpu.predict_proba(X), cpu.predict_proba(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("learn_alpha", [False, True])
+def test_objective_in_blocks_equals_one_pass(monkeypatch, learn_alpha):
+    from sk_entmax import _solver
+
+    X, y = _scaled(load_wine)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    clf = EntmaxClassifier(alpha=1.5, learn_alpha=learn_alpha, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y, sample_weight=weight)
+    net, data = clf.net_, {"X": X, "sample_weight": weight}
+
+    def value_and_grads():
+        net.optimizer_.zero_grad()
+        value = net.objective(data, y, backward=True)
+        return value, [p.grad.clone() for p in net.module_.parameters()]
+
+    one_value, one_grads = value_and_grads()
+    monkeypatch.setattr(_solver, "_FIT_ROWS", 7)  # 178 rows: 26 blocks, the last short
+    value, grads = value_and_grads()
+    torch.testing.assert_close(value, one_value, rtol=1e-12, atol=0)
+    for grad, one in zip(grads, one_grads, strict=True):
+        torch.testing.assert_close(grad, one, rtol=1e-10, atol=1e-14)
