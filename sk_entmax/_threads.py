@@ -28,7 +28,8 @@ __all__ = ["available_cores", "resolve_n_jobs", "torch_threads"]
 #: floating-point work (multiply-adds per pass over the data) from which a second thread
 #: pays for itself on an idle machine; below it, one thread is as fast or faster (measured
 #: with benchmarks/bench_linear_scale.py: at 200k x 20 x 5 classes, ~4.5e7 per pass, two
-#: threads fit in 0.91 s against 1.17 s idle, and in 2.89 s against 1.18 s with one core busy)
+#: threads fit in 0.43 s against 0.60 s idle, and in 1.51 s against 0.58 s with one core
+#: busy; at 20k rows, ~4.5e6, one and two threads tie idle)
 _WORK_PER_THREAD = 1e7
 
 #: how often, and how far apart, the machine's runnable tasks are counted before a
