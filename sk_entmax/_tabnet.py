@@ -223,7 +223,8 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         small batches is noisy, and a short patience stops before the loss has settled (at
         10, fits on scikit-learn's wine data stopped after 18-30 epochs).
     class_weight : dict, "balanced" or None, default=None
-        Weights per class, multiplied into ``sample_weight``.
+        Weights per class, multiplied into ``sample_weight``; "balanced" uses
+        ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     n_jobs : int or None, default=None
         torch threads while fitting, predicting and explaining, restored afterwards. None
         picks by the size of the task (one thread unless a pass over the data is large and
