@@ -107,26 +107,25 @@ class LbfgsNet(FenchelYoungNet):
                 w = None if weight is None else float64_rows(weight, start, stop, device)
                 if closed_form:
                     losses, grad = self.module_.loss_and_grad(scores.detach(), target)
-                    part = (losses.sum() if w is None else losses @ w) / total_weight
-                    if backward:
-                        grad = (
-                            grad.div_(total_weight)
-                            if w is None
-                            else grad.mul_((w / total_weight).unsqueeze(-1))
-                        )
-                        scores.backward(grad)
                 else:
                     losses = self.module_.loss(scores, target)
-                    part = (losses.sum() if w is None else losses @ w) / total_weight
-                    if backward:
-                        part.backward()
+                part = (losses.sum() if w is None else losses @ w) / total_weight
+                if backward and closed_form:
+                    scores.backward(
+                        grad.div_(total_weight)
+                        if w is None
+                        else grad.mul_((w / total_weight).unsqueeze(-1))
+                    )
+                elif backward:
+                    part.backward()
                 value += part.detach()
-            if self.l2:
-                # l2 * ||W||^2 / 2 and its gradient l2 * W, by hand (no autograd call)
-                scale = self.l2 / total_weight
-                for p in self.module_.penalized_parameters():
-                    value += 0.5 * scale * p.detach().pow(2).sum()
-                    if backward:
+            penalty = self.penalty_term(total_weight)
+            if penalty is not None:
+                value += penalty.detach()
+                if backward:
+                    # the penalty's gradient l2 * W / total_weight, by hand (no autograd call)
+                    scale = self.l2 / total_weight
+                    for p in self.module_.penalized_parameters():
                         p.grad = (
                             scale * p.detach()
                             if p.grad is None

@@ -64,7 +64,8 @@ def _runnable_tasks(proc: str = "/proc") -> int | None:
                     line = stat.read()
             except OSError:  # the thread ended meanwhile
                 continue
-            own += line[line.rindex(")") + 2 : line.rindex(")") + 3] == "R"
+            state = line.rindex(")") + 2  # the state follows the (name), which may hold ")"
+            own += line[state : state + 1] == "R"
     except (OSError, ValueError, IndexError):
         return None
     return max(0, total - max(own, 1))
