@@ -84,8 +84,8 @@ def fit_once(model, X, y) -> tuple[float, object]:
     return time.perf_counter() - start, fitted
 
 
-def fit_times(models: dict, X, y) -> dict[str, tuple[float, object]]:
-    """The median fit seconds of each model over ``REPEATS`` rounds, and a fitted copy.
+def fit_times(models: dict, X, y, repeats: int) -> dict[str, tuple[float, object]]:
+    """The median fit seconds of each model over ``repeats`` rounds, and a fitted copy.
 
     Each round fits every model once, in turn, so a slow spell of the machine falls on all
     of them alike rather than on one model's repeats; the order rotates between rounds,
@@ -94,7 +94,7 @@ def fit_times(models: dict, X, y) -> dict[str, tuple[float, object]]:
     times: dict = {name: [] for name in models}
     fitted: dict = {}
     names = list(models)
-    for round_ in range(REPEATS):
+    for round_ in range(repeats):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
             seconds, fitted[name] = fit_once(models[name], X, y)
@@ -102,11 +102,7 @@ def fit_times(models: dict, X, y) -> dict[str, tuple[float, object]]:
     return {name: (statistics.median(times[name]), fitted[name]) for name in models}
 
 
-#: rounds of fits per figure (``--repeats``)
-REPEATS = 3
-
-
-def run(sizes: list[int], load: bool) -> None:
+def run(sizes: list[int], load: bool, repeats: int = 3) -> None:
     settings = ["idle", "loaded"] if load else ["idle"]
     print("n        model                    setting  fit s   / LR   acc     objective gap")
     for n in sizes:
@@ -123,7 +119,7 @@ def run(sizes: list[int], load: bool) -> None:
                 )
         for setting in settings:
             with busy_core(setting == "loaded"):
-                results = fit_times(MODELS, X_train, y_train)
+                results = fit_times(MODELS, X_train, y_train, repeats)
             lr_time = results["LogisticRegression"][0]
             for name, (seconds, fitted) in results.items():
                 acc = fitted.score(X_test, y_test)
@@ -150,6 +146,7 @@ def run(sizes: list[int], load: bool) -> None:
                     {n_jobs: EntmaxClassifier(n_jobs=n_jobs) for n_jobs in (None, 1, 2)},
                     X_train,
                     y_train,
+                    repeats,
                 )
             times = {n_jobs: seconds for n_jobs, (seconds, _) in results.items()}
             best = min(times.values())
@@ -207,9 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats", type=int, default=3, help="rounds of fits per figure (median)"
     )
     args = parser.parse_args(argv)
-    global REPEATS
-    REPEATS = max(1, args.repeats)
-    run(args.sizes, load=not args.no_load)
+    run(args.sizes, load=not args.no_load, repeats=max(1, args.repeats))
     if not args.no_memory:
         memory()
     return 0
