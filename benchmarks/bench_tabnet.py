@@ -45,8 +45,9 @@ random_state=0``, a ``StandardScaler`` fitted on the train part), E=50; and
 split and scaled the same way, E=10.
 
 Columns of the main table: "test acc", the test accuracy (mean over the seeds); "Δ acc",
-ours minus the reference's, with two standard errors of that difference (unpaired: the two
-libraries draw different initial weights from one seed); "CPU s /
+ours minus the reference's, with two standard errors of that paired difference (seed s of
+ours against seed s of the reference: the same split and the same seed; they still draw
+different initial weights); "CPU s /
 epoch", the CPU time of the full fit minus that of a one-epoch fit (median of 3, same setup),
 over E - 1: the per-epoch cost without the setup, prediction and feature importances (median
 over the seeds); "CPU epoch ratio", ours over the reference's; "wall epoch ratio", the same
@@ -60,24 +61,26 @@ networks' own cost from the rest of a training step.
 
 Bars, each printed as PASS or FAIL (the exit status is 1 when one fails):
 
-1. Accuracy: on every dataset both rows of ours have a test accuracy >= pytorch-tabnet's.
+1. Accuracy (restated by issue 14): on every dataset, both output alphas of ours and, on
+   breast_cancer, every ``entmax_mode``, ours' mean test accuracy minus pytorch-tabnet's is at
+   least -2 standard errors of the paired difference. Use ``--seeds 10`` at least (``--tasks
+   wine --seeds 30`` for wine): with one seed the bar is the literal ">=".
 2. Speed: on every dataset both rows of ours have a CPU epoch ratio <= 1.
 3. Mask signal: on ``make_classification(n_samples=2000, n_features=10, n_informative=3,
    n_redundant=0, n_repeated=0, shuffle=False, random_state=0)`` (informative columns 0..2;
    all 2000 rows, scaled, B=128, V=64, E=30) the share of ``feature_importances_`` on
-   columns 0..2, mean over ``--signal-seeds`` seeds, is >= 0.8 and >= pytorch-tabnet's for
+   columns 0..2, mean over ``--signal-seeds`` seeds, is >= 0.8, and ours minus
+   pytorch-tabnet's is at least -2 standard errors of the paired difference, for
    ours at its defaults (``entmax_mode="sparsemax"``, output ``alpha=1.5``). One fit's share
    swings between about 0.62 and 0.98 with the seed, on both sides (standard deviation about
    0.06), so 30 seeds still leave a standard error of about 0.011 on each mean: the table
-   gives the difference to the reference with two standard errors, and a difference inside
-   them is a tie that the literal ">=" decides by chance. The other modes are reported beside
-   it with their share of exact mask zeros, not gated: their masks are denser by design, and
-   the table shows what that costs in focus.
+   gives the difference to the reference with two standard errors, and the bar takes a
+   difference inside them as a tie. The other modes are reported beside it (over
+   ``--mode-signal-seeds`` seeds) with their share of exact mask zeros and the same verdict,
+   not gated: their masks are denser by design, and the table shows what that costs in focus.
 
-Not gated: the four ``entmax_mode`` values on breast_cancer (output ``alpha=1.5``) with their
-accuracy, mask zero share and mask alphas after fit; and, in both mode tables, an extra row
-``entmax_mode="constant", entmax_alpha=1.3`` (at its default 1.5 "constant" is the exact
-entmax15 map, the same as "entmax15").
+Both mode tables have an extra row ``entmax_mode="constant", entmax_alpha=1.3`` (at its
+default 1.5 "constant" is the exact entmax15 map, the same as "entmax15").
 """
 
 from __future__ import annotations
@@ -542,17 +545,14 @@ def comparison_table(results: dict[str, list[Row]]) -> tuple[list[str], list[str
                 cells += ["", f"{row.cpu_epoch():.3f}", "", "", ""]
                 cells += [f"{row.mean('mask_zeros'):.1%}", "", ""]
             else:
-                delta = row.mean("accuracy") - ref.mean("accuracy")
+                delta, two_se = _paired(row, ref, "accuracy")
                 ratio = row.cpu_epoch() / ref.cpu_epoch()
-                acc_ok, speed_ok = delta >= -1e-12, ratio <= 1.0
+                acc_ok, speed_ok = _holds(delta, two_se), ratio <= 1.0
                 if not acc_ok:
-                    acc_fail.append(f"{name} {row.model} {delta:+.3f}")
+                    acc_fail.append(f"{name} {row.model} {delta:+.3f} ± {two_se:.3f}")
                 if not speed_ok:
                     speed_fail.append(f"{name} {row.model} x{ratio:.2f}")
-                noise = ""
-                if len(row.fits) > 1:
-                    sems = [_mean_sem([f.accuracy for f in r.fits])[1] for r in (row, ref)]
-                    noise = f" ± {2 * np.hypot(*sems):.3f}"
+                noise = f" ± {two_se:.3f}" if np.isfinite(two_se) else ""
                 cells += [f"{delta:+.3f}{noise}", f"{row.cpu_epoch():.3f}"]
                 cells += [f"{ratio:.2f}", f"{row.ratio(ref, 'median_epoch'):.2f}"]
                 cells += [f"{row.ratio(ref, 'fit_seconds'):.2f}"]
@@ -584,20 +584,48 @@ def step_table(results: dict[str, list[Row]]) -> list[str]:
     return lines
 
 
-def modes_table(rows) -> list[str]:
+def modes_table(rows) -> tuple[list[str], list[str]]:
+    """Every entmax_mode against the reference (the first row), and the accuracy failures."""
     lines = [
-        "| entmax_mode | mask alphas after fit | test acc | mask zeros "
-        "| CPU s / epoch (whole fit) |",
-        "|---|---|---:|---:|---:|",
+        "| entmax_mode | mask alphas after fit | test acc | Δ acc (± 2 SE, paired) | acc bar "
+        "| mask zeros | CPU s / epoch (whole fit) |",
+        "|---|---|---:|---:|:---:|---:|---:|",
     ]
+    ref = rows[0][2]
+    failures = []
     for mode, extra, row in rows:
         alphas = ", ".join(f"{a:.3f}" for a in row.fits[0].mask_alphas) or "2 (sparsemax)"
         label = mode + "".join(f" ({k}={v:g})" for k, v in extra.items())
+        difference = verdict = ""
+        if row is not ref:
+            delta, two_se = _paired(row, ref, "accuracy")
+            difference = f"{delta:+.3f} ± {two_se:.3f}"
+            verdict = _verdict(_holds(delta, two_se))
+            if not _holds(delta, two_se) and row.model != _ours_name(MODE_ALPHA):
+                # (the default mode's row is the comparison's, whose failure is listed there)
+                failures.append(f"{row.task} {label} {difference}")
         lines.append(
-            f"| {label} | {alphas} | {row.mean('accuracy'):.3f} | {row.mean('mask_zeros'):.1%} "
-            f"| {row.median('cpu_seconds') / row.epochs:.3f} |"
+            f"| {label} | {alphas} | {row.mean('accuracy'):.3f} | {difference} | {verdict} "
+            f"| {row.mean('mask_zeros'):.1%} | {row.median('cpu_seconds') / row.epochs:.3f} |"
         )
-    return lines
+    return lines, failures
+
+
+def _paired(row: Row, ref: Row, name: str) -> tuple[float, float]:
+    """Mean over the seeds of ``row``'s ``name`` minus ``ref``'s, and two standard errors of
+    that paired difference (seed s of one against seed s of the other: same split, same
+    seed); the standard error is nan with one seed."""
+    n = min(len(row.fits), len(ref.fits))
+    pairs = zip(row.fits[:n], ref.fits[:n], strict=True)
+    diff = np.array([getattr(a, name) - getattr(b, name) for a, b in pairs])
+    two_se = 2 * float(diff.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    return float(diff.mean()), two_se
+
+
+def _holds(delta: float, two_se: float) -> bool:
+    """The restated bar of issue 14: ours minus the reference is at least -2 standard errors
+    of the paired difference (with one seed, at least zero)."""
+    return delta >= -(two_se if np.isfinite(two_se) else 1e-12)
 
 
 def _mean_sem(values: list[float]) -> tuple[float, float]:
@@ -606,11 +634,12 @@ def _mean_sem(values: list[float]) -> tuple[float, float]:
 
 
 def signal_table(rows: list[tuple[Row, bool]]) -> tuple[list[str], list[str]]:
-    ref_mean, ref_sem = _mean_sem([f.informative_share for f in rows[0][0].fits])
+    """The importance share on the informative columns per mode, and the gated failures."""
+    ref = rows[0][0]
     lines = [
         f"| model | seeds | importance share on the {SIGNAL_INFORMATIVE} informative columns "
         "| standard error | min / max over the seeds | difference to the reference, ± 2 SE "
-        "| mask zeros | bar |",
+        "(paired) | mask zeros | bar |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|",
     ]
     failures = []
@@ -618,18 +647,14 @@ def signal_table(rows: list[tuple[Row, bool]]) -> tuple[list[str], list[str]]:
         shares = [f.informative_share for f in row.fits]
         share, sem = _mean_sem(shares)
         spread = f"{min(shares):.3f} / {max(shares):.3f}"
-        difference = ""
-        if row.model != REFERENCE:
-            # unpaired: the two libraries draw different initial weights from the same seed
-            difference = f"{share - ref_mean:+.3f} ± {2 * np.hypot(sem, ref_sem):.3f}"
-        verdict = ""
-        if gated:
-            ok = share >= SIGNAL_SHARE and share >= ref_mean - 1e-12
-            verdict = _verdict(ok)
-            if not ok:
-                failures.append(f"{row.model} {share:.3f} vs {ref_mean:.3f}")
-        elif row.model != REFERENCE:
-            verdict = "(not gated)"
+        difference = verdict = ""
+        if row is not ref:
+            delta, two_se = _paired(row, ref, "informative_share")
+            difference = f"{delta:+.3f} ± {two_se:.3f}"
+            ok = share >= SIGNAL_SHARE and _holds(delta, two_se)
+            verdict = _verdict(ok) if gated else f"({_verdict(ok)}, not gated)"
+            if gated and not ok:
+                failures.append(f"{row.model} {share:.3f}, {difference}")
         lines.append(
             f"| {row.model} | {len(shares)} | {share:.3f} | {sem:.3f} | {spread} | {difference} "
             f"| {row.mean('mask_zeros'):.1%} | {verdict} |"
@@ -701,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
             f"= {modes_task.batch_size} / {modes_task.virtual_batch_size} / {first.epochs}; "
             "the first row is pytorch-tabnet):\n"
         )
-        print("\n".join(modes_table(mode_rows)))
+        mode_lines, mode_fail = modes_table(mode_rows)
+        print("\n".join(mode_lines))
+        acc_fail += mode_fail
     signal_fail: list[str] | None = None
     if signal is not None:
         print(
@@ -713,11 +740,15 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(signal_lines))
     print()
     bars = [
-        ("Bar 1: test accuracy of ours >= pytorch-tabnet's", acc_fail),
+        (
+            "Bar 1: test accuracy of ours minus pytorch-tabnet's >= -2 SE (paired), every "
+            "output alpha and entmax_mode",
+            acc_fail,
+        ),
         ("Bar 2: time per epoch of ours <= pytorch-tabnet's", speed_fail),
         (
-            f"Bar 3: importance share on the informative columns >= {SIGNAL_SHARE} "
-            "and >= pytorch-tabnet's, default entmax_mode",
+            f"Bar 3: importance share on the informative columns >= {SIGNAL_SHARE}, and "
+            "minus pytorch-tabnet's >= -2 SE (paired), default entmax_mode",
             signal_fail,
         ),
     ]
