@@ -162,7 +162,8 @@ def _fit_ours(X, y, X_test, seed: int, args) -> Any:
     }
     if args.max_epochs is not None:
         params["max_epochs"] = args.max_epochs
-    return TabNetEntmaxClassifier(**params).fit(X, y).predict(X_test)
+    clf = TabNetEntmaxClassifier(**params).fit(X, y)
+    return clf.predict(X_test), clf.feature_importances_
 
 
 def _fit_logreg(X, y, X_test, seed: int, args) -> Any:
@@ -182,7 +183,7 @@ def _fit_logreg(X, y, X_test, seed: int, args) -> Any:
         ]
     )
     model = make_pipeline(pre, LogisticRegression(max_iter=1000))
-    return model.fit(X, y).predict(X_test)
+    return model.fit(X, y).predict(X_test), None
 
 
 def _as_categories(X: pd.DataFrame, text: list[str]) -> pd.DataFrame:
@@ -198,7 +199,7 @@ def _fit_hgb(X, y, X_test, seed: int, args) -> Any:
     for c in text:  # the test rows' categories as the training rows' (unseen: missing)
         X_test[c] = X_test[c].cat.set_categories(X[c].cat.categories)
     model = HistGradientBoostingClassifier(random_state=seed)
-    return model.fit(X, y).predict(X_test)
+    return model.fit(X, y).predict(X_test), None
 
 
 def _reference_arrays(X: pd.DataFrame, X_test: pd.DataFrame):
@@ -259,7 +260,7 @@ def _fit_reference(X, y, X_test, seed: int, args) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "no early stopping", said above
         model.fit(A, labels, **fit)
-    return model.predict(A_test)
+    return model.predict(A_test), model.feature_importances_
 
 
 MODELS: dict[str, Callable[..., Any]] = {
@@ -274,22 +275,25 @@ if TabNetClassifier is not None:
 # ------------------------------------------------------------------------------ running
 
 
-def run_table(table: Table, seeds: int, args) -> dict[str, Any]:
+def run_table(table: Table, seeds: int, models: list[str], args) -> dict[str, Any]:
     X, y, n_unlabelled = table.load()
-    accuracies: dict[str, list[float]] = {name: [] for name in MODELS}
-    seconds: dict[str, list[float]] = {name: [] for name in MODELS}
+    accuracies: dict[str, list[float]] = {name: [] for name in models}
+    seconds: dict[str, list[float]] = {name: [] for name in models}
+    importances: dict[str, list[list[float]]] = {name: [] for name in models}
     for seed in range(seeds):
         X_train, X_test, y_train, y_test = train_test_split(
             X, y, test_size=0.25, stratify=y, random_state=seed
         )
-        for name, fit in MODELS.items():
+        for name in models:
             start = time.perf_counter()
-            predicted = fit(X_train, y_train, X_test, seed, args)
+            predicted, importance = MODELS[name](X_train, y_train, X_test, seed, args)
             seconds[name].append(time.perf_counter() - start)
             accuracies[name].append(float(np.mean(np.asarray(predicted) == y_test.to_numpy())))
+            if importance is not None:
+                importances[name].append(np.asarray(importance, dtype=float).tolist())
         print(
             f"  {table.name} seed {seed}: "
-            + ", ".join(f"{n} {accuracies[n][-1]:.3f}" for n in MODELS),
+            + ", ".join(f"{n} {accuracies[n][-1]:.3f}" for n in models),
             file=sys.stderr,
             flush=True,
         )
@@ -299,12 +303,35 @@ def run_table(table: Table, seeds: int, args) -> dict[str, Any]:
         "rows": len(X),
         "unlabelled_dropped": n_unlabelled,
         "columns": X.shape[1],
+        "column_names": [str(c) for c in X.columns],
         "text_columns": len(_text_columns(X)),
         "missing_cells": int(X.isna().sum().sum()),
         "classes": int(y.nunique()),
         "accuracy": accuracies,
         "seconds": seconds,
+        "importances": {name: imp for name, imp in importances.items() if imp},
     }
+
+
+def merge(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One result per table from several runs' results (``--merge``): the models of each run
+    side by side. Two runs with the same table and model, or a different seed count, are an
+    error rather than silently one of them."""
+    merged: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        table = merged.setdefault(
+            part["table"], {**part, "accuracy": {}, "seconds": {}, "importances": {}}
+        )
+        for key in ("accuracy", "seconds", "importances"):
+            for name, values in part.get(key, {}).items():
+                if name in table[key]:
+                    raise ValueError(f"{part['table']}: {name} is in two of the merged runs")
+                table[key][name] = values
+    for table in merged.values():
+        counts = {len(v) for v in table["accuracy"].values()}
+        if len(counts) != 1:
+            raise ValueError(f"{table['table']}: the merged runs have different seed counts")
+    return [merged[name] for name in TABLES if name in merged]
 
 
 def _paired(ours: list[float], other: list[float]) -> tuple[float, float]:
@@ -318,10 +345,16 @@ def _paired(ours: list[float], other: list[float]) -> tuple[float, float]:
 SHORT = {OURS: "ours", LOGREG: "logreg", HGB: "HGB", REFERENCE: "pt-tabnet"}
 
 
+def _models_of(results: list[dict[str, Any]]) -> list[str]:
+    """The models every result has, in the order of MODELS."""
+    return [n for n in MODELS if all(n in r["accuracy"] for r in results)]
+
+
 def table_lines(results: list[dict[str, Any]]) -> list[str]:
-    others = [name for name in MODELS if name != OURS]
+    models = _models_of(results)
+    others = [name for name in models if name != OURS] if OURS in models else []
     head = f"{'table':<10}{'rows':>7}{'cols':>5}{'text':>5}{'gaps':>7}"
-    head += "".join(f"{SHORT[name]:>10}" for name in MODELS)
+    head += "".join(f"{SHORT[name]:>10}" for name in models)
     head += "".join(f"{'ours - ' + SHORT[name]:>20}" for name in others)
     head += f"{'goal':>7}{'fit s':>8}"
     lines = [head, "-" * len(head)]
@@ -329,17 +362,51 @@ def table_lines(results: list[dict[str, Any]]) -> list[str]:
         acc = r["accuracy"]
         line = f"{r['table']:<10}{r['rows']:>7}{r['columns']:>5}{r['text_columns']:>5}"
         line += f"{r['missing_cells']:>7}"
-        line += "".join(f"{np.mean(acc[name]):>10.3f}" for name in MODELS)
+        line += "".join(f"{np.mean(acc[name]):>10.3f}" for name in models)
         for name in others:
             mean, two_se = _paired(acc[OURS], acc[name])
             line += f"{f'{mean:+.3f} ± {two_se:.3f}':>20}"
         # the goal: ours at least the best of LogisticRegression and pytorch-tabnet, within
         # two standard errors of the paired difference
         rivals = [name for name in (LOGREG, REFERENCE) if name in acc]
-        best = max(rivals, key=lambda name: np.mean(acc[name]))
-        mean, two_se = _paired(acc[OURS], acc[best])
-        verdict = "PASS" if mean >= -(two_se if np.isfinite(two_se) else 0.0) else "FAIL"
-        line += f"{verdict:>7}{statistics.median(r['seconds'][OURS]):>8.1f}"
+        verdict = "-"
+        if OURS in acc and rivals:
+            best = max(rivals, key=lambda name: np.mean(acc[name]))
+            mean, two_se = _paired(acc[OURS], acc[best])
+            verdict = "PASS" if mean >= -(two_se if np.isfinite(two_se) else 0.0) else "FAIL"
+        fit_s = statistics.median(r["seconds"][OURS]) if OURS in acc else float("nan")
+        line += f"{verdict:>7}{fit_s:>8.1f}"
+        lines.append(line)
+    return lines
+
+
+def stability_lines(results: list[dict[str, Any]]) -> list[str]:
+    """How much the importances of ours and pytorch-tabnet move between the seeds' fits."""
+    from bench_tabnet_stability import jackknife_se, mean_pairwise_rho, top_overlap
+
+    names = [n for n in (OURS, REFERENCE) if all(n in r["importances"] for r in results)]
+    if not names:
+        return []
+    head = f"{'table':<10}{'cols':>5}" + "".join(
+        f"{SHORT[n] + ' rho':>18}{SHORT[n] + ' top3':>16}" for n in names
+    )
+    if len(names) == 2:
+        head += f"{'vs ref':>8}"
+    lines = [head, "-" * len(head)]
+    for r in results:
+        line = f"{r['table']:<10}{r['columns']:>5}"
+        figures = {}
+        for name in names:
+            imp = np.asarray(r["importances"][name])
+            rho, se, top3 = mean_pairwise_rho(imp), jackknife_se(imp), top_overlap(imp)
+            figures[name] = (rho, se, top3)
+            line += f"{f'{rho:.2f} ± {2 * se:.2f}':>18}{top3:>16.2f}"
+        if len(names) == 2:
+            (rho, se, top3), (ref_rho, ref_se, ref_top3) = figures[OURS], figures[REFERENCE]
+            slack = 2 * math.hypot(se, ref_se)
+            ok = rho - ref_rho >= -(slack if np.isfinite(slack) else 0.0)
+            ok = ok and top3 >= ref_top3 - 0.1
+            line += f"{'PASS' if ok else 'FAIL':>8}"
         lines.append(line)
     return lines
 
@@ -368,8 +435,31 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="2 epochs and 2 seeds (unless given): checks the script, its verdicts mean nothing",
     )
-    parser.add_argument("--json", default=None, help="write every fit's figures to this file")
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=list(MODELS),
+        default=list(MODELS),
+        help="models to fit (default: all); --merge puts separate runs side by side",
+    )
+    parser.add_argument(
+        "--json", default=None, help="write every fit's figures to this file, after each table"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="fit nothing: print the tables of earlier runs' --json files, merged",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        parts = []
+        for path in args.merge:
+            with open(path, encoding="utf-8") as handle:
+                parts += json.load(handle)["results"]
+        print_tables(merge(parts), "merged from " + ", ".join(args.merge))
+        return 0
     if args.quick and args.max_epochs is None:
         args.max_epochs = 2
     if args.seeds is None:
@@ -381,10 +471,20 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with threadpool_limits(args.threads):
         for name in args.tables:
-            results.append(run_table(TABLES[name], args.seeds, args))
+            results.append(run_table(TABLES[name], args.seeds, args.models, args))
+            if args.json:  # after every table, so that a stopped run keeps what it did
+                with open(args.json, "w", encoding="utf-8") as handle:
+                    json.dump({"args": vars(args), "results": results}, handle, indent=1)
+    quick = "; QUICK: 2 epochs, the verdicts mean nothing" if args.quick else ""
+    print_tables(results, f"{args.seeds} seeds{quick}")
+    print(f"total {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def print_tables(results: list[dict[str, Any]], what: str) -> None:
     print(
-        f"\nTest accuracy, mean over {args.seeds} seeds (ours minus each: mean ± 2 paired "
-        f"standard errors){'; QUICK: 2 epochs, the verdicts mean nothing' if args.quick else ''}"
+        f"\nTest accuracy, mean over the seeds (ours minus each: mean ± 2 paired standard "
+        f"errors); {what}"
     )
     for line in table_lines(results):
         print(line)
@@ -393,11 +493,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if dropped:
         print(f"rows without a label, dropped before the split: {', '.join(dropped)}")
-    print(f"total {time.perf_counter() - start:.0f} s")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"args": vars(args), "results": results}, handle, indent=1)
-    return 0
+    lines = stability_lines(results)
+    if lines:
+        print(
+            "\nStability of feature_importances_ over the same fits (seed s: split and model "
+            "seed s): rho, mean Spearman correlation over the pairs of seeds ± 2 jackknife SE; "
+            "top3, mean top-3 overlap; vs ref: ours' rho at least pytorch-tabnet's within 2 SE "
+            "and top3 at least its minus 0.1"
+        )
+        for line in lines:
+            print(line)
 
 
 if __name__ == "__main__":
