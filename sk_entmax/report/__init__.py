@@ -1,0 +1,45 @@
+"""Interpretability reports: figures and a self-contained HTML page from fitted estimators.
+
+For a fitted :class:`~sk_entmax.TabNetEntmaxClassifier`: which features the model uses
+(:func:`plot_feature_importances`), the mask of every decision step for chosen rows
+(:func:`plot_step_masks`), how many mask entries are exactly zero at each step
+(:func:`plot_mask_sparsity`) and the alpha of each step's mask mapping
+(:func:`plot_mask_alpha`), and how uncertain each importance is over the rows reported on
+(:func:`importance_intervals`). For any of the entmax classifiers (or a pipeline ending in one):
+the probability support, that is which classes get probability mass
+(:func:`plot_class_support`), how many per row (:func:`plot_support_sizes`) and the sparse
+probability rows themselves (:func:`plot_probabilities`).
+
+:func:`feature_mask_report` and :func:`probability_support_report` write all of it as one
+HTML file with the images embedded, so it can be mailed or archived as is.
+
+Every ``plot_*`` function draws on ``ax`` (or ``fig``) when given, otherwise on a new
+:mod:`matplotlib.pyplot` figure, and returns the matplotlib object it drew on. matplotlib is
+an optional dependency: ``pip install "sk-entmax[plot]"``.
+
+Where each part lives: :mod:`.masks` draws the mask and importance figures,
+:mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.probabilities`
+draws the probability figures, :mod:`.html_page` writes the HTML page, and
+:mod:`._common` holds what they share. Import from ``sk_entmax.report`` itself.
+"""
+
+# private, but sk_entmax._demo and sk_entmax.__main__ print it when matplotlib is missing
+from ._common import _MISSING_MATPLOTLIB  # noqa: F401
+from .html_page import feature_mask_report, probability_support_report
+from .intervals import ImportanceIntervals, importance_intervals
+from .masks import plot_feature_importances, plot_mask_alpha, plot_mask_sparsity, plot_step_masks
+from .probabilities import plot_class_support, plot_probabilities, plot_support_sizes
+
+__all__ = [
+    "ImportanceIntervals",
+    "feature_mask_report",
+    "importance_intervals",
+    "plot_class_support",
+    "plot_feature_importances",
+    "plot_mask_alpha",
+    "plot_mask_sparsity",
+    "plot_probabilities",
+    "plot_step_masks",
+    "plot_support_sizes",
+    "probability_support_report",
+]

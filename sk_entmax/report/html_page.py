@@ -1,0 +1,434 @@
+"""The self-contained HTML page: its style, the embedded figures, its sections and the two
+``*_report`` functions that write it."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._common import _class_names, _format_share, _positions, _proba, _require_matplotlib, _tabnet
+from .intervals import _check_confidence, _check_count, _importances_from, _intervals_from
+from .masks import (
+    _draw_importances,
+    _draw_mask_sparsity,
+    _draw_step_masks,
+    _step_masks_size,
+    plot_mask_alpha,
+)
+from .probabilities import _draw_class_support, _draw_probabilities, _draw_support_sizes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .intervals import ImportanceIntervals
+
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222;
+       max-width: 1100px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: .2em; }
+p.note { color: #555; margin-top: 0.3em; }
+table.summary { border-collapse: collapse; margin: 1em 0; }
+table.summary td { padding: 0.2em 1.2em 0.2em 0; }
+table.summary td:first-child { color: #555; }
+img { max-width: 100%; height: auto; display: block; margin: 0.6em 0; }
+.row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.row img { max-width: calc(50% - 0.75em); }
+footer { margin-top: 3em; color: #888; font-size: 0.85em; }
+div.trust { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
+div.trust.warn { border-color: #c0703b; background: #fbf1ea; }
+div.trust.ok { border-color: #3b6ea5; background: #eef3f9; }
+"""
+
+
+def _png(fig: Figure) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _img(fig: Figure, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    """A figure outside pyplot's state: nothing to close, no backend needed."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _axes(figsize: tuple[float, float]) -> Axes:
+    return _figure(figsize).subplots()
+
+
+def _interval_text(low: float, high: float) -> str:
+    return f"{100 * low:.2f}% to {100 * high:.2f}%"
+
+
+def _importance_table(
+    importances: np.ndarray, names: list[str], intervals: ImportanceIntervals | None = None
+) -> str:
+    """Every feature's importance as text, under a fold: searchable and copyable."""
+    order = np.argsort(-importances, kind="stable")
+    head = "<td>feature</td><td>share</td>"
+    if intervals is not None:
+        head += f"<td>{100 * intervals.confidence:.0f}% interval</td>"
+    cells = []
+    for i in order:
+        row = f"<td>{html.escape(names[i])}</td><td>{100 * importances[i]:.2f}%</td>"
+        if intervals is not None:
+            row += f"<td>{_interval_text(intervals.low[i], intervals.high[i])}</td>"
+        row += f"<td>{'exactly 0' if importances[i] == 0 else ''}</td>"
+        cells.append(f"<tr>{row}</tr>")
+    return (
+        f"<details><summary>All {len(names)} features as a table</summary>"
+        f'<table class="summary"><tr>{head}<td></td></tr>{"".join(cells)}'
+        "</table></details>"
+    )
+
+
+def _trust_section(intervals: ImportanceIntervals) -> str:
+    """The verdict on the ranking, in a box that stands out when the ranking is a tie."""
+    kind = "warn" if intervals.overlapping() else "ok"
+    return (
+        f'<div class="trust {kind}"><strong>Can this ranking be trusted?</strong> '
+        f"{html.escape(intervals.verdict())}</div>"
+    )
+
+
+def _summary(clf: Any, proba: np.ndarray, y: Any) -> list[tuple[str, str]]:
+    est = clf[-1] if hasattr(clf, "steps") else clf
+    params = est.get_params(deep=False)
+    rows = [("model", type(est).__name__)]
+    for key in ("entmax_mode", "alpha", "n_steps"):
+        if key in params:
+            rows.append((key, str(params[key])))
+    n_features = getattr(clf, "n_features_in_", "?")
+    rows.append(("rows reported on", f"{proba.shape[0]} x {n_features} features"))
+    classes = _class_names(clf)
+    rows.append(("classes", ", ".join(classes[:20]) + (" ..." if len(classes) > 20 else "")))
+    if y is not None and not getattr(est, "multilabel_", False):
+        # predict is the argmax of predict_proba (the estimators define it so)
+        predicted = np.asarray(clf.classes_)[proba.argmax(axis=1)]
+        accuracy = float(np.mean(predicted == np.asarray(y)))
+        rows.append(("accuracy on these rows", f"{accuracy:.3f}"))
+    rows.append(("predict_proba entries exactly 0", _format_share(float((proba == 0).mean()))))
+    rows.append(
+        (
+            "mean support (classes with probability > 0)",
+            f"{(proba > 0).sum(axis=1).mean():.2f} of {proba.shape[1]}",
+        )
+    )
+    return rows
+
+
+def _support_sections(
+    clf: Any, proba: np.ndarray, positions: list[int], labels: list[str]
+) -> list[str]:
+    classes = _class_names(clf)
+    n_classes = len(classes)
+    ax_rows = _axes((1.8 + 0.7 * min(n_classes, 15), 1.3 + 0.35 * len(positions)))
+    _draw_probabilities(ax_rows, proba[positions], labels, classes)
+    ax_support = _axes((2.6 + 0.55 * min(n_classes, 30), 3.4))
+    _draw_class_support(ax_support, proba, classes)
+    ax_sizes = _axes((2.6 + 0.45 * min(n_classes, 30), 3.4))
+    _draw_support_sizes(ax_sizes, proba)
+    return [
+        "<h2>Sparse probabilities</h2>",
+        '<p class="note">Rows of <code>predict_proba</code>: white cells are exactly 0, not '
+        "merely small. Each row sums to 1.</p>",
+        _img(ax_rows.figure, "predict_proba rows"),
+        "<h2>Probability support</h2>",
+        '<p class="note">Left: for each class, the share of rows that give it any probability '
+        "at all. Right: how many classes each row keeps (its support size).</p>",
+        '<div class="row">',
+        _img(ax_support.figure, "classes with probability mass"),
+        _img(ax_sizes.figure, "support sizes"),
+        "</div>",
+    ]
+
+
+def _importance_sections(
+    importances: np.ndarray,
+    names: list[str],
+    max_features: int,
+    intervals: ImportanceIntervals | None,
+) -> list[str]:
+    """The global importance chart, with its whiskers, verdict and table when ``intervals``."""
+    extra = 0.2 if intervals is not None else 0.0
+    ax_imp = _axes((7.5, 1.2 + extra + 0.3 * min(len(names), int(max_features))))
+    _draw_importances(ax_imp, importances, names, max_features, intervals)
+    return [
+        "<h2>Global feature importance</h2>",
+        '<p class="note">Each feature\'s share of the TabNet attribution on these rows: its '
+        "mask weights, summed over decision steps and weighted by how much each step "
+        "contributes to the decision."
+        + (
+            f" The whiskers span the central {100 * intervals.confidence:.0f}% of each share "
+            f"over {intervals.n_resamples} bootstrap resamples of these {intervals.n_rows} rows "
+            "(the attributions computed once, no refit)."
+            if intervals is not None
+            else ""
+        )
+        + "</p>",
+        *([_trust_section(intervals)] if intervals is not None else []),
+        _img(ax_imp.figure, "global feature importance"),
+        _importance_table(importances, names, intervals),
+    ]
+
+
+def _mask_sections(
+    clf: Any,
+    masks: dict[int, np.ndarray],
+    positions: list[int],
+    labels: list[str],
+    names: list[str],
+    max_features: int,
+) -> list[str]:
+    """Each step's mask for the chosen rows, then each step's mask sparsity and mask alpha."""
+    n_steps = len(masks)
+    row_masks = {step: M[positions] for step, M in masks.items()}
+    n_mask_features = min(len(names), int(max_features))
+    fig_masks = _figure(_step_masks_size(n_steps, len(positions), n_mask_features))
+    _draw_step_masks(fig_masks, row_masks, labels, names, max_features)
+    ax_sparsity = _axes((3.2 + 0.7 * n_steps, 3.4))
+    _draw_mask_sparsity(ax_sparsity, masks, len(names))
+    ax_alpha = _axes((3.2 + 0.7 * n_steps, 3.4))
+    plot_mask_alpha(clf, ax=ax_alpha)
+    return [
+        "<h2>Feature masks per decision step</h2>",
+        '<p class="note">Which features each step looks at, for a few rows. White cells are '
+        "exactly 0: the step does not read that feature for that row at all.</p>",
+        _img(fig_masks, "feature masks per step"),
+        "<h2>Mask sparsity and mask alpha per step</h2>",
+        '<p class="note">Left: the share of mask entries that are exactly 0 over all rows, '
+        "with the mean number of features a step reads. Right: the alpha of each step's mask "
+        "mapping (1 is softmax, never zero; 2 is sparsemax, the sparsest); in "
+        '<code>entmax_mode="adaptive"</code> it is learned.</p>',
+        '<div class="row">',
+        _img(ax_sparsity.figure, "mask sparsity per step"),
+        _img(ax_alpha.figure, "mask alpha per step"),
+        "</div>",
+    ]
+
+
+def _indicator_rows(est: Any, names: list[str]) -> list[tuple[str, str]]:
+    """The summary row naming the columns that got a learned missing indicator, if any."""
+    indicated = [names[i] for i in getattr(est, "missing_features_", [])]
+    if indicated:
+        return [
+            (
+                "learned missing indicators (numeric columns with gaps at fit)",
+                ", ".join(indicated),
+            )
+        ]
+    return []
+
+
+def _rows(pairs: Sequence[tuple[str, str]]) -> str:
+    return "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in pairs
+    )
+
+
+def _check_data(data: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    if data is None:
+        return []
+    pairs = list(data)
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise ValueError(
+            "data must be a sequence of (label, text) pairs, e.g. [('rows dropped', '3')]"
+        )
+    return [(str(k), str(v)) for k, v in pairs]
+
+
+def _write_html(
+    path: str | Path,
+    title: str,
+    summary: list[tuple[str, str]],
+    sections: list[str],
+    data: list[tuple[str, str]] | None = None,
+) -> Path:
+    from sk_entmax import __version__
+
+    table = _rows(summary)
+    prepared = (
+        [
+            "<h2>Data</h2>",
+            '<p class="note">What was done to the data before the model saw it.</p>',
+            f'<table class="summary">{_rows(data)}</table>',
+        ]
+        if data
+        else []
+    )
+    page = "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{_CSS}</style></head><body>",
+            f"<h1>{html.escape(title)}</h1>",
+            f'<table class="summary">{table}</table>',
+            *prepared,
+            *sections,
+            f"<footer>Written by sk_entmax {html.escape(__version__)}.</footer>",
+            "</body></html>",
+        ]
+    )
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path.resolve()
+
+
+def feature_mask_report(
+    clf: Any,
+    X: Any,
+    path: str | Path,
+    *,
+    y: Any = None,
+    rows: Sequence[int] | None = None,
+    max_features: int = 25,
+    title: str | None = None,
+    data: Sequence[tuple[str, str]] | None = None,
+    n_resamples: int = 200,
+    confidence: float = 0.9,
+    random_state: int | np.random.RandomState | None = 0,
+) -> Path:
+    """Write a self-contained HTML report of a fitted TabNet's feature masks.
+
+    The page holds the global feature importances on ``X`` with a bootstrap interval for
+    each (over resamples of the rows of ``X``, see :func:`importance_intervals`) and a
+    verdict on whether those rows settle the ranking of the top features, each decision
+    step's mask for the chosen rows, the share of exact zeros in each step's mask, each
+    step's mask alpha, and the sparsity of the output probabilities. Images are embedded as
+    PNG, so the file stands alone.
+
+    Parameters
+    ----------
+    clf : TabNetEntmaxClassifier or Pipeline ending in one
+        A fitted estimator.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Data to report on (held-out data says most). DataFrame columns name the features.
+    path : str or path-like
+        Where to write the HTML file (parent folders are created).
+    y : array-like of shape (n_samples,), default=None
+        True labels of ``X``; when given, the accuracy on ``X`` is reported.
+    rows : sequence of int, default=None
+        Positions of the rows whose masks and probabilities are shown (the first 8).
+    max_features : int, default=25
+        At most this many features in the importance chart and the mask heatmaps.
+    title : str, default=None
+        Page title.
+    data : sequence of (str, str), default=None
+        How the data was prepared, as (label, text) pairs shown in a "Data" table near the
+        top: rows dropped, values filled, the training size, ... (``python -m sk_entmax
+        report`` passes them).
+    n_resamples : int, default=200
+        Bootstrap resamples of the rows of ``X`` for the importance intervals; 0 leaves the
+        intervals and the verdict out.
+    confidence : float, default=0.9
+        The share of the resampled values each interval holds, in (0, 1).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the resampling: the same seed writes the same intervals.
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute path of the file written.
+
+    Raises
+    ------
+    ValueError
+        When ``n_resamples`` or ``confidence`` is out of range, or ``data`` is not a
+        sequence of pairs.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sk_entmax import TabNetEntmaxClassifier
+    >>> from sk_entmax.report import feature_mask_report
+    >>> X, y = load_wine(return_X_y=True, as_frame=True)
+    >>> clf = TabNetEntmaxClassifier(max_epochs=3, random_state=0).fit(X, y)
+    >>> path = feature_mask_report(clf, X, "wine_masks.html")  # doctest: +SKIP
+    """
+    _require_matplotlib()
+    data = _check_data(data)
+    n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
+    confidence = _check_confidence(confidence)
+    est, Xt, names = _tabnet(clf, X, "feature_mask_report")
+    positions, labels = _positions(X, rows)
+    M_explain, masks = est.explain(Xt)
+    importances = _importances_from(M_explain)
+    intervals = (
+        _intervals_from(M_explain, names, n_resamples, confidence, random_state)
+        if n_resamples
+        else None
+    )
+    proba = _proba(clf, X)
+    sections = [
+        *_importance_sections(importances, names, max_features, intervals),
+        *_mask_sections(clf, masks, positions, labels, names, max_features),
+        *_support_sections(clf, proba, positions, labels),
+    ]
+    title = title or f"Feature-mask report: {type(est).__name__}"
+    summary = _summary(clf, proba, y) + _indicator_rows(est, names)
+    return _write_html(path, title, summary, sections, data)
+
+
+def probability_support_report(
+    clf: Any,
+    X: Any,
+    path: str | Path,
+    *,
+    y: Any = None,
+    rows: Sequence[int] | None = None,
+    title: str | None = None,
+    data: Sequence[tuple[str, str]] | None = None,
+) -> Path:
+    """Write a self-contained HTML report of a classifier's sparse probabilities.
+
+    For :class:`~sk_entmax.SparsemaxClassifier`, :class:`~sk_entmax.EntmaxClassifier` (or
+    any classifier with ``predict_proba``, a pipeline included): a few probability rows,
+    which classes get probability mass, and the distribution of support sizes.
+
+    Parameters
+    ----------
+    clf : classifier with predict_proba
+        A fitted classifier.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Data to report on.
+    path : str or path-like
+        Where to write the HTML file (parent folders are created).
+    y : array-like of shape (n_samples,), default=None
+        True labels of ``X``; when given, the accuracy on ``X`` is reported.
+    rows : sequence of int, default=None
+        Positions of the rows whose probabilities are shown (the first 8).
+    title : str, default=None
+        Page title.
+    data : sequence of (str, str), default=None
+        How the data was prepared, as (label, text) pairs shown in a "Data" table near the
+        top (see :func:`feature_mask_report`).
+
+    Returns
+    -------
+    pathlib.Path
+        The absolute path of the file written.
+    """
+    _require_matplotlib()
+    data = _check_data(data)
+    proba = _proba(clf, X)
+    positions, labels = _positions(X, rows)
+    est = clf[-1] if hasattr(clf, "steps") else clf
+    title = title or f"Probability support report: {type(est).__name__}"
+    sections = _support_sections(clf, proba, positions, labels)
+    return _write_html(path, title, _summary(clf, proba, y), sections, data)
