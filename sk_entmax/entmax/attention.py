@@ -45,6 +45,7 @@ from sk_entmax.entmax.activations import (
     _sparsemax_last,
     entmax_vjp,
 )
+from sk_entmax.entmax.algorithms import Mapping, mapping_for
 from sk_entmax.entmax.dispatch import entmax
 from sk_entmax.entmax.root_finding import (
     DEFAULT_N_ITER,
@@ -99,13 +100,12 @@ def _block_scores(
 
 def _map(Z: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
     """alpha-entmax of the rows of ``Z`` by the core's solvers (no graph)."""
-    if isinstance(alpha, torch.Tensor):
-        return _entmax_bisect_last(Z, alpha, DEFAULT_N_ITER, True)
-    if alpha == 2:
+    mapping = mapping_for(alpha)
+    if mapping is Mapping.SPARSEMAX:
         return _sparsemax_last(Z, None)
-    if alpha == 1.5:
+    if mapping is Mapping.ENTMAX15:
         return _entmax15_last(Z, None)
-    if alpha == 1:
+    if mapping is Mapping.SOFTMAX:
         return _softmax_last(Z)
     return _entmax_bisect_last(Z, alpha, DEFAULT_N_ITER, True)
 
@@ -117,16 +117,17 @@ def _threshold(Z: torch.Tensor, P: torch.Tensor, alpha: float | torch.Tensor) ->
     """
     m, empty = row_stats(Z)
     p_max = P.amax(-1, keepdim=True)
-    if isinstance(alpha, torch.Tensor):
+    mapping = mapping_for(alpha)
+    if mapping is Mapping.PER_ROW:
         beta = alpha - 1
         log_p = safe_log(p_max)
         zero = beta == 0  # softmax rows: the offset is log p itself
         offset = torch.where(zero, log_p, torch.expm1(beta * log_p) / torch.where(zero, 1, beta))
-    elif alpha == 2:
+    elif mapping is Mapping.SPARSEMAX:
         offset = p_max
-    elif alpha == 1.5:
+    elif mapping is Mapping.ENTMAX15:
         offset = 2 * p_max.sqrt()
-    elif alpha == 1:
+    elif mapping is Mapping.SOFTMAX:
         offset = safe_log(p_max)
     else:
         beta = alpha - 1
@@ -144,7 +145,8 @@ def _rebuild(
     (as ``exp2(log2(.))`` on a floor, as in the core's solvers) for the two; at 1.5 and 2
     no ``pow`` at all. Other alphas (and alpha close to 1) take the log1p form.
     """
-    if isinstance(alpha, torch.Tensor):
+    mapping = mapping_for(alpha)
+    if mapping is Mapping.PER_ROW:
         beta = alpha - 1
         if not bool(((0.1 <= beta) & (beta <= 1)).all()):
             P = _entmax_p(Z.sub_(t), beta)
@@ -154,13 +156,13 @@ def _rebuild(
         floor = torch.exp2(-120 / (m - 1).clamp(min=1))
         G = torch.maximum(X, floor).log2_().mul_(m - 1).exp2_().mul_(torch.sign(X))
         return G * X, G
-    if alpha == 2:
+    if mapping is Mapping.SPARSEMAX:
         P = Z.sub_(t).relu_()
         return P, torch.sign(P)
-    if alpha == 1.5:
+    if mapping is Mapping.ENTMAX15:
         G = Z.sub_(t).div_(2).relu_()
         return G.square(), G
-    if alpha == 1:
+    if mapping is Mapping.SOFTMAX:
         P = Z.sub_(t).exp_()
         return P, P
     beta = alpha - 1

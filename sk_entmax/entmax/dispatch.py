@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from sk_entmax.entmax.activations import entmax15, sparsemax
+from sk_entmax.entmax.algorithms import Mapping, kernel_for, mapping_for
 from sk_entmax.entmax.losses import entmax15_loss, entmax_bisect_loss, sparsemax_loss
 from sk_entmax.entmax.root_finding import Param, entmax_bisect
 
@@ -59,11 +60,14 @@ def entmax(
     tensor([[0.0000, 0.2500, 0.7500]])
     """
     kw = {"dim": dim, "training": training, "return_support_size": return_support_size}
-    if not isinstance(alpha, torch.Tensor):
-        if alpha == 2:
-            return sparsemax(X, **kw)
-        if alpha == 1.5:
-            return entmax15(X, **kw)
+    mapping = mapping_for(alpha)
+    kernel = kernel_for(mapping, X.device)
+    if kernel is not None:
+        return kernel(X, alpha, n_iter=n_iter, **kw)
+    if mapping is Mapping.SPARSEMAX:
+        return sparsemax(X, **kw)
+    if mapping is Mapping.ENTMAX15:
+        return entmax15(X, **kw)
     return entmax_bisect(X, alpha, n_iter=n_iter, **kw)
 
 
@@ -96,9 +100,9 @@ def entmax_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    if not isinstance(alpha, torch.Tensor):
-        if alpha == 2:
-            return sparsemax_loss(X, target, return_support_size=return_support_size)
-        if alpha == 1.5:
-            return entmax15_loss(X, target, return_support_size=return_support_size)
+    mapping = mapping_for(alpha)
+    if mapping is Mapping.SPARSEMAX:
+        return sparsemax_loss(X, target, return_support_size=return_support_size)
+    if mapping is Mapping.ENTMAX15:
+        return entmax15_loss(X, target, return_support_size=return_support_size)
     return entmax_bisect_loss(X, target, alpha, n_iter, return_support_size=return_support_size)

@@ -29,6 +29,7 @@ from torch.autograd import Function
 
 from sk_entmax.entmax._common import _check_floating, safe_div, support_size
 from sk_entmax.entmax.activations import entmax15, sparsemax
+from sk_entmax.entmax.algorithms import Mapping, mapping_for
 from sk_entmax.entmax.root_finding import (
     Param,
     _check_alpha,
@@ -67,12 +68,13 @@ def tsallis_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
     ``b = alpha - 1``, which equals ``(1 - sum p^alpha) / (alpha (alpha - 1))`` on the simplex
     and stays accurate as alpha approaches 1.
     """
-    if not isinstance(alpha, torch.Tensor):
-        if alpha == 1:
+    mapping = mapping_for(alpha)
+    if mapping is not Mapping.PER_ROW:
+        if mapping is Mapping.SOFTMAX:
             return -(P * safe_log(P)).sum(-1)
-        if alpha == 2:
+        if mapping is Mapping.SPARSEMAX:
             return (P.sum(-1) - (P * P).sum(-1)) / 2
-        if alpha == 1.5:
+        if mapping is Mapping.ENTMAX15:
             # p^1.5 as p * sqrt(p), several times faster than pow on CPU; the 2**-120 keeps
             # sqrt off exact zeros (slow on CPU) and leaves p = 0 at 0
             return (P.sum(-1) - (P * (P + 2.0**-120).sqrt()).sum(-1)) / 0.75
@@ -84,6 +86,26 @@ def tsallis_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
     beta = (alpha - 1).unsqueeze(-1)
     s = (P * log_p * (1 + beta * log_p * phi(beta * log_p))).sum(-1)
     return -s / alpha
+
+
+def tsallis_terms(P: torch.Tensor, alpha: float) -> torch.Tensor:
+    """``h(p) = (1 - p ** (alpha - 1)) / (alpha (alpha - 1))`` entrywise, for a number alpha
+    other than 1, so that :func:`tsallis_entropy` is ``sum_j p_j h(p_j)``.
+
+    Written without pow where a cheaper form is exact, and as ``-expm1((alpha - 1) log p)``
+    otherwise, which stays accurate as alpha nears 1. Zero entries get a finite value (their
+    product with ``p`` is 0).
+    """
+    mapping = mapping_for(alpha)
+    if mapping is Mapping.SPARSEMAX:
+        return (1 - P) / 2
+    floor = P.clamp_min(2.0**-120)  # keeps sqrt and log off exact zeros (slow on CPU)
+    if mapping is Mapping.ENTMAX15:
+        return (1 - floor.sqrt()) / 0.75
+    if alpha == 1.25:
+        return (1 - floor.sqrt().sqrt_()) / 0.3125
+    beta = alpha - 1
+    return torch.expm1(floor.log().mul_(beta)).div_(-alpha * beta)
 
 
 def _tsallis_dalpha(P: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:

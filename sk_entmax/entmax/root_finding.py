@@ -67,6 +67,7 @@ from sk_entmax.entmax.activations import (
     entmax_vjp,
     sqrt_support,
 )
+from sk_entmax.entmax.algorithms import Mapping, mapping_for, newton_applies
 
 __all__ = [
     "AdaptiveEntmax",
@@ -123,10 +124,6 @@ def safe_pow(P: torch.Tensor, exponent: Param) -> torch.Tensor:
     """``P ** exponent`` on positive entries and 0 elsewhere, with finite gradients."""
     positive = P > 0
     return torch.where(positive, torch.where(positive, P, 1.0) ** exponent, 0.0)
-
-
-def _is_scalar(value: Param, number: float) -> bool:
-    return not isinstance(value, torch.Tensor) and value == number
 
 
 # --------------------------------------------------------------------------- alpha-entmax
@@ -237,15 +234,6 @@ def _entmax_alpha_grad(
     return pa, safe_div(pa.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
 
 
-# From this many bisection steps on (float32 precision), Newton replaces bisection.
-_NEWTON_MIN_ITER = 24
-
-
-def _newton_alpha(alpha: Param) -> Param:
-    """Where Newton applies (module docstring): ``alpha`` itself, or ``(..., 1)`` booleans."""
-    return (1 + _POWER_FORM_MIN_BETA <= alpha) & (alpha <= 2)
-
-
 def _entmax_newton_rows(
     Z: torch.Tensor, alpha: torch.Tensor, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
@@ -255,7 +243,7 @@ def _entmax_newton_rows(
     the others (alpha close to 1, below it or above 2) to bisection in the log1p form.
     """
     beta = alpha - 1
-    newton = _newton_alpha(alpha)
+    newton = newton_applies(alpha, n_iter)
     if bool(newton.all()):
         P, settled = _power_newton(Z * beta, 1 / beta, normalize=ensure_sum_one)
         rows = _unsettled_rows(settled)
@@ -275,7 +263,7 @@ def _entmax_newton_rows(
 
 def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
     """alpha-entmax of rows whose max is 0 by Newton steps, for ``1.1 <= alpha <= 2``."""
-    if alpha == 2:
+    if mapping_for(alpha) is Mapping.SPARSEMAX:
         P = _sparsemax_fast(Z)  # exact: sums to 1 up to rounding
         if ensure_sum_one:
             total = P.sum(-1, keepdim=True)
@@ -298,7 +286,7 @@ def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum
     finished as there, by the sort (alpha = 2) or by bisection.
     """
     ZT = _shifted_columns(Z)
-    if alpha == 2:
+    if mapping_for(alpha) is Mapping.SPARSEMAX:
         PT, settled = _sparsemax_newton(ZT, dim=0)
         if ensure_sum_one:
             total = PT.sum(0, keepdim=True)
@@ -321,20 +309,18 @@ def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum
 def _entmax_bisect_last(
     Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
-    if n_iter >= _NEWTON_MIN_ITER:
-        value = alpha
-        if isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim():
-            value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
-        if not isinstance(value, torch.Tensor) and _newton_alpha(value):
-            if _narrow(Z):
-                return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one)
-            max_val, _ = row_stats(Z)
-            return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one)
+    value = alpha
+    if isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim():
+        value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
+    if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
+        if _narrow(Z):
+            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one)
+        max_val, _ = row_stats(Z)
+        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one)
     max_val, _ = row_stats(Z)
     Z = Z - max_val
-    if n_iter >= _NEWTON_MIN_ITER and isinstance(alpha, torch.Tensor):
-        if alpha.stride() != (0,) * alpha.dim() and bool(_newton_alpha(alpha).any()):
-            return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
+    if isinstance(value, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
+        return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
     beta = alpha - 1
     _, p = _entmax_threshold(Z, beta, n_iter)
     return _normalize(p) if ensure_sum_one else p
@@ -350,11 +336,12 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     and a second derivative being built take :func:`safe_pow`, whose own gradient stays
     finite.
     """
-    if torch.is_grad_enabled() or isinstance(alpha, torch.Tensor) or not 1 < alpha <= 2:
+    mapping = mapping_for(alpha)
+    if torch.is_grad_enabled() or mapping is Mapping.PER_ROW or not 1 < alpha <= 2:
         return safe_pow(Y, 2 - alpha)
-    if alpha == 2:
+    if mapping is Mapping.SPARSEMAX:
         return torch.sign(Y)
-    if alpha == 1.5:
+    if mapping is Mapping.ENTMAX15:
         return sqrt_support(Y)
     gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
     g_floor = _floor_threshold(2 - alpha)
@@ -501,7 +488,7 @@ def entmax_bisect(
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:
         P = X.clone()
-    elif _is_scalar(alpha, 1):
+    elif mapping_for(alpha) is Mapping.SOFTMAX:
         P = from_last(_softmax_last(Z), dim, dtype)
     else:
         alpha = param_to_last(alpha, X, dim, "alpha")

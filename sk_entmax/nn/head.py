@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax.losses import tsallis_entropy
+from sk_entmax.entmax.algorithms import Mapping, mapping_for
+from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
 __all__ = ["LEARN_ALPHA_MIN_START", "EntmaxHead"]
 
@@ -91,15 +92,16 @@ class EntmaxHead(nn.Module):
             If alpha is learned: its gradient needs the autograd path (:meth:`loss`).
         """
         alpha = self.alpha
-        if isinstance(alpha, torch.Tensor):
+        mapping = mapping_for(alpha)
+        if mapping is Mapping.PER_ROW:
             raise ValueError("loss_and_grad needs a fixed alpha; a learned alpha uses loss()")
-        if alpha == 1:
+        if mapping is Mapping.SOFTMAX:
             P = torch.softmax(scores, -1)
             conjugate = torch.logsumexp(scores, -1)
         else:
             P = entmax(scores, alpha)
             # H(p) + <p, s> as one sum over the classes: H(p) = sum_j p_j h(p_j)
-            conjugate = (P * _tsallis_terms(P, alpha).add_(scores)).sum(-1)
+            conjugate = (P * tsallis_terms(P, alpha).add_(scores)).sum(-1)
         if target.is_floating_point():
             Q = target.to(scores.dtype)
             loss = conjugate - (Q * scores).sum(-1) - tsallis_entropy(Q, alpha)
@@ -111,19 +113,3 @@ class EntmaxHead(nn.Module):
     def extra_repr(self) -> str:
         learned = self.alpha_map is not None
         return f"alpha={self.fixed_alpha}, learn_alpha={learned}"
-
-
-def _tsallis_terms(P: torch.Tensor, alpha: float) -> torch.Tensor:
-    """``h(p) = (1 - p ** (alpha - 1)) / (alpha (alpha - 1))`` entrywise, so that the Tsallis
-    entropy is ``sum_j p_j h(p_j)``; written without pow where a cheaper form is exact, and
-    as ``-expm1((alpha - 1) log p)`` otherwise, which stays accurate as alpha nears 1. Zero
-    entries get a finite value (their product with ``p`` is 0)."""
-    if alpha == 2:
-        return (1 - P) / 2
-    floor = P.clamp_min(2.0**-120)  # keeps sqrt and log off exact zeros (slow on CPU)
-    if alpha == 1.5:
-        return (1 - floor.sqrt()) / 0.75
-    if alpha == 1.25:
-        return (1 - floor.sqrt().sqrt_()) / 0.3125
-    beta = alpha - 1
-    return torch.expm1(floor.log().mul_(beta)).div_(-alpha * beta)
