@@ -1,4 +1,5 @@
-"""Shared plumbing for the mappings: axis handling, half precision, masking, alpha shapes.
+"""Shared plumbing for the mappings: axis handling, half precision, masking, alpha shapes,
+the checks of the root finders' arguments, and the safe ``log``/``pow``/``phi`` they share.
 
 Every mapping in this package is written once, along the last axis of a float32/float64
 tensor. The wrappers here move the requested axis to the end, upcast half precision to
@@ -8,11 +9,15 @@ autograd functions never see anything but the last axis.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
+from torch import nn
 
 _HALF = (torch.float16, torch.bfloat16)
+
+Param = float | torch.Tensor
 
 
 def _check_dim(X: torch.Tensor, dim: int) -> int:
@@ -149,3 +154,66 @@ def apply_last(
     if Z.numel() == 0:
         return X.clone()
     return from_last(fn(Z, *args), dim, dtype)
+
+
+# --------------------------------------------------------------------------- root finding
+
+# The number of bisection steps that ``n_iter=None`` stands for (the reference's default).
+DEFAULT_N_ITER = 50
+
+
+def _check_n_iter(n_iter: int | None) -> int:
+    """``n_iter`` as a positive int; ``None`` means :data:`DEFAULT_N_ITER`."""
+    if n_iter is None:
+        return DEFAULT_N_ITER
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
+        raise ValueError(f"n_iter must be None or a positive int, got {n_iter!r}")
+    return n_iter
+
+
+def phi(z: torch.Tensor) -> torch.Tensor:
+    """``(exp(z) - 1 - z) / z**2``, accurate near 0 and twice differentiable everywhere."""
+    small = z.abs() < 0.5
+    zd = torch.where(small, 1.0, z)
+    direct = (torch.expm1(zd) - zd) / (zd * zd)
+    zs = torch.where(small, z, 0.0)
+    # sum_k z**k / (k + 2)! by Horner's rule; through k = 13 the remainder is below 1e-16
+    # at |z| = 0.5 (stopping at k = 6 left 2e-8)
+    series = torch.full_like(zs, _PHI_SERIES[-1])
+    for coefficient in reversed(_PHI_SERIES[:-1]):
+        series = series.mul(zs).add_(coefficient)
+    return torch.where(small, series, direct)
+
+
+_PHI_SERIES = tuple(1 / math.factorial(k + 2) for k in range(14))
+
+
+def safe_log(P: torch.Tensor) -> torch.Tensor:
+    """``log(P)`` on positive entries and 0 elsewhere, with finite gradients."""
+    positive = P > 0
+    return torch.where(positive, torch.where(positive, P, 1.0).log(), 0.0)
+
+
+def safe_pow(P: torch.Tensor, exponent: Param) -> torch.Tensor:
+    """``P ** exponent`` on positive entries and 0 elsewhere, with finite gradients."""
+    positive = P > 0
+    return torch.where(positive, torch.where(positive, P, 1.0) ** exponent, 0.0)
+
+
+def _check_alpha(alpha: Param) -> None:
+    if isinstance(alpha, torch.Tensor):
+        if not alpha.is_floating_point():
+            raise TypeError(f"alpha must be a floating point tensor, got dtype {alpha.dtype}")
+        return
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or math.isnan(alpha):
+        raise ValueError(f"alpha must be a real number or a tensor, got {alpha!r}")
+
+
+class _ParamModule(nn.Module):
+    """Stores a float-or-tensor parameter; an ``nn.Parameter`` is registered as such."""
+
+    return_support_size: bool = False
+
+    def extra_repr(self) -> str:
+        keys = self._repr_keys + (("return_support_size",) if self.return_support_size else ())
+        return ", ".join(f"{k}={getattr(self, k)!r}" for k in keys)

@@ -33,6 +33,8 @@ from typing import Any
 
 import torch
 
+from sk_entmax.entmax._common import Param
+
 __all__ = [
     "NEWTON_MIN_ALPHA",
     "NEWTON_MIN_ITER",
@@ -43,8 +45,6 @@ __all__ = [
     "register_kernel",
     "unregister_kernel",
 ]
-
-Param = float | torch.Tensor
 
 
 class Mapping(enum.Enum):

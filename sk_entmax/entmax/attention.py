@@ -38,7 +38,14 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
-from sk_entmax.entmax._common import _HALF, row_stats
+from sk_entmax.entmax._common import _HALF, DEFAULT_N_ITER, row_stats, safe_log, safe_pow
+from sk_entmax.entmax._entmax_solvers import (
+    _entmax_alpha_grad,
+    _entmax_bisect_last,
+    _entmax_p,
+    _gppr,
+    _softmax_last,
+)
 from sk_entmax.entmax.activations import (
     _entmax15_last,
     _floor_threshold,
@@ -47,17 +54,7 @@ from sk_entmax.entmax.activations import (
 )
 from sk_entmax.entmax.algorithms import Mapping, mapping_for
 from sk_entmax.entmax.dispatch import entmax
-from sk_entmax.entmax.root_finding import (
-    DEFAULT_N_ITER,
-    _entmax_alpha_grad,
-    _entmax_bisect_last,
-    _entmax_p,
-    _gppr,
-    _softmax_last,
-    entmax_bisect,
-    safe_log,
-    safe_pow,
-)
+from sk_entmax.entmax.root_finding import entmax_bisect
 
 __all__ = ["entmax_attention", "entmax_attention_weights"]
 

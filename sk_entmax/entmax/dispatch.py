@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import torch
 
+from sk_entmax.entmax._common import Param
 from sk_entmax.entmax.activations import entmax15, sparsemax
 from sk_entmax.entmax.algorithms import Mapping, kernel_for, mapping_for
 from sk_entmax.entmax.losses import entmax15_loss, entmax_bisect_loss, sparsemax_loss
-from sk_entmax.entmax.root_finding import Param, entmax_bisect
+from sk_entmax.entmax.root_finding import entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]
 

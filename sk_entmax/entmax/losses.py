@@ -27,19 +27,20 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import _check_floating, safe_div, support_size
-from sk_entmax.entmax.activations import entmax15, sparsemax
-from sk_entmax.entmax.algorithms import Mapping, mapping_for
-from sk_entmax.entmax.root_finding import (
+from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
-    entmax_bisect,
-    normmax_bisect,
+    _check_floating,
     phi,
+    safe_div,
     safe_log,
     safe_pow,
-    sparsemax_bisect,
+    support_size,
 )
+from sk_entmax.entmax.activations import entmax15, sparsemax
+from sk_entmax.entmax.algorithms import Mapping, mapping_for
+from sk_entmax.entmax.normmax import normmax_bisect
+from sk_entmax.entmax.root_finding import entmax_bisect, sparsemax_bisect
 
 __all__ = [
     "Entmax15Loss",

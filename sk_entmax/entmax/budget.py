@@ -1,0 +1,147 @@
+"""Budget sparsemax: ``max_p <x, p> - ||p||^2 / 2`` s.t. ``0 <= p <= 1, sum(p) == budget``.
+
+The solution is ``p = clip(x - tau, 0, 1)``, its threshold found by bisection; the gradients
+in ``X`` and in a tensor budget are in closed form.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.autograd import Function
+
+from sk_entmax.entmax._common import (
+    Param,
+    _check_n_iter,
+    _ParamModule,
+    from_last,
+    param_to_last,
+    safe_div,
+    to_last,
+    with_support,
+)
+
+__all__ = ["BudgetBisect", "budget_bisect"]
+
+
+def _budget_last(Z: torch.Tensor, budget: Param, n_iter: int) -> torch.Tensor:
+    """``p = clip(z - tau, 0, 1)`` with ``sum(p) == budget``."""
+    d = Z.shape[-1]
+    max_val = Z.amax(-1, keepdim=True)
+    min_val = torch.where(Z > float("-inf"), Z, max_val).amin(-1, keepdim=True)
+    tau_lo = min_val - budget / d
+    width = max_val - min_val
+    for _ in range(n_iter):
+        width = width / 2
+        tau_mid = tau_lo + width
+        p = (Z - tau_mid).clamp(0, 1)
+        above = p.sum(-1, keepdim=True) >= budget
+        tau_lo = torch.where(above, tau_mid, tau_lo)
+    return p
+
+
+class BudgetBisectFunction(Function):
+    """Budget sparsemax along the last axis; saves only the output."""
+
+    @staticmethod
+    def forward(ctx, Z, budget, n_iter):
+        Y = _budget_last(Z, budget, n_iter)
+        ctx.save_for_backward(Y)
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        (Y,) = ctx.saved_tensors
+        free = ((Y > 0) & (Y < 1)).to(dY.dtype)
+        mean = safe_div((free * dY).sum(-1, keepdim=True), free.sum(-1, keepdim=True))
+        dX = free * (dY - mean)
+        d_budget = mean if ctx.needs_input_grad[1] else None
+        return dX, d_budget, None
+
+
+def budget_bisect(
+    X: torch.Tensor,
+    budget: Param = 2,
+    dim: int = -1,
+    n_iter: int | None = 50,
+    *,
+    return_support_size: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Budget sparsemax: ``max_p <x, p> - ||p||^2 / 2`` s.t. ``0 <= p <= 1, sum(p) == budget``.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores.
+    budget : float or torch.Tensor, default=2
+        The total mass, ``0 < budget <= X.shape[dim]``: a number or a per-row tensor (size 1
+        along ``dim``). Differentiable when a tensor.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Also return the number of nonzeros along ``dim`` (int64, shaped like ``X`` with
+        ``dim`` of size 1), as :func:`~sk_entmax.entmax.sparsemax` does.
+
+    Returns
+    -------
+    P : torch.Tensor
+        Same shape and dtype as ``X``; entries in ``[0, 1]`` summing to ``budget``.
+    support_size : torch.Tensor, optional
+        Only with ``return_support_size=True``.
+    """
+    n_iter = _check_n_iter(n_iter)
+    if not isinstance(budget, torch.Tensor):
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise ValueError(f"budget must be a number or a tensor, got {budget!r}")
+        if X.dim() and not 0 < budget <= X.shape[dim]:
+            raise ValueError(
+                f"budget must lie in (0, {X.shape[dim]}] (the size of dim), got {budget!r}"
+            )
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        P = X.clone()
+    else:
+        budget = param_to_last(budget, X, dim, "budget")
+        P = from_last(BudgetBisectFunction.apply(Z, budget, n_iter), dim, dtype)
+    return with_support(P, dim, return_support_size)
+
+
+class BudgetBisect(_ParamModule):
+    """Module twin of :func:`budget_bisect`.
+
+    Parameters
+    ----------
+    budget : float or torch.Tensor, default=2
+        The total mass of the output.
+    dim : int, default=-1
+        The axis along which to apply the mapping.
+    n_iter : int or None, default=50
+        Number of bisection steps; ``None`` means 50.
+    return_support_size : bool, default=False
+        Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
+    """
+
+    _repr_keys = ("budget", "dim", "n_iter")
+
+    def __init__(
+        self,
+        budget: Param = 2,
+        dim: int = -1,
+        n_iter: int | None = 50,
+        return_support_size: bool = False,
+    ) -> None:
+        super().__init__()
+        self.budget = budget
+        self.dim = dim
+        self.n_iter = n_iter
+        self.return_support_size = return_support_size
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        return budget_bisect(
+            X,
+            self.budget,
+            dim=self.dim,
+            n_iter=self.n_iter,
+            return_support_size=self.return_support_size,
+        )
