@@ -1,0 +1,373 @@
+"""The building blocks of :class:`~sk_entmax.nn.tabnet.TabNet`, and their parameter checks.
+
+Ghost batch normalisation (:class:`GhostBatchNorm`), gated linear units
+(:class:`GLULayer`) stacked into a :class:`FeatureTransformer`, and the
+:class:`AttentiveTransformer` that makes each step's mask with the mapping ``entmax_mode``
+picks (the modes are described in :mod:`sk_entmax.nn.tabnet`). The network itself is in
+:mod:`sk_entmax.nn.tabnet`, the column embeddings in :mod:`sk_entmax.nn.tabnet_embedding`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
+
+__all__ = [
+    "ADAPTIVE_ALPHA_START_RANGE",
+    "ENTMAX_MODES",
+    "AttentiveTransformer",
+    "FeatureTransformer",
+    "GLULayer",
+    "GhostBatchNorm",
+]
+
+ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
+
+# A learned alpha starts strictly inside (1, 2): AdaptiveEntmax's sigmoid map never reaches
+# the ends, and starting right next to them would leave a vanishing gradient.
+ADAPTIVE_ALPHA_START_RANGE = (1.01, 1.99)
+
+_RESIDUAL_SCALE = math.sqrt(0.5)
+# up to this many chunks, ghost batch norm calls batch norm per chunk; beyond, one fused call
+_GHOST_SPLIT_MAX_CHUNKS = 4
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def _check_real(name: str, value: object, low: float, high: float) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not low <= value <= high  # also rejects NaN
+    ):
+        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+    return float(value)
+
+
+# --------------------------------------------------------------------------- building blocks
+
+
+class GhostBatchNorm(nn.Module):
+    """Batch normalisation over virtual batches ("ghost" batch norm, Hoffer et al., 2017).
+
+    In training, the rows are cut into consecutive chunks of ``virtual_batch_size`` rows (the
+    last chunk may be smaller) and each chunk is normalised with its own mean and (biased)
+    variance, which regularises like training with small batches while the batch itself can
+    be large. In evaluation the running statistics are used, as in
+    :class:`torch.nn.BatchNorm1d`.
+
+    The running statistics are updated chunk by chunk, as a :class:`torch.nn.BatchNorm1d`
+    that saw each chunk in turn (pytorch-tabnet's ghost batch norm does the same): each chunk
+    moves them by ``momentum`` towards its mean and unbiased variance. A few chunks are each
+    normalised by one batch-norm call; many full chunks are normalised together by one fused
+    batch norm over a transposed view, with the same result and running statistics.
+
+    Edge cases, by design:
+
+    - a last chunk of a single row has no statistics of its own; it is normalised with the
+      statistics of the whole batch and takes no part in the running statistics;
+    - a whole batch of a single row (or none) is normalised with the running statistics, as
+      in evaluation, and leaves them unchanged; so training never fails on a one-row batch.
+
+    Parameters
+    ----------
+    num_features : int
+        Number of features (columns).
+    virtual_batch_size : int, default=128
+        Rows per virtual batch, at least 2.
+    momentum : float, default=0.02
+        Weight of the new statistics in the running averages, in [0, 1].
+    eps : float, default=1e-5
+        Added to the variance before the square root.
+
+    Attributes
+    ----------
+    weight, bias : torch.nn.Parameter of shape (num_features,)
+        The affine transformation applied after normalising.
+    running_mean, running_var : torch.Tensor of shape (num_features,)
+        Buffers with the running statistics used in evaluation.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sk_entmax.nn.tabnet import GhostBatchNorm
+    >>> bn = GhostBatchNorm(1, virtual_batch_size=2)
+    >>> bn(torch.tensor([[0.0], [2.0], [10.0], [30.0]])).detach().flatten()
+    tensor([-1.0000,  1.0000, -1.0000,  1.0000])
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        virtual_batch_size: int = 128,
+        momentum: float = 0.02,
+        eps: float = 1e-5,
+    ) -> None:
+        super().__init__()
+        self.num_features = _check_int("num_features", num_features, 1)
+        self.virtual_batch_size = _check_int("virtual_batch_size", virtual_batch_size, 2)
+        self.momentum = _check_real("momentum", momentum, 0.0, 1.0)
+        self.eps = float(eps)
+        self.weight = nn.Parameter(torch.ones(num_features))
+        self.bias = nn.Parameter(torch.zeros(num_features))
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def _eval_norm(self, X: torch.Tensor) -> torch.Tensor:
+        return F.batch_norm(
+            X, self.running_mean, self.running_var, self.weight, self.bias, False, 0.0, self.eps
+        )
+
+    def _train_norm(self, X: torch.Tensor) -> torch.Tensor:
+        """Batch norm of one chunk of at least 2 rows, moving the running statistics."""
+        return F.batch_norm(
+            X,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            True,
+            self.momentum,
+            self.eps,
+        )
+
+    def _fused_norm(self, X: torch.Tensor, n_chunks: int) -> torch.Tensor:
+        """Normalise ``n_chunks`` full chunks at once; running statistics as if in turn."""
+        size, n_feat = self.virtual_batch_size, X.shape[1]
+        # chunk c, feature f becomes column c * n_feat + f of a (size, n_chunks * n_feat)
+        # view, so per-column statistics are per-chunk statistics
+        cols = X.reshape(n_chunks, size, n_feat).transpose(0, 1).reshape(size, -1)
+        out, mean, invstd = torch.native_batch_norm(
+            cols, None, None, None, None, True, 0.0, self.eps
+        )
+        with torch.no_grad():
+            # k updates in turn: r <- (1 - m)^k r + sum_c m (1 - m)^(k - 1 - c) s_c
+            keep = (1.0 - self.momentum) ** n_chunks
+            weights = self.momentum * (1.0 - self.momentum) ** torch.arange(
+                n_chunks - 1, -1, -1, dtype=mean.dtype, device=mean.device
+            )
+            var = (invstd.pow(-2) - self.eps) * (size / (size - 1))
+            for running, stat in ((self.running_mean, mean), (self.running_var, var)):
+                update = weights @ stat.view(n_chunks, n_feat)
+                running.mul_(keep).add_(update.to(running.dtype))
+        out = out.reshape(size, n_chunks, n_feat).transpose(0, 1).reshape(X.shape)
+        return torch.addcmul(self.bias, out, self.weight)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Normalise ``X`` of shape (n_samples, num_features)."""
+        n = X.shape[0]
+        if not self.training or n < 2:
+            return self._eval_norm(X)
+        size = self.virtual_batch_size
+        if n <= size:
+            return self._train_norm(X)
+        n_full, rest = divmod(n, size)
+        single = None
+        if rest == 1:
+            # a one-row last chunk: normalised with the statistics of the whole batch
+            var, mean = torch.var_mean(X, dim=0, correction=0)
+            single = (X[-1:] - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+            X, rest = X[:-1], 0
+        if n_full + (rest > 0) <= _GHOST_SPLIT_MAX_CHUNKS:
+            parts = [self._train_norm(chunk) for chunk in X.split(size)]
+        else:
+            n_in_full = n_full * size
+            parts = [self._fused_norm(X[:n_in_full] if rest else X, n_full)]
+            if rest:
+                parts.append(self._train_norm(X[n_in_full:]))
+        if single is not None:
+            parts.append(single)
+        return torch.cat(parts) if len(parts) > 1 else parts[0]
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, virtual_batch_size={self.virtual_batch_size}, "
+            f"momentum={self.momentum}, eps={self.eps}"
+        )
+
+
+class GLULayer(nn.Module):
+    """A gated linear unit: ``Linear(in, 2 out, bias=False) -> GhostBatchNorm -> GLU``.
+
+    Parameters
+    ----------
+    fc : torch.nn.Linear
+        The linear layer, possibly shared with other ``GLULayer``s (its output width must be
+        even); the batch norm is always this layer's own.
+    virtual_batch_size : int, default=128
+        See :class:`GhostBatchNorm`.
+    momentum : float, default=0.02
+        See :class:`GhostBatchNorm`.
+
+    Attributes
+    ----------
+    fc : torch.nn.Linear
+        The (maybe shared) linear layer.
+    bn : GhostBatchNorm
+        The layer's own ghost batch norm.
+    """
+
+    def __init__(
+        self, fc: nn.Linear, virtual_batch_size: int = 128, momentum: float = 0.02
+    ) -> None:
+        super().__init__()
+        if fc.out_features % 2:
+            raise ValueError(f"fc must have an even out_features, got {fc.out_features}")
+        self.fc = fc
+        self.bn = GhostBatchNorm(fc.out_features, virtual_batch_size, momentum)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return F.glu(self.bn(self.fc(X)), dim=-1)
+
+
+class FeatureTransformer(nn.Module):
+    """Shared then step-specific GLU layers, with residual connections scaled by sqrt(1/2).
+
+    Each layer's output is added to its input and scaled by ``sqrt(0.5)``, so the variance
+    stays put, except for the very first layer when its input width differs from
+    ``out_features`` (there is nothing of the right width to add).
+
+    Parameters
+    ----------
+    in_features : int
+        Input width.
+    out_features : int
+        Output width of every layer.
+    shared : sequence of torch.nn.Linear
+        Linear layers shared by all the feature transformers of a :class:`TabNet` (the first
+        maps ``in_features`` to ``2 out_features``, the others ``out_features`` to
+        ``2 out_features``); each transformer has its own batch norms for them.
+    n_independent : int
+        Number of further GLU layers of this transformer alone.
+    virtual_batch_size : int, default=128
+        See :class:`GhostBatchNorm`.
+    momentum : float, default=0.02
+        See :class:`GhostBatchNorm`.
+
+    Attributes
+    ----------
+    layers : torch.nn.ModuleList of GLULayer
+        The shared-weight layers followed by the independent ones.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        shared: Sequence[nn.Linear],
+        n_independent: int,
+        virtual_batch_size: int = 128,
+        momentum: float = 0.02,
+    ) -> None:
+        super().__init__()
+        if not shared and n_independent < 1:
+            raise ValueError("a feature transformer needs at least one GLU layer")
+        layers = [GLULayer(fc, virtual_batch_size, momentum) for fc in shared]
+        width = out_features if shared else in_features
+        for _ in range(n_independent):
+            fc = nn.Linear(width, 2 * out_features, bias=False)
+            layers.append(GLULayer(fc, virtual_batch_size, momentum))
+            width = out_features
+        self.layers = nn.ModuleList(layers)
+        self.first_residual = in_features == out_features
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        for i, layer in enumerate(self.layers):
+            if i == 0 and not self.first_residual:
+                X = layer(X)
+            else:
+                X = (X + layer(X)) * _RESIDUAL_SCALE
+        return X
+
+
+class AttentiveTransformer(nn.Module):
+    """The mask of one decision step: ``mapping(GhostBatchNorm(Linear(a)) * prior)``.
+
+    Parameters
+    ----------
+    n_a : int
+        Width of the attention features ``a`` coming from the previous step.
+    n_features : int
+        Number of (post-embedding) features to mask.
+    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
+        The mapping onto the simplex (see :mod:`sk_entmax.nn.tabnet`).
+    entmax_alpha : float, default=1.5
+        The alpha of ``"constant"`` mode, and the starting alpha of ``"adaptive"`` mode
+        (clipped into [1.01, 1.99]).
+    virtual_batch_size : int, default=128
+        See :class:`GhostBatchNorm`.
+    momentum : float, default=0.02
+        See :class:`GhostBatchNorm`.
+
+    Attributes
+    ----------
+    fc : torch.nn.Linear
+        ``n_a -> n_features``, no bias.
+    bn : GhostBatchNorm
+        Normalises the scores.
+    adaptive : AdaptiveEntmax or None
+        Holds this step's learned alpha in ``"adaptive"`` mode.
+    """
+
+    def __init__(
+        self,
+        n_a: int,
+        n_features: int,
+        entmax_mode: str = "sparsemax",
+        entmax_alpha: float = 1.5,
+        virtual_batch_size: int = 128,
+        momentum: float = 0.02,
+    ) -> None:
+        super().__init__()
+        if entmax_mode not in ENTMAX_MODES:
+            raise ValueError(f"entmax_mode must be one of {ENTMAX_MODES}, got {entmax_mode!r}")
+        self.entmax_mode = entmax_mode
+        self.entmax_alpha = _check_real("entmax_alpha", entmax_alpha, 1.0, 2.0)
+        self.fc = nn.Linear(n_a, n_features, bias=False)
+        self.bn = GhostBatchNorm(n_features, virtual_batch_size, momentum)
+        self.adaptive = None
+        if entmax_mode == "adaptive":
+            low, high = ADAPTIVE_ALPHA_START_RANGE
+            start = min(max(self.entmax_alpha, low), high)
+            self.adaptive = AdaptiveEntmax(alpha=start, dim=-1, alpha_max=2.0)
+
+    @property
+    def alpha(self) -> float | torch.Tensor:
+        """The alpha of the mapping: a number, or the learnable tensor in adaptive mode."""
+        if self.adaptive is not None:
+            return self.adaptive.alpha
+        return {"sparsemax": 2.0, "entmax15": 1.5}.get(self.entmax_mode, self.entmax_alpha)
+
+    def scores(self, a: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
+        """The pre-activation ``GhostBatchNorm(fc(a)) * prior`` that the mapping turns into M."""
+        return self.bn(self.fc(a)) * prior
+
+    def mapping(self, Z: torch.Tensor) -> torch.Tensor:
+        """The mask mapping of ``entmax_mode`` along the last axis."""
+        if self.entmax_mode == "sparsemax":
+            return sparsemax(Z, dim=-1, training=self.training)
+        if self.entmax_mode == "entmax15":
+            return entmax15(Z, dim=-1, training=self.training)
+        if self.adaptive is not None:
+            return self.adaptive(Z)
+        return entmax(Z, self.entmax_alpha, dim=-1, training=self.training)
+
+    def forward(self, a: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
+        """The mask M, of shape (n_samples, n_features), each row on the simplex."""
+        return self.mapping(self.scores(a, prior))
+
+    def extra_repr(self) -> str:
+        return f"entmax_mode={self.entmax_mode!r}, entmax_alpha={self.entmax_alpha}"

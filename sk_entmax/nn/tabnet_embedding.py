@@ -1,0 +1,206 @@
+"""How :class:`~sk_entmax.nn.tabnet.TabNet` turns its input columns into features.
+
+Categorical columns are embedded, missing values (NaN) of continuous columns are filled, and
+the columns named in ``missing_idxs`` get a missing-indicator feature beside them; the masks
+act on the resulting *post-embedding* features and are summed back per original column.
+:class:`ColumnEmbedding` holds this, the checks of its arguments included; ``TabNet`` builds
+on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from sk_entmax.nn.tabnet_blocks import _check_int
+
+__all__ = ["ColumnEmbedding"]
+
+
+class ColumnEmbedding(nn.Module):
+    """The input columns of :class:`~sk_entmax.nn.tabnet.TabNet` as post-embedding features.
+
+    The base class of ``TabNet``, not a module of its own: ``TabNet.__init__`` sets
+    ``n_features`` and then calls :meth:`_init_embedding`, which checks the column arguments
+    and puts the embeddings and the layout buffers on the network itself (so the state-dict
+    keys are the network's ``embeddings.<i>.weight``). :meth:`embed` maps the input columns
+    to the post-embedding features, :meth:`_to_columns` sums those back per column. The
+    arguments are those of ``TabNet``.
+
+    Categorical columns are embedded: column ``cat_idxs[i]`` holds integer codes (as floats)
+    in ``[0, cat_dims[i])`` and is replaced, in place, by ``cat_emb_dims[i]`` embedding
+    features. Code 0 is reserved by the caller for unknown or unseen categories; it is
+    embedded like any other code. The masks act on these *post-embedding* features, and
+    :meth:`~sk_entmax.nn.tabnet.TabNet.explain` sums them back per original column.
+
+    Missing values: a continuous column may hold NaN. Each NaN is replaced by that column's
+    ``missing_fill`` value (0 by default; the estimator passes the training mean, which the
+    first batch norm maps to about 0). A column listed in ``missing_idxs`` also gets a second
+    feature beside it, its missing indicator (1 where the value was NaN, else 0), so the
+    network can learn what a missing value means there; the value and its indicator are one
+    group, masked and explained together as that column. A NaN in a column not listed is
+    filled only, as if the value were average.
+
+    Attributes
+    ----------
+    post_embedding_dim : int
+        Number of features after the embeddings, the width of the masks.
+    embeddings : torch.nn.ModuleList of torch.nn.Embedding
+        One per categorical column, in the order of ``cat_idxs``.
+    """
+
+    def _init_embedding(
+        self,
+        cat_idxs: Sequence[int],
+        cat_dims: Sequence[int],
+        cat_emb_dims: int | Sequence[int],
+        missing_idxs: Sequence[int],
+        missing_fill: Sequence[float] | None,
+    ) -> None:
+        """Check the column arguments; build the post-embedding layout and the embeddings."""
+        n_features = self.n_features
+        cat_idxs, cat_dims, emb_dims = self._check_categorical(cat_idxs, cat_dims, cat_emb_dims)
+        self.cat_idxs, self.cat_dims, self.cat_emb_dims = cat_idxs, cat_dims, emb_dims
+        self.missing_idxs, fill = self._check_missing(missing_idxs, missing_fill)
+
+        # Post-embedding layout: each column in its original place, a categorical column
+        # widened to its embedding, a column with a missing indicator to its value and the
+        # indicator. ``_group`` maps each post-embedding feature to its column; ``_order``
+        # puts [continuous columns, indicators, embedding 0, embedding 1, ...] in that layout.
+        widths = [1] * n_features
+        for idx, dim in zip(cat_idxs, emb_dims, strict=True):
+            widths[idx] = dim
+        for idx in self.missing_idxs:
+            widths[idx] = 2
+        self.post_embedding_dim = sum(widths)
+        group = torch.repeat_interleave(torch.arange(n_features), torch.tensor(widths))
+        is_cat = torch.zeros(n_features, dtype=torch.bool)
+        is_cat[list(cat_idxs)] = True
+        continuous = torch.nonzero(~is_cat).flatten()
+        missing = torch.tensor(self.missing_idxs, dtype=torch.long)
+        concat_group = torch.cat(
+            [
+                continuous,
+                missing,
+                *(torch.full((d,), i) for i, d in zip(cat_idxs, emb_dims, strict=True)),
+            ]
+        )
+        order = torch.argsort(concat_group, stable=True)
+        self.register_buffer("_group", group, persistent=False)
+        self.register_buffer("_continuous", continuous, persistent=False)
+        self.register_buffer("_order", order, persistent=False)
+        self.register_buffer("_missing_idxs", missing, persistent=False)
+        # float, so that .to(dtype) moves it with the weights; not saved (it is an argument)
+        self.register_buffer("_fill", fill[continuous], persistent=False)
+        self.register_buffer(
+            "_cat_idxs", torch.tensor(cat_idxs, dtype=torch.long), persistent=False
+        )
+        self.register_buffer(
+            "_cat_dims", torch.tensor(cat_dims, dtype=torch.long), persistent=False
+        )
+        self.embeddings = nn.ModuleList(
+            nn.Embedding(n, d) for n, d in zip(cat_dims, emb_dims, strict=True)
+        )
+
+    def _check_categorical(
+        self,
+        cat_idxs: Sequence[int],
+        cat_dims: Sequence[int],
+        cat_emb_dims: int | Sequence[int],
+    ) -> tuple[list[int], list[int], list[int]]:
+        cat_idxs, cat_dims = list(cat_idxs), list(cat_dims)
+        if len(cat_idxs) != len(cat_dims):
+            raise ValueError(
+                f"cat_idxs and cat_dims must have the same length, got {len(cat_idxs)} "
+                f"and {len(cat_dims)}"
+            )
+        for idx in cat_idxs:
+            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.n_features:
+                raise ValueError(
+                    f"cat_idxs must hold column indices in [0, {self.n_features}), got {idx!r}"
+                )
+        if len(set(cat_idxs)) != len(cat_idxs):
+            raise ValueError(f"cat_idxs must not repeat a column, got {cat_idxs}")
+        for dim in cat_dims:
+            _check_int("cat_dims entries", dim, 1)
+        if isinstance(cat_emb_dims, int) and not isinstance(cat_emb_dims, bool):
+            emb_dims = [cat_emb_dims] * len(cat_idxs)
+        else:
+            emb_dims = list(cat_emb_dims)
+            if len(emb_dims) != len(cat_idxs):
+                raise ValueError(
+                    "cat_emb_dims must be an int or have the length of cat_idxs "
+                    f"({len(cat_idxs)}), got {len(emb_dims)}"
+                )
+        for dim in emb_dims:
+            _check_int("cat_emb_dims entries", dim, 1)
+        return cat_idxs, cat_dims, emb_dims
+
+    def _check_missing(
+        self, missing_idxs: Sequence[int], missing_fill: Sequence[float] | None
+    ) -> tuple[list[int], torch.Tensor]:
+        missing_idxs = list(missing_idxs)
+        for idx in missing_idxs:
+            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.n_features:
+                raise ValueError(
+                    f"missing_idxs must hold column indices in [0, {self.n_features}), got {idx!r}"
+                )
+        if len(set(missing_idxs)) != len(missing_idxs):
+            raise ValueError(f"missing_idxs must not repeat a column, got {missing_idxs}")
+        both = sorted(set(missing_idxs) & set(self.cat_idxs))
+        if both:
+            raise ValueError(
+                f"missing_idxs must name continuous columns; {both} are categorical (a "
+                "categorical column's missing values take its code 0)"
+            )
+        if missing_fill is None:
+            return missing_idxs, torch.zeros(self.n_features)
+        values = list(missing_fill)
+        if len(values) != self.n_features or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        ):
+            raise ValueError(
+                f"missing_fill must be None or {self.n_features} finite numbers (one per "
+                f"column), got {missing_fill!r}"
+            )
+        return missing_idxs, torch.tensor(values, dtype=torch.get_default_dtype())
+
+    def embed(self, X: torch.Tensor) -> torch.Tensor:
+        """The post-embedding features, of shape (n_samples, post_embedding_dim)."""
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must have shape (n_samples, {self.n_features}), got {tuple(X.shape)}"
+            )
+        continuous = X[:, self._continuous] if self.cat_idxs else X
+        # missing values (NaN) take the column's fill value; the indicators say where
+        continuous = torch.where(torch.isnan(continuous), self._fill, continuous)
+        if not self.cat_idxs and not self.missing_idxs:
+            return continuous
+        pieces = [continuous]
+        if self.missing_idxs:
+            pieces.append(torch.isnan(X[:, self._missing_idxs]).to(X.dtype))
+        if not self.cat_idxs:
+            return torch.cat(pieces, dim=1)[:, self._order]
+        codes = X[:, self._cat_idxs]
+        if (
+            not torch.equal(codes, codes.round())
+            or ((codes < 0) | (codes >= self._cat_dims)).any()
+        ):
+            raise ValueError(
+                f"categorical columns {self.cat_idxs} must hold integer codes in "
+                f"[0, cat_dims) = [0, {self.cat_dims})"
+            )
+        codes = codes.long()
+        pieces += [emb(codes[:, i]).to(X.dtype) for i, emb in enumerate(self.embeddings)]
+        return torch.cat(pieces, dim=1)[:, self._order]
+
+    def _to_columns(self, M: torch.Tensor) -> torch.Tensor:
+        """Sum post-embedding features back per original column (zeros stay exact zeros)."""
+        if self.post_embedding_dim == self.n_features:  # every column one feature, in place
+            return M
+        out = M.new_zeros(M.shape[0], self.n_features)
+        return out.index_add_(1, self._group, M)
