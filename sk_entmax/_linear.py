@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sk_entmax._base import (
-    BaseEntmaxClassifier,
-    FiniteLossCheck,
-    _check_bool,
-    _check_int,
-    _check_real,
-    _numeric_hint,
-    check_alpha,
-)
+from sk_entmax._base import SHARED_CONSTRAINTS, _numeric_hint
+from sk_entmax._callbacks import FiniteLossCheck
+from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._device import resolve_device
 from sk_entmax._threads import torch_threads
+from sk_entmax._training import ADAM, LBFGS, TrainingPlan, initialize_net, make_net
+from sk_entmax.entmax._checks import (
+    ALPHA,
+    Boolean,
+    Constraint,
+    Integer,
+    Options,
+    Real,
+    Satisfies,
+    check_all,
+)
 from sk_entmax.nn.linear import EntmaxLinearNet
 
 __all__ = ["SOLVERS", "EntmaxClassifier", "SparsemaxClassifier"]
@@ -113,20 +119,32 @@ _MULTILABEL_DOC = """
     distribution: they get zero weight in the loss, with a warning saying how many."""
 
 
-def _check_hidden(hidden_layer_sizes: Any) -> tuple[int, ...]:
-    try:
-        sizes = tuple(hidden_layer_sizes)
-    except TypeError:
-        sizes = None
-    if sizes is None or not all(
+def _hidden_sizes(hidden_layer_sizes: Any) -> tuple[int, ...]:
+    """``hidden_layer_sizes`` as a tuple of ints; a ValueError when it is not one of
+    positive ints."""
+    sizes = tuple(hidden_layer_sizes)
+    if not all(
         isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)) and s >= 1
         for s in sizes
     ):
-        raise ValueError(
-            "hidden_layer_sizes must be a tuple of positive ints (e.g. () or (64, 32)); "
-            f"got {hidden_layer_sizes!r}"
-        )
+        raise ValueError(hidden_layer_sizes)
     return tuple(int(s) for s in sizes)
+
+
+#: the parameters of EntmaxClassifier beyond the shared ones, and what each may be
+LINEAR_CONSTRAINTS: dict[str, Constraint] = {
+    "alpha": ALPHA,
+    "learn_alpha": Boolean(),
+    "hidden_layer_sizes": Satisfies(
+        "a tuple of positive ints (e.g. () or (64, 32))", _hidden_sizes
+    ),
+    "solver": Options(SOLVERS),
+    "C": Real(0.0, low_open=True),
+    "tol": Real(0.0),
+    "max_iter": Integer(1),
+    "n_iter_no_change": Integer(1),
+    "warm_start": Boolean(),
+}
 
 
 class EntmaxClassifier(BaseEntmaxClassifier):
@@ -218,58 +236,51 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _alpha_param(self) -> float:
-        return check_alpha(self.alpha)
+    _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **LINEAR_CONSTRAINTS}
 
-    def _extra_validation(self) -> None:
-        self._alpha_param()
-        _check_bool("learn_alpha", self.learn_alpha)
-        _check_hidden(self.hidden_layer_sizes)
-        if self.solver not in SOLVERS:
-            raise ValueError(
-                f"solver must be one of {', '.join(map(repr, SOLVERS))}; got {self.solver!r}"
-            )
-        _check_real("C", self.C, 0.0, open_low=True)
-        _check_real("tol", self.tol, 0.0)
-        _check_int("max_iter", self.max_iter, 1)
-        _check_bool("warm_start", self.warm_start)
+    def _output_alpha(self, params: dict[str, Any]) -> float:
+        """The alpha of the output mapping (its start, when learned)."""
+        return params["alpha"]
 
-    def _module(self, n_features: int, n_outputs: int, batch_size: int):
+    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         return EntmaxLinearNet, {
             "n_features": n_features,
             "n_outputs": n_outputs,
-            "hidden_layer_sizes": _check_hidden(self.hidden_layer_sizes),
-            "alpha": self._alpha_param(),
-            "learn_alpha": bool(self.learn_alpha),
+            "hidden_layer_sizes": params["hidden_layer_sizes"],
+            "alpha": self._output_alpha(params),
+            "learn_alpha": params["learn_alpha"],
         }
 
     def _work_per_row(self, n_features: int, n_outputs: int) -> float:
-        widths = [n_features, *_check_hidden(self.hidden_layer_sizes), n_outputs]
+        widths = [n_features, *_hidden_sizes(self.hidden_layer_sizes), n_outputs]
         return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
 
-    # ------------------------------------------------------------------ solver hooks
+    # ------------------------------------------------------------------ solver
 
-    def _resolved_solver(self) -> str:
-        if self.solver == "auto":
-            return "lbfgs" if not _check_hidden(self.hidden_layer_sizes) else "adam"
-        return self.solver
-
-    def _full_batch(self) -> bool:
-        return self._resolved_solver() == "lbfgs"
-
-    def _lbfgs_budget(self) -> tuple[int, float]:
-        return int(self.max_iter), float(self.tol)
-
-    def _l2(self) -> float:
-        return 1.0 / float(self.C)
-
-    def _stopping_threshold(self) -> float:
-        return float(self.tol)
+    def _plan(self, params: dict[str, Any]) -> TrainingPlan:
+        solver = params["solver"]
+        if solver == "auto":
+            solver = ADAM if params["hidden_layer_sizes"] else LBFGS
+        if solver == LBFGS and params["early_stopping"]:
+            raise ValueError(
+                "early_stopping=True needs the mini-batch solver (solver='adam'); the "
+                "full-batch L-BFGS solver minimises the training objective to tol"
+            )
+        return TrainingPlan(
+            solver=solver,
+            lr=params["lr"],
+            max_epochs=params["max_epochs"],
+            patience=params["n_iter_no_change"],
+            stopping_threshold=params["tol"],
+            l2=1.0 / params["C"],
+            max_iter=params["max_iter"],
+            tol=params["tol"],
+        )
 
     def _full_batch_start(self, module) -> None:
         # the convex (linear) problem starts at zero, as LogisticRegression does: the fit is
         # then the same for every random_state
-        if not _check_hidden(self.hidden_layer_sizes):
+        if not _hidden_sizes(self.hidden_layer_sizes):
             with torch.no_grad():
                 for param in module.layers.parameters():
                     param.zero_()
@@ -331,7 +342,8 @@ class EntmaxClassifier(BaseEntmaxClassifier):
         """
         first = not hasattr(self, "net_")
         try:
-            params = self._validate_params_common()
+            params = check_all(self, self._constraints)
+            params["device"] = resolve_device(self.device)
             with _numeric_hint(self):
                 X, y = validate_data(
                     self,
@@ -354,8 +366,7 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             self.net_ = net
             self._weight_seen_ = seen
             self.n_iter_ = 1 if first else self.n_iter_ + 1
-            alpha = net.module_.alpha
-            self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+            self._record_alpha(net)
             return self
         except BaseException:
             if first:
@@ -374,7 +385,7 @@ class EntmaxClassifier(BaseEntmaxClassifier):
                         "classes of a multi-label stream are the label indices 0 .. "
                         f"{y.shape[1] - 1} (or None); got {classes!r}"
                     )
-                proportions = self._encode_multilabel(y)
+                proportions = self._encode_multilabel(y, stacklevel=4)
                 self.multilabel_ = True
                 return proportions
             if classes is None:
@@ -400,7 +411,7 @@ class EntmaxClassifier(BaseEntmaxClassifier):
                     raise ValueError(
                         f"the chunk has {y.shape[1]} labels; the stream has {len(self.classes_)}"
                     )
-                return self._encode_multilabel(y)
+                return self._encode_multilabel(y, stacklevel=4)
         unknown = ~np.isin(y, self.classes_)
         if unknown.any():
             raise ValueError(
@@ -419,23 +430,24 @@ class EntmaxClassifier(BaseEntmaxClassifier):
             previous = None
         if net is None:
             seed = self._seed()
-            module, module_kwargs = self._module(X.shape[1], len(self.classes_), 1)
-            net = self._make_net(
+            module, module_kwargs = self._module(params, X.shape[1], len(self.classes_), 1)
+            # one epoch of Adam per chunk, whatever solver fit uses
+            plan = TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
+            net = make_net(
                 module,
                 module_kwargs,
-                batch_size=self._batch_size(X.shape[0]),
+                plan,
+                batch_size=self._batch_size(params, X.shape[0]),
                 device=params["device"],
-                lr=params["lr"],
                 callbacks=[("finite_loss", FiniteLossCheck())],
                 verbose=params["verbose"],
                 shuffle_generator=torch.Generator().manual_seed(seed),
-                solver="adam",
             )
-            self._initialize(net, seed, params["device"])
+            initialize_net(net, seed, params["device"])
             if previous is not None:
                 net.module_.load_state_dict(previous)
         # each chunk is batched as fit batches its data; the penalty scales with all seen
-        net.set_params(batch_size=self._batch_size(X.shape[0]), total_weight=seen)
+        net.set_params(batch_size=self._batch_size(params, X.shape[0]), total_weight=seen)
         return net
 
 
@@ -511,5 +523,9 @@ class SparsemaxClassifier(EntmaxClassifier):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _alpha_param(self) -> float:
+    _constraints: ClassVar[dict[str, Constraint]] = {
+        name: c for name, c in EntmaxClassifier._constraints.items() if name != "alpha"
+    }
+
+    def _output_alpha(self, params: dict[str, Any]) -> float:
         return 2.0

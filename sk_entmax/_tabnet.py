@@ -5,20 +5,18 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sk_entmax._base import (
-    BaseEntmaxClassifier,
-    _check_int,
-    _check_real,
-    check_alpha,
-)
+from sk_entmax._base import SHARED_CONSTRAINTS
+from sk_entmax._classifier import BaseEntmaxClassifier
 from sk_entmax._threads import torch_threads
+from sk_entmax._training import ADAM, TrainingPlan
+from sk_entmax.entmax._checks import ALPHA, AnyOf, Constraint, Integer, Options, Real
 from sk_entmax.nn.tabnet import ENTMAX_MODES, TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
@@ -27,6 +25,26 @@ _MAX_AUTO_BATCH = 1024
 _MIN_AUTO_BATCH = 16
 _AUTO_VIRTUAL_BATCH = 128
 _EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing importances
+
+#: the parameters of TabNetEntmaxClassifier beyond the shared ones, and what each may be
+#: (categorical_features is checked against X, in _categorical_indices)
+TABNET_CONSTRAINTS: dict[str, Constraint] = {
+    "alpha": ALPHA,
+    "entmax_mode": Options(ENTMAX_MODES),
+    "entmax_alpha": Real(1.0, 2.0, note="1 softmax, 1.5 entmax15, 2 sparsemax"),
+    "n_d": Integer(1),
+    "n_a": Integer(1),
+    "n_steps": Integer(1),
+    "n_independent": Integer(0),
+    "n_shared": Integer(0),
+    "cat_emb_dim": Integer(1),
+    "gamma": Real(1.0),
+    "lambda_sparse": Real(0.0),
+    "momentum": Real(0.0, 1.0),
+    "virtual_batch_size": AnyOf(Options(("auto",)), Integer(2)),
+    "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
+    "patience": Integer(1),
+}
 
 
 def _is_categorical_dtype(dtype: Any) -> bool:
@@ -345,41 +363,20 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
 
     # ------------------------------------------------------------------ parameters
 
-    def _alpha_param(self) -> float:
-        return check_alpha(self.alpha)
+    _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **TABNET_CONSTRAINTS}
 
-    def _extra_validation(self) -> None:
-        self._alpha_param()
-        if self.entmax_mode not in ENTMAX_MODES:
-            raise ValueError(
-                f"entmax_mode must be one of {', '.join(map(repr, ENTMAX_MODES))}; "
-                f"got {self.entmax_mode!r}"
-            )
-        alpha = self.entmax_alpha
-        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 1 <= alpha <= 2:
-            raise ValueError(
-                "entmax_alpha must be a real number in [1, 2] (1 softmax, 1.5 entmax15, "
-                f"2 sparsemax); got {alpha!r}"
-            )
-        for name, low in (
-            ("n_d", 1),
-            ("n_a", 1),
-            ("n_steps", 1),
-            ("n_independent", 0),
-            ("n_shared", 0),
-            ("cat_emb_dim", 1),
-        ):
-            _check_int(name, getattr(self, name), low)
-        if self.n_independent + self.n_shared < 1:
+    def _cross_check(self, params: dict[str, Any]) -> None:
+        if params["n_independent"] + params["n_shared"] < 1:
             raise ValueError("n_independent + n_shared must be at least 1")
-        _check_real("gamma", self.gamma, 1.0)
-        _check_real("lambda_sparse", self.lambda_sparse, 0.0)
-        _check_real("momentum", self.momentum, 0.0, 1.0 + 1e-12)
-        if self.virtual_batch_size != "auto":
-            _check_int("virtual_batch_size", self.virtual_batch_size, 2)
 
-    def _patience(self) -> int:
-        return _check_int("patience", self.patience, 1)
+    def _plan(self, params: dict[str, Any]) -> TrainingPlan:
+        return TrainingPlan(
+            solver=ADAM,
+            lr=params["lr"],
+            max_epochs=params["max_epochs"],
+            patience=params["patience"],
+            gradient_clip=params["clip_value"],
+        )
 
     def _work_per_row(self, n_features: int, n_outputs: int) -> float:
         # each step: a feature transformer of n_independent + n_shared GLU layers and an
@@ -389,38 +386,30 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         per_step = n_features * width + layers * width * width + width * n_features
         return 3.0 * int(self.n_steps) * per_step
 
-    def _weight_decay(self) -> float:
-        return 0.0
-
-    def _gradient_clip(self) -> float | None:
-        if self.clip_value is None:
-            return None
-        return _check_real("clip_value", self.clip_value, 0.0, open_low=True)
-
-    def _batch_size(self, n_samples: int) -> int:
-        if self.batch_size == "auto":
+    def _batch_size(self, params: dict[str, Any], n_samples: int) -> int:
+        size = params["batch_size"]
+        if size == "auto":
             size = 2 ** math.floor(math.log2(max(n_samples / 8, 1)))
             return int(min(max(size, _MIN_AUTO_BATCH), _MAX_AUTO_BATCH, n_samples))
-        size = int(self.batch_size)
         if size > n_samples:
             warnings.warn(
                 f"batch_size={size} exceeds the {n_samples} training rows; each epoch is "
                 f"one step on all {n_samples} rows",
                 UserWarning,
-                stacklevel=3,  # _batch_size <- fit <- the caller
+                stacklevel=4,  # _batch_size <- _train <- fit <- the caller
             )
         return min(size, n_samples)
 
-    def _virtual_batch_size(self, batch_size: int) -> int:
-        if self.virtual_batch_size == "auto":
+    def _virtual_batch_size(self, params: dict[str, Any], batch_size: int) -> int:
+        vbs = params["virtual_batch_size"]
+        if vbs == "auto":
             return max(2, min(_AUTO_VIRTUAL_BATCH, batch_size))
-        vbs = int(self.virtual_batch_size)
         if vbs > batch_size:
             warnings.warn(
                 f"virtual_batch_size={vbs} exceeds the batch size {batch_size}; ghost batch "
                 "norm then uses whole batches",
                 UserWarning,
-                stacklevel=4,  # _virtual_batch_size <- _module <- fit <- the caller
+                stacklevel=5,  # _virtual_batch_size <- _module <- _train <- fit <- the caller
             )
         return max(2, min(vbs, batch_size))
 
@@ -510,7 +499,7 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
         # a model saved before missing indicators existed has none
         return getattr(self, "missing_features_", np.array([], dtype=np.int64))
 
-    def _validate_fit_data(self, X, y):
+    def _validate_fit_data(self, X, y, plan: TrainingPlan):
         # DataFrame dtypes are read before validate_data turns X into an array; anything
         # that is not 2-d is left for validate_data to reject with its usual message
         cats = self._categorical_indices(X) if getattr(X, "ndim", 0) == 2 else None
@@ -538,26 +527,26 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
 
     # ------------------------------------------------------------------ network
 
-    def _module(self, n_features: int, n_outputs: int, batch_size: int):
+    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         cats = self.categorical_features_
         return TabNetClassifierNet, {
-            "lambda_sparse": float(self.lambda_sparse),
-            "alpha": self._alpha_param(),
+            "lambda_sparse": params["lambda_sparse"],
+            "alpha": params["alpha"],
             "n_features": n_features,
             "n_outputs": n_outputs,
-            "n_d": int(self.n_d),
-            "n_a": int(self.n_a),
-            "n_steps": int(self.n_steps),
-            "gamma": float(self.gamma),
-            "n_independent": int(self.n_independent),
-            "n_shared": int(self.n_shared),
-            "virtual_batch_size": self._virtual_batch_size(batch_size),
-            "momentum": float(self.momentum),
-            "entmax_mode": self.entmax_mode,
-            "entmax_alpha": float(self.entmax_alpha),
+            "n_d": params["n_d"],
+            "n_a": params["n_a"],
+            "n_steps": params["n_steps"],
+            "gamma": params["gamma"],
+            "n_independent": params["n_independent"],
+            "n_shared": params["n_shared"],
+            "virtual_batch_size": self._virtual_batch_size(params, batch_size),
+            "momentum": params["momentum"],
+            "entmax_mode": params["entmax_mode"],
+            "entmax_alpha": params["entmax_alpha"],
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
-            "cat_emb_dims": int(self.cat_emb_dim),
+            "cat_emb_dims": params["cat_emb_dim"],
             "missing_idxs": self.missing_features_.tolist(),
             "missing_fill": self._missing_fill,
         }

@@ -15,7 +15,6 @@ restore their own, and none changes another's.
 from __future__ import annotations
 
 import contextlib
-import numbers
 import os
 import time
 from collections.abc import Iterator
@@ -124,17 +123,6 @@ def resolve_n_jobs(n_jobs: Any, work: float) -> int:
     if n_jobs == -1:
         return available_cores()
     return int(n_jobs)
-
-
-def check_n_jobs(n_jobs: Any) -> None:
-    """Raise a ValueError unless ``n_jobs`` is None, -1 or a positive int."""
-    valid = n_jobs is None or (
-        isinstance(n_jobs, numbers.Integral)
-        and not isinstance(n_jobs, bool)
-        and (n_jobs == -1 or n_jobs >= 1)
-    )
-    if not valid:
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer; got {n_jobs!r}")
 
 
 @contextlib.contextmanager

@@ -61,8 +61,12 @@ from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 from torch.overrides import TorchFunctionMode
 
-from sk_entmax._base import _INIT_LOCK, BaseEntmaxClassifier, check_alpha, resolve_device
+from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._device import resolve_device
+from sk_entmax._training import _INIT_LOCK
 from sk_entmax._version import __version__
+from sk_entmax.entmax._checks import ALPHA
+from sk_entmax.entmax._checks import check as check_value
 
 __all__ = ["FORMAT_VERSION", "load", "save"]
 
@@ -637,7 +641,7 @@ def _check_arguments(kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]
         check(name, value)
     if "alpha" in kwargs:
         try:
-            check_alpha(kwargs["alpha"])
+            check_value("alpha", kwargs["alpha"], ALPHA)
         except ValueError as error:
             raise _Invalid(f"network argument {error}") from None
     return kwargs
@@ -1003,12 +1007,9 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
                 "or infinity); the saved network had diverged or the file was altered"
             )
     spec = header["net"]
-    net = estimator._make_net(module_cls, kwargs, batch_size=spec["batch_size"], device=device)
-    devices = [torch.device(device)] if device != "cpu" else []
-    # the same lock as fit's initialisation: the draws (overwritten below) never interleave
-    # with a fit's seeded ones in another thread, and the global generator is left as found
-    with _INIT_LOCK, torch.random.fork_rng(devices=devices):
-        net.initialize()
+    # initialised under fit's lock: the draws (overwritten below) never interleave with a
+    # fit's seeded ones in another thread, and the global generator is left as found
+    net = estimator._net_for(module_cls, kwargs, batch_size=spec["batch_size"], device=device)
     state = net.module_.state_dict()
     for key, src in source.items():
         if state[key].dtype != tensors[src].dtype:  # load_state_dict would cast it

@@ -322,7 +322,8 @@ def test_float32_memmap_is_not_copied(tmp_path):
     path = tmp_path / "X.npy"
     np.save(path, X32)
     X = np.load(path, mmap_mode="r")
-    validated, _ = _make("entmax")._validate_fit_data(X, Y_IRIS)
+    clf = _make("entmax")
+    validated, _ = clf._validate_fit_data(X, Y_IRIS, clf._plan(clf._checked_params()))
     assert np.shares_memory(validated, X)
 
 

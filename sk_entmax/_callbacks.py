@@ -1,0 +1,131 @@
+"""The callbacks the estimators train with, and what a fit does after an interrupt.
+
+All are skorch callbacks (its documented extension point): a finite-loss check, the best
+weights so far, and the stopping rule, which says whether it ended the training itself.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from skorch import NeuralNet
+from skorch.callbacks import Callback, EarlyStopping
+
+from sk_entmax._net import NonFiniteLossError
+
+__all__ = ["BestWeightsSoFar", "FiniteLossCheck", "StoppingRule", "recover_after_interrupt"]
+
+
+class FiniteLossCheck(Callback):
+    """Stop training with :class:`NonFiniteLossError` as soon as a batch loss is not finite.
+
+    A NaN or infinite loss means the weights are (or are about to be) garbage; without this
+    check the optimizer carries on and ``fit`` returns a model that predicts NaN. The check
+    runs in skorch's ``on_batch_end`` hook, on training and validation batches.
+    """
+
+    def on_batch_end(self, net, batch=None, training=False, loss=None, **kwargs):
+        if loss is None:
+            return
+        value = loss.item() if isinstance(loss, torch.Tensor) else float(loss)
+        if math.isfinite(value):
+            return
+        phase = "train" if training else "valid"
+        epoch = len(net.history)
+        batch_index = sum(1 for b in net.history[-1]["batches"] if f"{phase}_loss" in b)
+        raise NonFiniteLossError(
+            f"the {'training' if training else 'validation'} loss became {value} at epoch "
+            f"{epoch}, {phase} batch {batch_index}: training diverged and was stopped. "
+            f"Try a lower learning rate (lr={net.lr:g}), scale the features (e.g. "
+            "StandardScaler), or look for extreme values in X"
+        )
+
+
+class BestWeightsSoFar(Callback):
+    """Keep a copy of the weights of the epoch with the lowest ``monitor`` value so far.
+
+    Used when early stopping is off (:class:`StoppingRule` with ``load_best=True`` already
+    keeps them when it is on), so that an interrupted fit can fall back to them: see
+    :meth:`restore`.
+    """
+
+    def __init__(self, monitor: str = "train_loss"):
+        self.monitor = monitor
+
+    def on_train_begin(self, net, **kwargs):
+        self.best_score_ = math.inf
+        self.best_epoch_ = 0
+        self.best_weights_ = None
+
+    def on_epoch_end(self, net, **kwargs):
+        score = net.history[-1].get(self.monitor)
+        if score is not None and score < self.best_score_:
+            self.best_score_ = float(score)
+            self.best_epoch_ = int(net.history[-1, "epoch"])
+            self.best_weights_ = {
+                key: value.detach().clone() for key, value in net.module_.state_dict().items()
+            }
+
+    def restore(self, net) -> int:
+        """Load the best weights so far into ``net.module_``; returns their epoch (0: none)."""
+        if self.best_weights_ is not None:
+            net.module_.load_state_dict(self.best_weights_)
+        return self.best_epoch_
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["best_weights_"] = None  # a second copy of the weights is not worth pickling
+        return state
+
+
+class StoppingRule(EarlyStopping):
+    """skorch's ``EarlyStopping``, which also records whether it stopped the training.
+
+    skorch ends a fit on a ``KeyboardInterrupt``, raised by this rule or by the user (Ctrl-C);
+    ``stopped_`` tells the two apart.
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        super().on_train_begin(net, **kwargs)
+        self.stopped_ = False
+
+    def on_epoch_end(self, net, **kwargs):
+        try:
+            super().on_epoch_end(net, **kwargs)
+        except KeyboardInterrupt:
+            self.stopped_ = True
+            raise
+
+
+def recover_after_interrupt(
+    net: NeuralNet,
+    stopper: StoppingRule,
+    best: BestWeightsSoFar | None,
+    monitor: str,
+    max_epochs: int,
+) -> None:
+    """Fall back to the best weights so far when the user interrupted the fit (Ctrl-C).
+
+    A fit that ran its epochs or that ``stopper`` ended is left as it is. Otherwise the
+    weights are those of the best epoch so far (``best``'s, or the stopper's when it keeps
+    them), with a warning saying which.
+    """
+    history = net.history
+    finished = len(history) == max_epochs and monitor in history[-1]
+    if finished or stopper.stopped_:
+        return
+    # skorch swallowed a KeyboardInterrupt; with early stopping the stopping rule has
+    # already restored the best weights in on_train_end
+    epoch = stopper.best_epoch_ if best is None else best.restore(net)
+    kept = (
+        f"the weights of epoch {epoch}, the best {monitor} so far"
+        if epoch
+        else "the weights reached so far (no epoch had finished)"
+    )
+    warnings.warn(
+        f"fit was interrupted (KeyboardInterrupt) in epoch {len(history)}; the model keeps {kept}",
+        UserWarning,
+        stacklevel=4,  # recover_after_interrupt <- _train <- fit <- the caller
+    )

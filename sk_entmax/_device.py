@@ -1,0 +1,48 @@
+"""The ``device`` parameter: which torch device a fit trains on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["DEVICES", "resolve_device"]
+
+DEVICES = ("cpu", "cuda", "cuda:N", "auto")
+
+
+def resolve_device(device: Any) -> str:
+    """Turn the ``device`` parameter into a torch device string, or raise a clear error.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when available).
+
+    Returns
+    -------
+    str
+        The device to train on.
+    """
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        return device
+    if device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={device!r} was requested but CUDA is not available on this machine; "
+                "use device='cpu' or device='auto'"
+            )
+        index = int(device[5:]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device={device!r} was requested but only {torch.cuda.device_count()} "
+                "CUDA device(s) are visible"
+            )
+        return device
+    raise ValueError(f"device must be one of {DEVICES}; got {device!r}")

@@ -1,0 +1,198 @@
+"""Parameter constraints: each stated once, checked in one style, with one message.
+
+A constraint says what a value may be and turns an accepted value into its plain Python
+form (``numpy.int64(3)`` into ``3``). :func:`check` raises ``ValueError("<name> must be
+<what the constraint says>; got <value>")``. The estimators declare a table of constraints
+per class and check it once, at the start of ``fit``; a torch module checks its own
+constructor arguments with the same constraints; both then pass the values on as checked.
+Pure Python (numbers, math): the core, the networks and the estimators share it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ALPHA",
+    "AnyOf",
+    "Boolean",
+    "Constraint",
+    "Integer",
+    "Options",
+    "Real",
+    "Satisfies",
+    "check",
+    "check_all",
+]
+
+_REJECT = object()
+
+
+class Constraint:
+    """What a parameter may be: :meth:`accept` returns the value in its plain form, or
+    ``_REJECT``; ``description`` completes "<name> must be ..."."""
+
+    description: str
+
+    def accept(self, value: Any) -> Any:
+        raise NotImplementedError
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy.bool_ too
+
+
+@dataclass(frozen=True)
+class Integer(Constraint):
+    """An integer (not a bool, unless ``bools``: then True and False stand for 1 and 0) in
+    ``[low, high]``; either bound may be None."""
+
+    low: int | None = None
+    high: int | None = None
+    bools: bool = False
+
+    @property
+    def description(self) -> str:
+        text = self._range()
+        return f"True, False or {text}" if self.bools else text
+
+    def _range(self) -> str:
+        if self.high is None:
+            return "an integer" if self.low is None else f"an integer >= {self.low}"
+        if self.low is None:
+            return f"an integer <= {self.high}"
+        return f"an integer in [{self.low}, {self.high}]"
+
+    def accept(self, value: Any) -> Any:
+        if _is_bool(value):
+            if not self.bools:
+                return _REJECT
+            value = int(value)
+        if not isinstance(value, numbers.Integral):
+            return _REJECT
+        if (self.low is not None and value < self.low) or (
+            self.high is not None and value > self.high
+        ):
+            return _REJECT
+        return int(value)
+
+
+@dataclass(frozen=True)
+class Real(Constraint):
+    """A finite real number (not a bool) between ``low`` and ``high``, each bound closed
+    unless said open; ``note`` is appended to the description in parentheses."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    note: str = ""
+
+    @property
+    def description(self) -> str:
+        bounds = []
+        if self.low > -math.inf:
+            bounds.append(f"{'>' if self.low_open else '>='} {self.low:g}")
+        if self.high < math.inf:
+            bounds.append(f"{'<' if self.high_open else '<='} {self.high:g}")
+        text = "a real number" + (" " + " and ".join(bounds) if bounds else "")
+        return f"{text} ({self.note})" if self.note else text
+
+    def accept(self, value: Any) -> Any:
+        if _is_bool(value) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            return _REJECT
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return float(value) if above and below else _REJECT
+
+
+@dataclass(frozen=True)
+class Boolean(Constraint):
+    """True or False (a numpy bool too)."""
+
+    description: str = "True or False"
+
+    def accept(self, value: Any) -> Any:
+        return bool(value) if _is_bool(value) else _REJECT
+
+
+@dataclass(frozen=True)
+class Options(Constraint):
+    """One of a few values, compared with ``==`` (strings, None)."""
+
+    values: tuple[Any, ...]
+
+    @property
+    def description(self) -> str:
+        return "one of " + ", ".join(map(repr, self.values))
+
+    def accept(self, value: Any) -> Any:
+        for option in self.values:
+            if option is value:
+                return option
+            if option is None or _is_bool(option) or _is_bool(value):
+                continue  # None and the bools match only themselves
+            same_kind = (isinstance(option, str) and isinstance(value, str)) or (
+                isinstance(option, numbers.Number) and isinstance(value, numbers.Number)
+            )
+            if same_kind and value == option:
+                return option
+        return _REJECT
+
+
+@dataclass(frozen=True)
+class Satisfies(Constraint):
+    """A rule a table cannot state: ``convert(value)`` returns the plain value or raises
+    ``TypeError``/``ValueError`` (or returns ``_REJECT``) when the value breaks it."""
+
+    description: str
+    convert: Callable[[Any], Any]
+
+    def accept(self, value: Any) -> Any:
+        try:
+            return self.convert(value)
+        except (TypeError, ValueError):
+            return _REJECT
+
+
+class AnyOf(Constraint):
+    """Accepted by the first of ``constraints`` that accepts it."""
+
+    def __init__(self, *constraints: Constraint) -> None:
+        self.constraints = constraints
+
+    @property
+    def description(self) -> str:
+        return " or ".join(c.description for c in self.constraints)
+
+    def accept(self, value: Any) -> Any:
+        for constraint in self.constraints:
+            accepted = constraint.accept(value)
+            if accepted is not _REJECT:
+                return accepted
+        return _REJECT
+
+    def __repr__(self) -> str:
+        return f"AnyOf({', '.join(map(repr, self.constraints))})"
+
+
+#: the entmax alpha of an output mapping
+ALPHA = Real(1.0, note="1 softmax, 1.5 entmax15, 2 sparsemax")
+
+
+def check(name: str, value: Any, constraint: Constraint) -> Any:
+    """``value`` in its plain form if ``constraint`` accepts it; else a ``ValueError`` naming
+    ``name``, what it must be and what it got."""
+    accepted = constraint.accept(value)
+    if accepted is _REJECT:
+        raise ValueError(f"{name} must be {constraint.description}; got {value!r}")
+    return accepted
+
+
+def check_all(owner: Any, constraints: Mapping[str, Constraint]) -> dict[str, Any]:
+    """Every attribute of ``owner`` that ``constraints`` names, checked, by name."""
+    return {name: check(name, getattr(owner, name), c) for name, c in constraints.items()}
