@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,8 @@ class FenchelYoungNet(NeuralNet):
     The module provides ``loss(scores, target)`` (per-sample) and ``proba(scores)``; the batch
     ``X`` is a dict whose optional ``"sample_weight"`` entry weights the per-sample losses.
     The ``criterion`` of the net is unused: the loss depends on the module's (possibly
-    learned) alpha, so it is computed here, in skorch's documented ``get_loss`` hook.
+    learned) alpha, so it is computed here, in skorch's documented ``get_loss`` hook. The
+    weights are the loss's alone: :meth:`infer` leaves them out of the module's inputs.
 
     Parameters
     ----------
@@ -113,6 +115,17 @@ class FenchelYoungNet(NeuralNet):
             return None
         squares = sum(p.pow(2).sum() for p in self.module_.penalized_parameters())
         return squares * (0.5 * self.l2 / total_weight)
+
+    def infer(self, x, **fit_params):
+        """The module's output on the batch ``x``, without its ``"sample_weight"`` entry.
+
+        skorch calls the module with every entry of a dict batch as a keyword argument;
+        the weights are for :meth:`get_loss` (which reads them from the batch), so the
+        module is called on the other entries only.
+        """
+        if isinstance(x, Mapping) and "sample_weight" in x:
+            x = {key: value for key, value in x.items() if key != "sample_weight"}
+        return super().infer(x, **fit_params)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = to_tensor(y_true, device=self.device)

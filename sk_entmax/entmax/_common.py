@@ -15,6 +15,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from sk_entmax.entmax._checks import AnyOf, Integer, Options, Satisfies, check
+
 _HALF = (torch.float16, torch.bfloat16)
 
 Param = float | torch.Tensor
@@ -23,10 +25,10 @@ Param = float | torch.Tensor
 def _check_dim(X: torch.Tensor, dim: int) -> int:
     """Return ``dim`` as a non-negative axis of ``X``, or raise a clear error."""
     if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+        raise TypeError(f"dim must be an int; got {type(dim).__name__}")
     ndim = X.dim()
     if ndim == 0:
-        raise ValueError("the input must have at least one dimension, got a 0-d tensor")
+        raise ValueError("the input must have at least one dimension; got a 0-d tensor")
     if not -ndim <= dim < ndim:
         raise IndexError(
             f"dim={dim} is out of range for a tensor with {ndim} dimension(s) "
@@ -37,11 +39,11 @@ def _check_dim(X: torch.Tensor, dim: int) -> int:
 
 def _check_floating(X: torch.Tensor, name: str = "X") -> None:
     if not isinstance(X, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(X).__name__}")
+        raise TypeError(f"{name} must be a torch.Tensor; got {type(X).__name__}")
     if not X.is_floating_point():
         raise TypeError(
-            f"{name} must be a floating point tensor, got dtype {X.dtype}; "
-            f"convert it first, e.g. {name}.float()"
+            f"{name} must be a floating point tensor (convert it first, e.g. {name}.float()); "
+            f"got dtype {X.dtype}"
         )
 
 
@@ -101,7 +103,7 @@ def param_to_last(
             value = value.movedim(dim, -1)
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a float or a torch.Tensor, got {type(value).__name__}")
+        raise TypeError(f"{name} must be a float or a torch.Tensor; got {type(value).__name__}")
     return float(value)
 
 
@@ -161,14 +163,14 @@ def apply_last(
 # The number of bisection steps that ``n_iter=None`` stands for (the reference's default).
 DEFAULT_N_ITER = 50
 
+#: the ``n_iter`` of the root finders: a number of bisection steps, or None for the default
+N_ITER = AnyOf(Options((None,)), Integer(1))
+
 
 def _check_n_iter(n_iter: int | None) -> int:
     """``n_iter`` as a positive int; ``None`` means :data:`DEFAULT_N_ITER`."""
-    if n_iter is None:
-        return DEFAULT_N_ITER
-    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 1:
-        raise ValueError(f"n_iter must be None or a positive int, got {n_iter!r}")
-    return n_iter
+    n_iter = check("n_iter", n_iter, N_ITER)
+    return DEFAULT_N_ITER if n_iter is None else n_iter
 
 
 def phi(z: torch.Tensor) -> torch.Tensor:
@@ -200,13 +202,25 @@ def safe_pow(P: torch.Tensor, exponent: Param) -> torch.Tensor:
     return torch.where(positive, torch.where(positive, P, 1.0) ** exponent, 0.0)
 
 
-def _check_alpha(alpha: Param) -> None:
+def _number(value: object) -> float | int:
+    """``value`` itself if it is an int or a float (not a bool) other than NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ValueError(value)
+    return value
+
+
+#: the alpha of a mapping when it is not a tensor: any real number (below 1 and infinite
+#: too, as in the reference package), a Python int or float
+ALPHA_NUMBER = Satisfies("a real number or a tensor", _number)
+
+
+def _check_alpha(alpha: Param) -> Param:
+    """``alpha`` as given, if it is a floating point tensor or an :data:`ALPHA_NUMBER`."""
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
-            raise TypeError(f"alpha must be a floating point tensor, got dtype {alpha.dtype}")
-        return
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or math.isnan(alpha):
-        raise ValueError(f"alpha must be a real number or a tensor, got {alpha!r}")
+            raise TypeError(f"alpha must be a floating point tensor; got dtype {alpha.dtype}")
+        return alpha
+    return check("alpha", alpha, ALPHA_NUMBER)
 
 
 class _ParamModule(nn.Module):

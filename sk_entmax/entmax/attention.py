@@ -38,7 +38,15 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
-from sk_entmax.entmax._common import _HALF, DEFAULT_N_ITER, row_stats, safe_log, safe_pow
+from sk_entmax.entmax._checks import AnyOf, Integer, Options, Real, check
+from sk_entmax.entmax._common import (
+    _HALF,
+    ALPHA_NUMBER,
+    DEFAULT_N_ITER,
+    row_stats,
+    safe_log,
+    safe_pow,
+)
 from sk_entmax.entmax._entmax_solvers import (
     _entmax_alpha_grad,
     _entmax_bisect_last,
@@ -63,6 +71,10 @@ Mask = torch.Tensor | None
 # Elements in one block's score matrix when ``block_size`` is not given: 2**22 float32
 # entries are 16 MiB; the mapping needs a few such scratch tensors at once.
 _BLOCK_ELEMENTS = 2**22
+
+_DROPOUT_P = Real(0.0, 1.0, high_open=True)
+#: queries per block, or None to size the blocks by ``_BLOCK_ELEMENTS``
+_BLOCK_SIZE = AnyOf(Options((None,)), Integer(1))
 
 
 # --------------------------------------------------------------------------- per block
@@ -278,24 +290,24 @@ class _EntmaxAttentionFunction(Function):
 def _check_inputs(query, key, value) -> None:
     for name, x in (("query", query), ("key", key), ("value", value)):
         if not isinstance(x, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+            raise TypeError(f"{name} must be a torch.Tensor; got {type(x).__name__}")
         if not x.is_floating_point():
-            raise TypeError(f"{name} must be a floating point tensor, got dtype {x.dtype}")
+            raise TypeError(f"{name} must be a floating point tensor; got dtype {x.dtype}")
         if x.dim() < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (..., seq, features)")
     if query.dtype != key.dtype or query.dtype != value.dtype:
         raise TypeError(
-            f"query, key and value must share a dtype, got {query.dtype}, {key.dtype} "
+            f"query, key and value must share a dtype; got {query.dtype}, {key.dtype} "
             f"and {value.dtype}"
         )
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
-            f"query and key must have the same feature size, got {query.shape[-1]} and "
+            f"query and key must have the same feature size; got {query.shape[-1]} and "
             f"{key.shape[-1]}"
         )
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
-            f"key and value must have the same sequence length, got {key.shape[-2]} and "
+            f"key and value must have the same sequence length; got {key.shape[-2]} and "
             f"{value.shape[-2]}"
         )
 
@@ -304,7 +316,7 @@ def _check_alpha(alpha, batch: torch.Size, like: torch.Tensor):
     """A float, or a tensor broadcast to ``(*batch, 1, 1)`` (one alpha per head)."""
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
-            raise TypeError(f"alpha must be a floating point tensor, got dtype {alpha.dtype}")
+            raise TypeError(f"alpha must be a floating point tensor; got dtype {alpha.dtype}")
         a = alpha
         if a.dim() >= 3 and a.shape[-2:] == (1, 1):  # shaped against the scores
             a = a[..., 0, 0]
@@ -317,18 +329,16 @@ def _check_alpha(alpha, batch: torch.Size, like: torch.Tensor):
                 f"(B, H, L, d) inputs)"
             ) from exc
         return a.to(like.dtype)[..., None, None]
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or math.isnan(alpha):
-        raise ValueError(f"alpha must be a real number or a tensor, got {alpha!r}")
-    return float(alpha)
+    return float(check("alpha", alpha, ALPHA_NUMBER))
 
 
 def _prepare_mask(mask: torch.Tensor, batch: torch.Size, L: int, S: int, work: torch.dtype):
     """``(mask, is_bool)`` broadcast to ``(*batch, L or 1, S)`` as a view (float: ``work``)."""
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"attn_mask must be a torch.Tensor or None, got {type(mask).__name__}")
+        raise TypeError(f"attn_mask must be a torch.Tensor or None; got {type(mask).__name__}")
     is_bool = mask.dtype == torch.bool
     if not is_bool and not mask.is_floating_point():
-        raise TypeError(f"attn_mask must be boolean or floating point, got dtype {mask.dtype}")
+        raise TypeError(f"attn_mask must be boolean or floating point; got dtype {mask.dtype}")
     if not is_bool and mask.requires_grad:
         raise ValueError(
             "a float attn_mask that requires grad is not supported (no gradient flows to "
@@ -399,12 +409,8 @@ def _attention(
     return_support_size: bool,
 ):
     """The shared driver of :func:`entmax_attention` and the multi-head module."""
-    if not 0 <= dropout_p < 1:
-        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p!r}")
-    if block_size is not None and (
-        isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1
-    ):
-        raise ValueError(f"block_size must be None or a positive int, got {block_size!r}")
+    dropout_p = check("dropout_p", dropout_p, _DROPOUT_P)
+    block_size = check("block_size", block_size, _BLOCK_SIZE)
     q, k, v, alpha, prepared, batch = _prepare(query, key, value, alpha, masks, scale)
     dtype, L, S = query.dtype, q.shape[-2], k.shape[-2]
     if block_size is None:

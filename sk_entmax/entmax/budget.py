@@ -6,9 +6,12 @@ in ``X`` and in a tensor budget are in closed form.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.autograd import Function
 
+from sk_entmax.entmax._checks import AnyOf, Real, Satisfies, check
 from sk_entmax.entmax._common import (
     Param,
     _check_n_iter,
@@ -21,6 +24,20 @@ from sk_entmax.entmax._common import (
 )
 
 __all__ = ["BudgetBisect", "budget_bisect"]
+
+
+def _tensor(value: object) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(value)
+    return value
+
+
+def _budget_constraint(size: float) -> AnyOf:
+    """A budget: a number in ``(0, size]`` or a tensor."""
+    return AnyOf(
+        Real(0.0, size, low_open=True, note="the size of dim"),
+        Satisfies("a tensor", _tensor),
+    )
 
 
 def _budget_last(Z: torch.Tensor, budget: Param, n_iter: int) -> torch.Tensor:
@@ -91,13 +108,9 @@ def budget_bisect(
         Only with ``return_support_size=True``.
     """
     n_iter = _check_n_iter(n_iter)
-    if not isinstance(budget, torch.Tensor):
-        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-            raise ValueError(f"budget must be a number or a tensor, got {budget!r}")
-        if X.dim() and not 0 < budget <= X.shape[dim]:
-            raise ValueError(
-                f"budget must lie in (0, {X.shape[dim]}] (the size of dim), got {budget!r}"
-            )
+    if not isinstance(budget, torch.Tensor):  # a tensor is checked when it is broadcast
+        size = X.shape[dim] if X.dim() else math.inf
+        budget = check("budget", budget, _budget_constraint(size))
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:
         P = X.clone()

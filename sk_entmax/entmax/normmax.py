@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 from torch.autograd import Function
 
+from sk_entmax.entmax._checks import Real, check
 from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
@@ -26,6 +27,9 @@ from sk_entmax.entmax._common import (
 from sk_entmax.entmax._entmax_solvers import _normalize
 
 __all__ = ["NormmaxBisect", "normmax_bisect"]
+
+#: the order of the norm when it is a number (a tensor is not checked value by value)
+_NORMMAX_ALPHA = Real(1.0, low_open=True, note="the order of the norm")
 
 
 def _normmax_last(Z: torch.Tensor, alpha: Param, n_iter: int) -> torch.Tensor:
@@ -114,9 +118,8 @@ def normmax_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    _check_alpha(alpha)
-    if not isinstance(alpha, torch.Tensor) and alpha <= 1:
-        raise ValueError(f"normmax_bisect needs alpha > 1, got {alpha!r}")
+    if not isinstance(_check_alpha(alpha), torch.Tensor):
+        check("alpha", alpha, _NORMMAX_ALPHA)
     n_iter = _check_n_iter(n_iter)
     Z, dim, dtype = to_last(X, dim)
     if Z.numel() == 0:

@@ -49,6 +49,7 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
+from sk_entmax.entmax._checks import Real, check
 from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
@@ -321,6 +322,10 @@ class SparsemaxBisect(_ParamModule):
         )
 
 
+#: ``alpha_max`` of :class:`AdaptiveEntmax` when it is not None
+_ALPHA_MAX = Real(1.0, low_open=True, note="or None for no upper end")
+
+
 class AdaptiveEntmax(nn.Module):
     """alpha-entmax whose alpha is learned, kept in range by construction.
 
@@ -331,10 +336,15 @@ class AdaptiveEntmax(nn.Module):
     learn alpha per attention head). Only where the map saturates in floating point does
     alpha reach an end of the range, and the ends are valid mappings too (1 is softmax).
 
+    This class owns the parametrisation, for the modules that hold a learned alpha of their
+    own too: :meth:`alpha_of_raw` and :meth:`raw_of_alpha` are the map and its inverse, and
+    :meth:`start_alpha` is the rule that turns a requested start into one inside the range.
+
     Parameters
     ----------
     alpha : float, default=1.5
-        Initial alpha, strictly inside the range.
+        Initial alpha, strictly inside the range (see :meth:`start_alpha` to clip a value
+        into it).
     dim : int, default=-1
         The axis along which to apply the mapping.
     n_iter : int or None, default=50
@@ -359,7 +369,17 @@ class AdaptiveEntmax(nn.Module):
     >>> layer = AdaptiveEntmax(alpha=1.5)
     >>> round(layer.alpha.item(), 4)
     1.5
+    >>> AdaptiveEntmax.start_alpha(2.0), AdaptiveEntmax.start_alpha(1.0, alpha_max=None)
+    (1.99, 1.05)
     """
+
+    #: :meth:`start_alpha` keeps a start this fraction of a bounded range (1, alpha_max)
+    #: away from either end (1.01 to 1.99 for alpha_max = 2), where the sigmoid map's
+    #: gradient vanishes
+    START_MARGIN = 0.01
+    #: the least start :meth:`start_alpha` gives on the unbounded range (1, inf) of the
+    #: softplus map
+    START_MIN_UNBOUNDED = 1.05
 
     def __init__(
         self,
@@ -371,31 +391,76 @@ class AdaptiveEntmax(nn.Module):
         return_support_size: bool = False,
     ) -> None:
         super().__init__()
-        if alpha_max is not None and not alpha_max > 1:
-            raise ValueError(f"alpha_max must be > 1 or None, got {alpha_max!r}")
-        upper = math.inf if alpha_max is None else alpha_max
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 1 < alpha < upper:
-            raise ValueError(
-                f"alpha must be a number strictly between 1 and alpha_max={alpha_max}, "
-                f"got {alpha!r}"
-            )
+        raw = self.raw_of_alpha(alpha, alpha_max)
         self.dim = dim
         self.n_iter = n_iter
         self.return_support_size = return_support_size
         self.alpha_max = None if alpha_max is None else float(alpha_max)
-        if alpha_max is None:
-            raw = (alpha - 1) + math.log(-math.expm1(-(alpha - 1)))  # softplus inverse
-        else:
-            frac = (alpha - 1) / (alpha_max - 1)
-            raw = math.log(frac / (1 - frac))
         self.alpha_raw = nn.Parameter(torch.full(tuple(shape), raw, dtype=torch.float32))
+
+    @staticmethod
+    def _upper(alpha_max: float | None) -> float:
+        """The upper end of the range: ``alpha_max`` checked, ``inf`` for None."""
+        return math.inf if alpha_max is None else check("alpha_max", alpha_max, _ALPHA_MAX)
+
+    @classmethod
+    def start_alpha(cls, alpha: float, alpha_max: float | None = 2.0) -> float:
+        """The start of a learned alpha asked to start at ``alpha``, clipped into its range.
+
+        A value near an end of the range, or beyond it, is moved inside: into
+        ``[1 + m, alpha_max - m]`` with ``m = START_MARGIN * (alpha_max - 1)`` (1.01 to 1.99
+        for ``alpha_max=2``), or to at least ``START_MIN_UNBOUNDED`` (1.05) for
+        ``alpha_max=None``. A start right next to an end would leave a vanishing gradient.
+
+        Parameters
+        ----------
+        alpha : float
+            The requested start, a finite real number.
+        alpha_max : float or None, default=2.0
+            The upper end of the range, as in the constructor.
+
+        Returns
+        -------
+        float
+            A start that :meth:`raw_of_alpha` (and the constructor) accept.
+        """
+        upper = cls._upper(alpha_max)
+        alpha = check("alpha", alpha, Real())
+        if upper == math.inf:
+            return max(alpha, cls.START_MIN_UNBOUNDED)
+        margin = cls.START_MARGIN * (upper - 1)
+        return min(max(alpha, 1 + margin), upper - margin)
+
+    @classmethod
+    def raw_of_alpha(cls, alpha: float, alpha_max: float | None = 2.0) -> float:
+        """The ``alpha_raw`` at which :meth:`alpha_of_raw` gives ``alpha``.
+
+        ``alpha`` must lie strictly inside the range ``(1, alpha_max)`` (``(1, inf)`` for
+        ``alpha_max=None``); :meth:`start_alpha` clips a value into it.
+        """
+        upper = cls._upper(alpha_max)
+        alpha = check(
+            "alpha",
+            alpha,
+            Real(1.0, upper, low_open=True, high_open=True, note="the start of a learned alpha"),
+        )
+        if alpha_max is None:
+            return (alpha - 1) + math.log(-math.expm1(-(alpha - 1)))  # softplus inverse
+        frac = (alpha - 1) / (upper - 1)
+        return math.log(frac / (1 - frac))
+
+    @staticmethod
+    def alpha_of_raw(raw: torch.Tensor, alpha_max: float | None = 2.0) -> torch.Tensor:
+        """The alpha of ``raw``: ``1 + (alpha_max - 1) * sigmoid(raw)``, in ``(1, alpha_max)``,
+        or ``1 + softplus(raw)`` for ``alpha_max=None``; differentiable."""
+        if alpha_max is None:
+            return 1 + nn.functional.softplus(raw)
+        return 1 + (alpha_max - 1) * torch.sigmoid(raw)
 
     @property
     def alpha(self) -> torch.Tensor:
         """The current alpha, a differentiable function of ``alpha_raw``."""
-        if self.alpha_max is None:
-            return 1 + nn.functional.softplus(self.alpha_raw)
-        return 1 + (self.alpha_max - 1) * torch.sigmoid(self.alpha_raw)
+        return self.alpha_of_raw(self.alpha_raw, self.alpha_max)
 
     def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         return entmax_bisect(

@@ -17,9 +17,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from sk_entmax.entmax import AdaptiveEntmax
 from sk_entmax.entmax.attention import _attention, _weights
 
 __all__ = ["EntmaxMultiheadAttention"]
+
+# the range of a learned alpha, (1, _LEARNED_ALPHA_MAX), as AdaptiveEntmax parametrises it
+_LEARNED_ALPHA_MAX = 2.0
 
 
 def _keep_fused_paths_off(module: nn.Module, args: tuple) -> None:
@@ -50,11 +54,13 @@ batch_first, device, dtype
         As in :class:`torch.nn.MultiheadAttention`.
     alpha : float or sequence of float, default=1.5
         The entmax alpha, shared or one per head (``num_heads`` values). With
-        ``learn_alpha`` it is the starting value, strictly inside ``(1, 2)``.
+        ``learn_alpha`` it is the starting value, strictly inside ``(1, 2)`` (it is not
+        clipped into the range: a value outside raises).
     learn_alpha : bool, default=False
         Learn one alpha per head (Correia et al., 2019), as
-        ``alpha = 1 + sigmoid(alpha_raw)``: in ``(1, 2]`` by construction (2 only where the
-        sigmoid rounds to 1), whatever the optimizer does.
+        ``alpha = 1 + sigmoid(alpha_raw)`` (the map of
+        :class:`~sk_entmax.entmax.AdaptiveEntmax` with ``alpha_max=2``): in ``(1, 2]`` by
+        construction (2 only where the sigmoid rounds to 1), whatever the optimizer does.
     block_size : int or None, default=None
         Queries per block (see :func:`~sk_entmax.entmax.entmax_attention`).
 
@@ -128,9 +134,8 @@ batch_first, device, dtype
         self.last_support_size: torch.Tensor | None = None
         values = self._alpha_values(alpha, num_heads)
         if self.learn_alpha:
-            if not all(1 < a < 2 for a in values):
-                raise ValueError(f"a learned alpha starts strictly between 1 and 2, got {alpha!r}")
-            raw = torch.tensor([math.log((a - 1) / (2 - a)) for a in values], dtype=dtype)
+            raw = [AdaptiveEntmax.raw_of_alpha(a, _LEARNED_ALPHA_MAX) for a in values]
+            raw = torch.tensor(raw, dtype=dtype)
             self.alpha_raw = nn.Parameter(raw.to(device=device, dtype=dtype or torch.float32))
             self._fixed_alpha: float | None = None
         elif len(set(values)) == 1:
@@ -155,10 +160,10 @@ batch_first, device, dtype
             if len(values) == 1:
                 values = values * num_heads
         else:
-            raise TypeError(f"alpha must be a number or a sequence of numbers, got {alpha!r}")
+            raise TypeError(f"alpha must be a number or a sequence of numbers; got {alpha!r}")
         if len(values) != num_heads or any(math.isnan(a) for a in values):
             raise ValueError(
-                f"alpha must be one number or {num_heads} (one per head), got {alpha!r}"
+                f"alpha must be one number or {num_heads} (one per head); got {alpha!r}"
             )
         return values
 
@@ -166,7 +171,7 @@ batch_first, device, dtype
     def alpha(self) -> float | torch.Tensor:
         """The alpha in use: a number, or one value per head (differentiable if learned)."""
         if self.learn_alpha:
-            return 1 + torch.sigmoid(self.alpha_raw)
+            return AdaptiveEntmax.alpha_of_raw(self.alpha_raw, _LEARNED_ALPHA_MAX)
         if self._fixed_alpha is not None:
             return self._fixed_alpha
         return self.alpha_per_head

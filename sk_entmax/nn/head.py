@@ -14,10 +14,7 @@ from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
 from sk_entmax.entmax.algorithms import Mapping, mapping_for
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
-__all__ = ["LEARN_ALPHA_MIN_START", "EntmaxHead"]
-
-# A learned alpha lives in (1, inf); it cannot start exactly on the boundary alpha = 1.
-LEARN_ALPHA_MIN_START = 1.05
+__all__ = ["EntmaxHead"]
 
 
 class EntmaxHead(nn.Module):
@@ -27,7 +24,8 @@ class EntmaxHead(nn.Module):
     ----------
     alpha : float, default=1.5
         The entmax alpha (1 softmax, 1.5 entmax15, 2 sparsemax). With ``learn_alpha`` it is
-        the starting value (at least ``1.05``, since 1 is the edge of the learnable range).
+        the starting value, clipped by :meth:`~sk_entmax.entmax.AdaptiveEntmax.start_alpha`
+        to at least ``1.05``, since 1 is the edge of the learnable range.
     learn_alpha : bool, default=False
         Learn alpha with the network, as ``1 + softplus(raw)`` (always a valid alpha).
 
@@ -40,11 +38,10 @@ class EntmaxHead(nn.Module):
     def __init__(self, alpha: float = 1.5, learn_alpha: bool = False) -> None:
         super().__init__()
         self.fixed_alpha = float(alpha)
-        self.alpha_map = (
-            AdaptiveEntmax(alpha=max(float(alpha), LEARN_ALPHA_MIN_START), alpha_max=None)
-            if learn_alpha
-            else None
-        )
+        self.alpha_map = None
+        if learn_alpha:
+            start = AdaptiveEntmax.start_alpha(self.fixed_alpha, alpha_max=None)
+            self.alpha_map = AdaptiveEntmax(alpha=start, alpha_max=None)
 
     @property
     def alpha(self) -> float | torch.Tensor:

@@ -66,8 +66,8 @@ class EntmaxLinearNet(nn.Module):
         """The alpha in use: the fixed number, or the learnable tensor."""
         return self.head.alpha
 
-    def forward(self, X: torch.Tensor, sample_weight: torch.Tensor | None = None) -> torch.Tensor:
-        """Scores of shape (n_samples, n_outputs); ``sample_weight`` is for the loss only."""
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Scores of shape (n_samples, n_outputs)."""
         return self.layers(X)
 
     def penalized_parameters(self) -> list[nn.Parameter]:

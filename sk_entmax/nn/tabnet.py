@@ -33,13 +33,13 @@ included, in :mod:`sk_entmax.nn.tabnet_embedding`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from sk_entmax.entmax._checks import Integer, Real, check
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.tabnet_blocks import (
     ENTMAX_MODES,
@@ -47,8 +47,6 @@ from sk_entmax.nn.tabnet_blocks import (
     FeatureTransformer,
     GhostBatchNorm,
     GLULayer,
-    _check_int,
-    _check_real,
 )
 from sk_entmax.nn.tabnet_embedding import ColumnEmbedding
 
@@ -178,36 +176,29 @@ class TabNet(ColumnEmbedding):
         missing_fill: Sequence[float] | None = None,
     ) -> None:
         super().__init__()
-        self.n_features = _check_int("n_features", n_features, 1)
-        self.n_outputs = _check_int("n_outputs", n_outputs, 1)
-        self.n_d = _check_int("n_d", n_d, 1)
-        self.n_a = _check_int("n_a", n_a, 1)
-        self.n_steps = _check_int("n_steps", n_steps, 1)
-        self.gamma = _check_real("gamma", gamma, 1.0, math.inf)
-        if not math.isfinite(self.gamma):
-            raise ValueError(f"gamma must be a finite number >= 1, got {gamma!r}")
-        self.n_independent = _check_int("n_independent", n_independent, 0)
-        self.n_shared = _check_int("n_shared", n_shared, 0)
-        if n_independent + n_shared < 1:
-            raise ValueError(
-                "n_independent + n_shared must be at least 1, got "
-                f"n_independent={n_independent} and n_shared={n_shared}"
-            )
-        _check_int("virtual_batch_size", virtual_batch_size, 2)
-        momentum = _check_real("momentum", momentum, 0.0, 1.0)
-        if entmax_mode not in ENTMAX_MODES:
-            raise ValueError(f"entmax_mode must be one of {ENTMAX_MODES}, got {entmax_mode!r}")
+        # TabNet checks what it uses itself; what it passes on, the block that uses it checks:
+        # n_independent the FeatureTransformer, virtual_batch_size and momentum the
+        # GhostBatchNorm (momentum also goes to initial_bn, built in the same call),
+        # entmax_mode and entmax_alpha the AttentiveTransformer
+        self.n_features = check("n_features", n_features, Integer(1))
+        self.n_outputs = check("n_outputs", n_outputs, Integer(1))
+        self.n_d = check("n_d", n_d, Integer(1))
+        self.n_a = check("n_a", n_a, Integer(1))
+        self.n_steps = check("n_steps", n_steps, Integer(1))
+        self.gamma = check("gamma", gamma, Real(1.0))
+        self.n_independent = n_independent
+        self.n_shared = check("n_shared", n_shared, Integer(0))
         self.entmax_mode = entmax_mode
-        self.entmax_alpha = _check_real("entmax_alpha", entmax_alpha, 1.0, 2.0)
+        self.entmax_alpha = entmax_alpha
         self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
-        self._init_layers(n_independent, n_shared, virtual_batch_size, momentum)
+        self._init_layers(n_independent, self.n_shared, virtual_batch_size, momentum)
 
     def _init_layers(
         self, n_independent: int, n_shared: int, virtual_batch_size: int, momentum: float
     ) -> None:
         """The batch norm, the transformers and the output layer, on the post-embedding width."""
         n_d, n_a, n_steps, n_outputs = self.n_d, self.n_a, self.n_steps, self.n_outputs
-        entmax_mode = self.entmax_mode
+        entmax_mode, entmax_alpha = self.entmax_mode, self.entmax_alpha
         width = self.post_embedding_dim
         hidden = n_d + n_a
         self.initial_bn = nn.BatchNorm1d(width, momentum=momentum)
@@ -223,7 +214,7 @@ class TabNet(ColumnEmbedding):
             for _ in range(n_steps)
         )
         self.attentive_transformers = nn.ModuleList(
-            AttentiveTransformer(n_a, width, entmax_mode, self.entmax_alpha, **ghost)
+            AttentiveTransformer(n_a, width, entmax_mode, entmax_alpha, **ghost)
             for _ in range(n_steps)
         )
         self.final_mapping = nn.Linear(n_d, n_outputs)
@@ -358,24 +349,24 @@ class TabNetClassifierNet(nn.Module):
     def train(self, mode: bool = True) -> TabNetClassifierNet:
         """Set training (or evaluation) mode on this module and all its submodules.
 
-        The same result as :meth:`torch.nn.Module.train`, in one flat pass over the
-        submodules rather than a recursive call per submodule: skorch calls it before every
-        training step, and TabNet has dozens of submodules. A submodule that overrides
-        ``train`` still has its own method called.
+        What :meth:`torch.nn.Module.train` sets, in one flat pass over the submodules rather
+        than a recursive call per submodule: skorch calls it before every training step, and
+        TabNet has dozens of submodules. A submodule that overrides ``train`` still has its
+        own method called. The flag is set through ``nn.Module.__setattr__`` (as
+        ``nn.Module.train`` sets it), and only where it changes: skorch asks for the mode
+        the module is already in at every step but the first of a phase.
         """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for module in self.modules():
-            if type(module).train is nn.Module.train or module is self:
-                module.__dict__["training"] = mode
-            else:
+            if module is not self and type(module).train is not nn.Module.train:
                 module.train(mode)
+            elif module.training is not mode:
+                module.training = mode
         return self
 
-    def forward(
-        self, X: torch.Tensor, sample_weight: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(scores, M_loss)``; ``sample_weight`` is for the loss only."""
+    def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(scores, M_loss)``."""
         return self.tabnet(X)
 
     def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):

@@ -1,10 +1,13 @@
-"""The building blocks of :class:`~sk_entmax.nn.tabnet.TabNet`, and their parameter checks.
+"""The building blocks of :class:`~sk_entmax.nn.tabnet.TabNet`.
 
 Ghost batch normalisation (:class:`GhostBatchNorm`), gated linear units
 (:class:`GLULayer`) stacked into a :class:`FeatureTransformer`, and the
 :class:`AttentiveTransformer` that makes each step's mask with the mapping ``entmax_mode``
 picks (the modes are described in :mod:`sk_entmax.nn.tabnet`). The network itself is in
 :mod:`sk_entmax.nn.tabnet`, the column embeddings in :mod:`sk_entmax.nn.tabnet_embedding`.
+
+Each block checks the arguments it uses itself, with the constraints of
+:mod:`sk_entmax.entmax._checks`; ``TabNet`` passes them on unchecked.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
+from sk_entmax.entmax._checks import Integer, Options, Real, Satisfies, check
 
 __all__ = [
-    "ADAPTIVE_ALPHA_START_RANGE",
+    "ENTMAX_ALPHA",
     "ENTMAX_MODES",
     "AttentiveTransformer",
     "FeatureTransformer",
@@ -28,33 +32,20 @@ __all__ = [
 ]
 
 ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
-
-# A learned alpha starts strictly inside (1, 2): AdaptiveEntmax's sigmoid map never reaches
-# the ends, and starting right next to them would leave a vanishing gradient.
-ADAPTIVE_ALPHA_START_RANGE = (1.01, 1.99)
+#: ``entmax_alpha``: the alpha of "constant" mode, the start of "adaptive" mode's
+ENTMAX_ALPHA = Real(1.0, 2.0, note="1 softmax, 1.5 entmax15, 2 sparsemax")
+# the range of an adaptive mask alpha, (1, _ADAPTIVE_ALPHA_MAX)
+_ADAPTIVE_ALPHA_MAX = 2.0
 
 _RESIDUAL_SCALE = math.sqrt(0.5)
 # up to this many chunks, ghost batch norm calls batch norm per chunk; beyond, one fused call
 _GHOST_SPLIT_MAX_CHUNKS = 4
 
 
-# --------------------------------------------------------------------------- validation
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+def _even(value: int) -> int:
+    if value % 2:
+        raise ValueError(value)
     return value
-
-
-def _check_real(name: str, value: object, low: float, high: float) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not low <= value <= high  # also rejects NaN
-    ):
-        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
-    return float(value)
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -117,14 +108,14 @@ class GhostBatchNorm(nn.Module):
         eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        self.num_features = _check_int("num_features", num_features, 1)
-        self.virtual_batch_size = _check_int("virtual_batch_size", virtual_batch_size, 2)
-        self.momentum = _check_real("momentum", momentum, 0.0, 1.0)
+        self.num_features = check("num_features", num_features, Integer(1))
+        self.virtual_batch_size = check("virtual_batch_size", virtual_batch_size, Integer(2))
+        self.momentum = check("momentum", momentum, Real(0.0, 1.0))
         self.eps = float(eps)
-        self.weight = nn.Parameter(torch.ones(num_features))
-        self.bias = nn.Parameter(torch.zeros(num_features))
-        self.register_buffer("running_mean", torch.zeros(num_features))
-        self.register_buffer("running_var", torch.ones(num_features))
+        self.weight = nn.Parameter(torch.ones(self.num_features))
+        self.bias = nn.Parameter(torch.zeros(self.num_features))
+        self.register_buffer("running_mean", torch.zeros(self.num_features))
+        self.register_buffer("running_var", torch.ones(self.num_features))
 
     def _eval_norm(self, X: torch.Tensor) -> torch.Tensor:
         return F.batch_norm(
@@ -224,8 +215,7 @@ class GLULayer(nn.Module):
         self, fc: nn.Linear, virtual_batch_size: int = 128, momentum: float = 0.02
     ) -> None:
         super().__init__()
-        if fc.out_features % 2:
-            raise ValueError(f"fc must have an even out_features, got {fc.out_features}")
+        check("fc.out_features", fc.out_features, Satisfies("even", _even))
         self.fc = fc
         self.bn = GhostBatchNorm(fc.out_features, virtual_batch_size, momentum)
 
@@ -251,7 +241,8 @@ class FeatureTransformer(nn.Module):
         maps ``in_features`` to ``2 out_features``, the others ``out_features`` to
         ``2 out_features``); each transformer has its own batch norms for them.
     n_independent : int
-        Number of further GLU layers of this transformer alone.
+        Number of further GLU layers of this transformer alone, at least 0; with no
+        ``shared`` layers, at least 1.
     virtual_batch_size : int, default=128
         See :class:`GhostBatchNorm`.
     momentum : float, default=0.02
@@ -273,8 +264,12 @@ class FeatureTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        if not shared and n_independent < 1:
-            raise ValueError("a feature transformer needs at least one GLU layer")
+        n_independent = check("n_independent", n_independent, Integer(0))
+        if not shared and not n_independent:
+            raise ValueError(
+                "n_independent + n_shared must be at least 1 (a feature transformer needs a "
+                f"GLU layer); got n_independent={n_independent} and n_shared={len(shared)}"
+            )
         layers = [GLULayer(fc, virtual_batch_size, momentum) for fc in shared]
         width = out_features if shared else in_features
         for _ in range(n_independent):
@@ -305,8 +300,8 @@ class AttentiveTransformer(nn.Module):
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The mapping onto the simplex (see :mod:`sk_entmax.nn.tabnet`).
     entmax_alpha : float, default=1.5
-        The alpha of ``"constant"`` mode, and the starting alpha of ``"adaptive"`` mode
-        (clipped into [1.01, 1.99]).
+        The alpha of ``"constant"`` mode, in [1, 2], and the starting alpha of ``"adaptive"``
+        mode (clipped into [1.01, 1.99] by :meth:`~sk_entmax.entmax.AdaptiveEntmax.start_alpha`).
     virtual_batch_size : int, default=128
         See :class:`GhostBatchNorm`.
     momentum : float, default=0.02
@@ -332,17 +327,14 @@ class AttentiveTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        if entmax_mode not in ENTMAX_MODES:
-            raise ValueError(f"entmax_mode must be one of {ENTMAX_MODES}, got {entmax_mode!r}")
-        self.entmax_mode = entmax_mode
-        self.entmax_alpha = _check_real("entmax_alpha", entmax_alpha, 1.0, 2.0)
+        self.entmax_mode = check("entmax_mode", entmax_mode, Options(ENTMAX_MODES))
+        self.entmax_alpha = check("entmax_alpha", entmax_alpha, ENTMAX_ALPHA)
         self.fc = nn.Linear(n_a, n_features, bias=False)
         self.bn = GhostBatchNorm(n_features, virtual_batch_size, momentum)
         self.adaptive = None
-        if entmax_mode == "adaptive":
-            low, high = ADAPTIVE_ALPHA_START_RANGE
-            start = min(max(self.entmax_alpha, low), high)
-            self.adaptive = AdaptiveEntmax(alpha=start, dim=-1, alpha_max=2.0)
+        if self.entmax_mode == "adaptive":
+            start = AdaptiveEntmax.start_alpha(self.entmax_alpha, _ADAPTIVE_ALPHA_MAX)
+            self.adaptive = AdaptiveEntmax(alpha=start, dim=-1, alpha_max=_ADAPTIVE_ALPHA_MAX)
 
     @property
     def alpha(self) -> float | torch.Tensor:

@@ -9,13 +9,13 @@ on it.
 
 from __future__ import annotations
 
-import math
+import numbers
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from sk_entmax.nn.tabnet_blocks import _check_int
+from sk_entmax.entmax._checks import Integer, Real, check
 
 __all__ = ["ColumnEmbedding"]
 
@@ -114,42 +114,35 @@ class ColumnEmbedding(nn.Module):
         cat_idxs, cat_dims = list(cat_idxs), list(cat_dims)
         if len(cat_idxs) != len(cat_dims):
             raise ValueError(
-                f"cat_idxs and cat_dims must have the same length, got {len(cat_idxs)} "
+                f"cat_idxs and cat_dims must have the same length; got {len(cat_idxs)} "
                 f"and {len(cat_dims)}"
             )
-        for idx in cat_idxs:
-            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.n_features:
-                raise ValueError(
-                    f"cat_idxs must hold column indices in [0, {self.n_features}), got {idx!r}"
-                )
-        if len(set(cat_idxs)) != len(cat_idxs):
-            raise ValueError(f"cat_idxs must not repeat a column, got {cat_idxs}")
-        for dim in cat_dims:
-            _check_int("cat_dims entries", dim, 1)
-        if isinstance(cat_emb_dims, int) and not isinstance(cat_emb_dims, bool):
+        cat_idxs = self._check_columns("cat_idxs", cat_idxs)
+        cat_dims = [check("cat_dims entries", dim, Integer(1)) for dim in cat_dims]
+        if isinstance(cat_emb_dims, numbers.Integral) and not isinstance(cat_emb_dims, bool):
             emb_dims = [cat_emb_dims] * len(cat_idxs)
         else:
             emb_dims = list(cat_emb_dims)
             if len(emb_dims) != len(cat_idxs):
                 raise ValueError(
-                    "cat_emb_dims must be an int or have the length of cat_idxs "
-                    f"({len(cat_idxs)}), got {len(emb_dims)}"
+                    "cat_emb_dims must be an integer or have the length of cat_idxs "
+                    f"({len(cat_idxs)}); got {len(emb_dims)}"
                 )
-        for dim in emb_dims:
-            _check_int("cat_emb_dims entries", dim, 1)
+        emb_dims = [check("cat_emb_dims entries", dim, Integer(1)) for dim in emb_dims]
         return cat_idxs, cat_dims, emb_dims
+
+    def _check_columns(self, name: str, idxs: list[int]) -> list[int]:
+        """``idxs`` as distinct column indices, in ``[0, n_features)``."""
+        column = Integer(0, self.n_features - 1)
+        idxs = [check(f"{name} entries", idx, column) for idx in idxs]
+        if len(set(idxs)) != len(idxs):
+            raise ValueError(f"{name} must not repeat a column; got {idxs}")
+        return idxs
 
     def _check_missing(
         self, missing_idxs: Sequence[int], missing_fill: Sequence[float] | None
     ) -> tuple[list[int], torch.Tensor]:
-        missing_idxs = list(missing_idxs)
-        for idx in missing_idxs:
-            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < self.n_features:
-                raise ValueError(
-                    f"missing_idxs must hold column indices in [0, {self.n_features}), got {idx!r}"
-                )
-        if len(set(missing_idxs)) != len(missing_idxs):
-            raise ValueError(f"missing_idxs must not repeat a column, got {missing_idxs}")
+        missing_idxs = self._check_columns("missing_idxs", list(missing_idxs))
         both = sorted(set(missing_idxs) & set(self.cat_idxs))
         if both:
             raise ValueError(
@@ -159,21 +152,19 @@ class ColumnEmbedding(nn.Module):
         if missing_fill is None:
             return missing_idxs, torch.zeros(self.n_features)
         values = list(missing_fill)
-        if len(values) != self.n_features or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for v in values
-        ):
+        if len(values) != self.n_features:
             raise ValueError(
                 f"missing_fill must be None or {self.n_features} finite numbers (one per "
-                f"column), got {missing_fill!r}"
+                f"column); got {missing_fill!r}"
             )
+        values = [check("missing_fill entries", v, Real(note="finite")) for v in values]
         return missing_idxs, torch.tensor(values, dtype=torch.get_default_dtype())
 
     def embed(self, X: torch.Tensor) -> torch.Tensor:
         """The post-embedding features, of shape (n_samples, post_embedding_dim)."""
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
-                f"X must have shape (n_samples, {self.n_features}), got {tuple(X.shape)}"
+                f"X must have shape (n_samples, {self.n_features}); got {tuple(X.shape)}"
             )
         continuous = X[:, self._continuous] if self.cat_idxs else X
         # missing values (NaN) take the column's fill value; the indicators say where
