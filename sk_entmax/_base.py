@@ -18,32 +18,35 @@ a generator of its own.
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from skorch import NeuralNet
-from skorch.callbacks import Callback, GradientNormClipping
 from skorch.dataset import ValidSplit
-from skorch.utils import noop
 
 from sk_entmax._callbacks import (
     BestWeightsSoFar,
     FiniteLossCheck,
-    StoppingRule,
+    fit_callbacks,
     recover_after_interrupt,
 )
 from sk_entmax._device import resolve_device
 from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
-from sk_entmax._solver import lbfgs_state
+from sk_entmax._solver import check_lbfgs_outcome
 from sk_entmax._threads import resolve_n_jobs, torch_threads
-from sk_entmax._training import _INIT_LOCK, TrainingPlan, initialize_net, make_net
+from sk_entmax._training import (
+    _INIT_LOCK,
+    TrainingPlan,
+    initialize_net,
+    load_warm_start,
+    make_net,
+    warm_start_snapshot,
+)
 from sk_entmax.entmax._checks import (
     AnyOf,
     Boolean,
@@ -66,25 +69,6 @@ __all__ = [
 
 _PROBA_ROWS = 65536
 _ = _INIT_LOCK  # fit's lock on torch's global generator (tests look for it here)
-
-
-class _numeric_hint:
-    """Add a hint to scikit-learn's error for text in a numeric-only ``X``."""
-
-    def __init__(self, estimator: Any):
-        self.name = type(estimator).__name__
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, tb):
-        if kind is ValueError and "could not convert" in str(error):
-            raise ValueError(
-                f"{error}. {self.name} needs numeric features: encode text and categorical "
-                "columns first (e.g. OneHotEncoder in a ColumnTransformer), or use "
-                "TabNetEntmaxClassifier, which embeds categorical columns"
-            ) from error
-        return False
 
 
 def _dict_of_weights(value: Any) -> dict:
@@ -135,10 +119,9 @@ class BaseEntmaxEstimator(BaseEstimator):
     #: each parameter's constraint, checked once at the start of fit
     _constraints: ClassVar[dict[str, Constraint]] = SHARED_CONSTRAINTS
 
-    #: whether ``X`` may be a scipy sparse matrix (kept sparse; batches are made dense). Off
-    #: in every estimator for now: with it on, scikit-learn's checks add
-    #: check_sample_weight_equivalence_on_sparse_data, an expected failure for the same
-    #: mini-batch reason as its dense twin, which the estimator-check tests must list first.
+    #: whether ``X`` may be a scipy sparse matrix, kept sparse (each mini-batch is made
+    #: dense); the linear estimators say yes. scikit-learn's checks then add the sparse twin
+    #: of each sample-weight check, which the estimator-check tests list as expected failures
     _sparse_input = False
 
     # ------------------------------------------------------------------ what varies
@@ -181,33 +164,18 @@ class BaseEntmaxEstimator(BaseEstimator):
         size = params["batch_size"]
         return min(min(200, n_samples) if size == "auto" else size, n_samples)
 
+    def _validate_fit_data(self, X, y, plan: TrainingPlan) -> tuple[Any, Any]:
+        """The validated training data (features as the network reads them) and target."""
+        raise NotImplementedError
+
+    def _validate_predict_data(self, X) -> Any:
+        """Data to predict on, validated against what fit saw."""
+        raise NotImplementedError
+
     def _work_per_row(self, n_features: int, n_outputs: int) -> float:
         """Multiply-adds per row of one forward and backward pass (a rough count; this one
         is a linear layer's)."""
         return 3.0 * n_features * n_outputs
-
-    def _validate_fit_data(self, X, y, plan: TrainingPlan) -> tuple[np.ndarray, np.ndarray]:
-        """Validate the training data; returns float features and the raw target.
-
-        Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied;
-        so is float64 input for the full-batch solver, which reads X in float64 blocks.
-        """
-        dtype = [np.float64, np.float32] if plan.full_batch else np.float32
-        with _numeric_hint(self):
-            return validate_data(
-                self, X, y, dtype=dtype, multi_output=True, accept_sparse=self._sparse()
-            )
-
-    def _validate_predict_data(self, X) -> np.ndarray:
-        """Validate data to predict on against what fit saw; returns float features (float32
-        or float64 as given: blocks of it are read in float64)."""
-        with _numeric_hint(self):
-            return validate_data(
-                self, X, dtype=[np.float64, np.float32], reset=False, accept_sparse=self._sparse()
-            )
-
-    def _sparse(self) -> str | bool:
-        return "csr" if self._sparse_input else False
 
     # ------------------------------------------------------------------ fit
 
@@ -254,7 +222,11 @@ class BaseEntmaxEstimator(BaseEstimator):
         try:
             params = self._checked_params()
             plan = self._plan(params)
-            start_from = self._warm_start_weights(params)
+            start_from = None
+            if params.get("warm_start", False) and hasattr(self, "net_"):
+                start_from = warm_start_snapshot(
+                    self.net_, self._outputs_key(), self.n_features_in_
+                )
             X, y = self._validate_fit_data(X, y, plan)
             y_enc, weight = self._fit_targets(X, y, sample_weight)
             with torch_threads(self._n_threads(X.shape[0], X.shape[1], self._n_outputs())):
@@ -275,17 +247,6 @@ class BaseEntmaxEstimator(BaseEstimator):
         work = self._work_per_row(n_features, n_outputs) * n_samples
         return resolve_n_jobs(getattr(self, "n_jobs", None), work)
 
-    def _warm_start_weights(self, params: dict[str, Any]) -> dict[str, Any] | None:
-        """The fitted module's weights when ``warm_start`` is set and a fit exists."""
-        if not params.get("warm_start", False) or not hasattr(self, "net_"):
-            return None
-        state = self.net_.module_.state_dict()
-        return {
-            "state": {key: value.detach().clone() for key, value in state.items()},
-            "outputs": self._outputs_key(),
-            "n_features": self.n_features_in_,
-        }
-
     def _seed(self) -> int:
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
@@ -302,8 +263,11 @@ class BaseEntmaxEstimator(BaseEstimator):
         n_samples = X.shape[0]
         batch_size = self._batch_size(params, n_samples)
         seed = self._seed()
-        callbacks, train_split, stopper, best, monitor = self._callbacks(
-            params, plan, n_samples, seed
+        train_split = None
+        if params["early_stopping"] and not plan.full_batch:
+            train_split = self._validation_split(n_samples, params, seed)
+        callbacks, stopper, best, monitor = fit_callbacks(
+            plan, params["early_stopping"], params["verbose"]
         )
         module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
         net = make_net(
@@ -321,7 +285,7 @@ class BaseEntmaxEstimator(BaseEstimator):
         )
         initialize_net(net, seed, params["device"])
         if start_from is not None:
-            self._load_warm_start(net, start_from, X.shape[1])
+            load_warm_start(net, start_from, self._outputs_key(), X.shape[1])
         elif plan.full_batch:
             self._full_batch_start(net.module_)
         # equal weights are a plain mean: the batches then carry no weight column
@@ -330,86 +294,11 @@ class BaseEntmaxEstimator(BaseEstimator):
         # (the stopping rule raises one too) and then runs the callbacks' on_train_end
         net.partial_fit({"X": X} if uniform else {"X": X, "sample_weight": weight}, y_enc)
         if plan.full_batch:
-            self._after_lbfgs(net)
+            self.n_iter_ = check_lbfgs_outcome(net)
         else:
             recover_after_interrupt(net, stopper, best, monitor, plan.max_epochs)
             self.n_iter_ = len(net.history)
         return net
-
-    def _callbacks(
-        self, params: dict[str, Any], plan: TrainingPlan, n_samples: int, seed: int
-    ) -> tuple[list[tuple[str, Callback]], Any, StoppingRule | None, Any, str]:
-        """The fit's callbacks, its validation split, the stopping rule, the best-weights
-        keeper (without early stopping) and the monitored loss."""
-        stopper, best, monitor = None, None, "train_loss"
-        callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
-        train_split = None
-        if plan.full_batch:
-            return callbacks, train_split, stopper, best, monitor
-        if params["early_stopping"]:
-            train_split = self._validation_split(n_samples, params, seed)
-            monitor = "valid_loss"
-        stopper = StoppingRule(
-            monitor=monitor,
-            patience=plan.patience,
-            threshold=plan.stopping_threshold,
-            threshold_mode="abs",
-            load_best=params["early_stopping"],
-            sink=print if params["verbose"] else noop,
-        )
-        # without early stopping, only an interrupted fit falls back to the best weights
-        if not params["early_stopping"]:
-            best = BestWeightsSoFar(monitor)
-            callbacks.append(("best_weights", best))
-        callbacks.append(("early_stopping", stopper))
-        if plan.gradient_clip is not None:
-            callbacks.append(("gradient_clipping", GradientNormClipping(plan.gradient_clip)))
-        return callbacks, train_split, stopper, best, monitor
-
-    def _load_warm_start(
-        self, net: NeuralNet, start_from: dict[str, Any], n_features: int
-    ) -> None:
-        same = (
-            start_from["n_features"] == n_features and start_from["outputs"] == self._outputs_key()
-        )
-        state = net.module_.state_dict()
-        shapes = {key: tuple(value.shape) for key, value in start_from["state"].items()}
-        if not same or shapes != {key: tuple(value.shape) for key, value in state.items()}:
-            raise ValueError(
-                "warm_start=True needs the same features, classes and network shape as the "
-                "previous fit; set warm_start=False to fit from scratch"
-            )
-        net.module_.load_state_dict(start_from["state"])
-
-    def _after_lbfgs(self, net: NeuralNet) -> None:
-        """Set ``n_iter_``; warn when L-BFGS stopped on its iteration or evaluation budget."""
-        n_iter, n_evals = lbfgs_state(net.optimizer_)
-        self.n_iter_ = n_iter
-        history = net.history
-        if not history or "train_loss" not in history[-1]:
-            warnings.warn(
-                f"fit was interrupted (KeyboardInterrupt) after {n_iter} L-BFGS iterations; "
-                "the model keeps the weights reached so far",
-                UserWarning,
-                stacklevel=4,
-            )
-            return
-        max_iter, tol = net.optimizer__max_iter, net.optimizer__tolerance_grad
-        grad_max = history[-1, "batches", -1, "grad_max"]
-        if n_iter >= max_iter or grad_max > tol:
-            reached = (
-                f"max_iter={max_iter}"
-                if n_iter >= max_iter
-                else f"iteration {n_iter} ({n_evals} evaluations; the line search made no "
-                "more progress)"
-            )
-            warnings.warn(
-                f"L-BFGS stopped at {reached} with the largest gradient entry at "
-                f"{grad_max:.3g}, above tol={tol:g}: the fit has not converged. Increase "
-                "max_iter, scale the features (e.g. StandardScaler), or lower C",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
 
     def _forget_fit(self) -> None:
         for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:

@@ -11,11 +11,19 @@ import warnings
 
 import torch
 from skorch import NeuralNet
-from skorch.callbacks import Callback, EarlyStopping
+from skorch.callbacks import Callback, EarlyStopping, GradientNormClipping
+from skorch.utils import noop
 
 from sk_entmax._net import NonFiniteLossError
+from sk_entmax._training import TrainingPlan
 
-__all__ = ["BestWeightsSoFar", "FiniteLossCheck", "StoppingRule", "recover_after_interrupt"]
+__all__ = [
+    "BestWeightsSoFar",
+    "FiniteLossCheck",
+    "StoppingRule",
+    "fit_callbacks",
+    "recover_after_interrupt",
+]
 
 
 class FiniteLossCheck(Callback):
@@ -129,3 +137,31 @@ def recover_after_interrupt(
         UserWarning,
         stacklevel=4,  # recover_after_interrupt <- _train <- fit <- the caller
     )
+
+
+def fit_callbacks(
+    plan: TrainingPlan, early_stopping: bool, verbose: int
+) -> tuple[list[tuple[str, Callback]], StoppingRule | None, BestWeightsSoFar | None, str]:
+    """A fit's callbacks by name, its stopping rule (None for L-BFGS), the keeper of the best
+    weights (without early stopping: the fallback of an interrupted fit) and the monitored
+    loss (the validation loss with early stopping, else the training loss)."""
+    callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
+    monitor = "valid_loss" if early_stopping and not plan.full_batch else "train_loss"
+    if plan.full_batch:
+        return callbacks, None, None, monitor
+    stopper = StoppingRule(
+        monitor=monitor,
+        patience=plan.patience,
+        threshold=plan.stopping_threshold,
+        threshold_mode="abs",
+        load_best=early_stopping,
+        sink=print if verbose else noop,
+    )
+    best = None
+    if not early_stopping:
+        best = BestWeightsSoFar(monitor)
+        callbacks.append(("best_weights", best))
+    callbacks.append(("early_stopping", stopper))
+    if plan.gradient_clip is not None:
+        callbacks.append(("gradient_clipping", GradientNormClipping(plan.gradient_clip)))
+    return callbacks, stopper, best, monitor

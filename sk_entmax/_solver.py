@@ -23,11 +23,13 @@ passes, where mini-batch Adam needs hundreds of epochs and stops short.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
 from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
 
@@ -200,3 +202,35 @@ def lbfgs_options(max_iter: int, tol: float) -> dict[str, Any]:
         "optimizer__history_size": 10,
         "optimizer__line_search_fn": "strong_wolfe",
     }
+
+
+def check_lbfgs_outcome(net: LbfgsNet) -> int:
+    """The L-BFGS iterations a fit ran (its ``n_iter_``); warns when the fit was interrupted,
+    or when the solver stopped on its iteration or evaluation budget short of ``tol``."""
+    n_iter, n_evals = lbfgs_state(net.optimizer_)
+    history = net.history
+    if not history or "train_loss" not in history[-1]:
+        warnings.warn(
+            f"fit was interrupted (KeyboardInterrupt) after {n_iter} L-BFGS iterations; "
+            "the model keeps the weights reached so far",
+            UserWarning,
+            stacklevel=4,  # check_lbfgs_outcome <- _train <- fit <- the caller
+        )
+        return n_iter
+    max_iter, tol = net.optimizer__max_iter, net.optimizer__tolerance_grad
+    grad_max = history[-1, "batches", -1, "grad_max"]
+    if n_iter >= max_iter or grad_max > tol:
+        reached = (
+            f"max_iter={max_iter}"
+            if n_iter >= max_iter
+            else f"iteration {n_iter} ({n_evals} evaluations; the line search made no "
+            "more progress)"
+        )
+        warnings.warn(
+            f"L-BFGS stopped at {reached} with the largest gradient entry at "
+            f"{grad_max:.3g}, above tol={tol:g}: the fit has not converged. Increase "
+            "max_iter, scale the features (e.g. StandardScaler), or lower C",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return n_iter

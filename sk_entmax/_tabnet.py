@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from sklearn.preprocessing import OrdinalEncoder
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._base import SHARED_CONSTRAINTS
 from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._tabular import TabularInputMixin
 from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, TrainingPlan
 from sk_entmax.entmax._checks import ALPHA, AnyOf, Constraint, Integer, Options, Real
-from sk_entmax.nn.tabnet import ENTMAX_MODES, TabNetClassifierNet
+from sk_entmax.nn.tabnet import TabNetClassifierNet
+from sk_entmax.nn.tabnet_blocks import ARGUMENTS
 
 __all__ = ["TabNetEntmaxClassifier"]
 
@@ -30,141 +30,16 @@ _EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing impo
 #: (categorical_features is checked against X, in _categorical_indices)
 TABNET_CONSTRAINTS: dict[str, Constraint] = {
     "alpha": ALPHA,
-    "entmax_mode": Options(ENTMAX_MODES),
-    "entmax_alpha": Real(1.0, 2.0, note="1 softmax, 1.5 entmax15, 2 sparsemax"),
-    "n_d": Integer(1),
-    "n_a": Integer(1),
-    "n_steps": Integer(1),
-    "n_independent": Integer(0),
-    "n_shared": Integer(0),
+    **{name: c for name, c in ARGUMENTS.items() if name != "virtual_batch_size"},
+    "virtual_batch_size": AnyOf(Options(("auto",)), ARGUMENTS["virtual_batch_size"]),
     "cat_emb_dim": Integer(1),
-    "gamma": Real(1.0),
     "lambda_sparse": Real(0.0),
-    "momentum": Real(0.0, 1.0),
-    "virtual_batch_size": AnyOf(Options(("auto",)), Integer(2)),
     "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
     "patience": Integer(1),
 }
 
 
-def _is_categorical_dtype(dtype: Any) -> bool:
-    import pandas as pd
-
-    return (
-        isinstance(dtype, pd.CategoricalDtype)
-        or pd.api.types.is_object_dtype(dtype)
-        or pd.api.types.is_string_dtype(dtype)
-    )
-
-
-def _column_name(index: int, names: np.ndarray | None) -> str:
-    return repr(str(names[index])) if names is not None else str(index)
-
-
-def _numeric_values(X: np.ndarray, numeric: np.ndarray, names: np.ndarray | None) -> np.ndarray:
-    """The numeric columns as float32, every kind of missing value (None, NaN, pd.NA) made
-    NaN; an infinite value (or one beyond float32's range) raises, naming its column."""
-    import pandas as pd
-
-    values = X if numeric is None else X[:, numeric]
-    if values.dtype == object:
-        values = values.copy()
-        values[pd.isna(values)] = np.nan
-    with np.errstate(over="ignore"):
-        values = np.asarray(values, dtype=np.float32)
-    infinite = np.isinf(values)
-    if infinite.any():
-        j = int(np.flatnonzero(infinite.any(axis=0))[0])
-        rows = np.flatnonzero(infinite[:, j])
-        column = j if numeric is None else int(numeric[j])
-        raise ValueError(
-            f"Input X contains infinity (or a value beyond float32's range, about 3.4e38) in "
-            f"numeric column {_column_name(column, names)}: {len(rows)} value(s), the first "
-            f"in row {rows[0]}. TabNetEntmaxClassifier needs finite numbers; missing values "
-            "(NaN, None, pd.NA) are fine, they get a learned missing indicator"
-        )
-    return values
-
-
-def _check_labels_present(y: Any) -> None:
-    """Refuse a target with missing labels (NaN, None, pd.NA), naming how many and where:
-    fit drops no rows on its own."""
-    import pandas as pd
-
-    if y is None or hasattr(y, "toarray"):  # no target, or a sparse indicator matrix
-        return
-    try:
-        missing = np.asarray(pd.isna(np.asarray(y)))
-    except (TypeError, ValueError):  # not array-like: validate_data says why
-        return
-    if missing.ndim == 0 or not missing.any():
-        return
-    rows = np.flatnonzero(missing.reshape(len(missing), -1).any(axis=1))
-    raise ValueError(
-        f"Input y contains NaN (a missing label: NaN, None or pd.NA) in {len(rows)} of "
-        f"{len(missing)} rows, the first in row {rows[0]}; every training row needs a label "
-        "and fit drops none. Remove those rows first, e.g. keep = y.notna(); "
-        "X, y = X[keep], y[keep]"
-    )
-
-
-def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
-    """The categorical columns as objects, every kind of missing value (None, NaN, pd.NA)
-    made NaN, which the encoder maps to the reserved "unknown" code."""
-    import pandas as pd
-
-    values = np.asarray(X[:, cats], dtype=object)
-    values[pd.isna(values)] = np.nan
-    return values
-
-
-def _warn_unseen(
-    values: np.ndarray, codes: np.ndarray, cats: np.ndarray, names: np.ndarray | None
-) -> None:
-    """Warn, once per categorical column, about values the encoder did not see at fit (a
-    new category, a number in a column of text, ...): they get the "unknown" code, as a
-    missing value does, and the model has learned nothing about them."""
-    import pandas as pd
-
-    unseen = codes == -1
-    if not unseen.any():
-        return
-    unseen &= ~pd.isna(values)
-    for j in np.flatnonzero(unseen.any(axis=0)):
-        rows = np.flatnonzero(unseen[:, j])
-        column = _column_name(int(cats[j]), names)
-        warnings.warn(
-            f"categorical column {column}: {len(rows)} value(s) not seen at fit (the "
-            f"first: {values[rows[0], j]!r}) are encoded as the 'unknown' category, like a "
-            "missing value",
-            UserWarning,
-            stacklevel=2,
-        )
-
-
-def _warn_missing_unseen(
-    values: np.ndarray, numeric: np.ndarray, indicated: np.ndarray, names: np.ndarray | None
-) -> None:
-    """Warn, once per numeric column, about missing values in a column that had none at fit:
-    the network fills them with the column's training mean, and has no missing indicator
-    (nothing learned) for them."""
-    missing = np.isnan(values)
-    if not missing.any():
-        return
-    for j in np.flatnonzero(missing.any(axis=0)):
-        column = int(numeric[j])
-        if column in indicated:
-            continue
-        warnings.warn(
-            f"numeric column {_column_name(column, names)}: {int(missing[:, j].sum())} "
-            "missing value(s), where the training data had none; they are filled with the "
-            "column's training mean (the model learned no missing indicator for it)",
-            UserWarning,
-            stacklevel=2,
-        )
-
-
-class TabNetEntmaxClassifier(BaseEntmaxClassifier):
+class TabNetEntmaxClassifier(TabularInputMixin, BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
     At each of ``n_steps`` decision steps an attentive transformer picks the features to look
@@ -412,118 +287,6 @@ class TabNetEntmaxClassifier(BaseEntmaxClassifier):
                 stacklevel=5,  # _virtual_batch_size <- _module <- _train <- fit <- the caller
             )
         return max(2, min(vbs, batch_size))
-
-    # ------------------------------------------------------------------ data
-
-    def _categorical_indices(self, X: Any) -> np.ndarray:
-        columns = getattr(X, "columns", None)
-        n_features = X.shape[1]
-        spec = self.categorical_features
-        if spec is None:
-            if columns is None:
-                return np.array([], dtype=int)
-            return np.array(
-                [i for i, dtype in enumerate(X.dtypes) if _is_categorical_dtype(dtype)],
-                dtype=int,
-            )
-        spec = np.asarray(spec)
-        if spec.dtype == bool:
-            if spec.shape != (n_features,):
-                raise ValueError(
-                    f"categorical_features as a mask needs {n_features} entries, "
-                    f"got {spec.shape[0]}"
-                )
-            return np.flatnonzero(spec)
-        indices = []
-        for item in spec.tolist():
-            if isinstance(item, str):
-                if columns is None or item not in list(columns):
-                    raise ValueError(
-                        f"categorical_features names column {item!r}, which is not a "
-                        "column of X (column names need a DataFrame)"
-                    )
-                indices.append(list(columns).index(item))
-            elif isinstance(item, numbers.Integral) and -n_features <= item < n_features:
-                indices.append(int(item) % n_features)
-            else:
-                raise ValueError(
-                    f"categorical_features entry {item!r} is neither a column name nor a "
-                    f"column index in [0, {n_features})"
-                )
-        return np.unique(np.array(indices, dtype=int))
-
-    def _encode(self, X: np.ndarray, fitting: bool = False) -> np.ndarray:
-        """Numeric columns to float32 (NaN where missing), categorical columns to codes
-        (0 = unknown or missing). At fit, also records which numeric columns hold missing
-        values (``missing_features_``) and the value that fills a gap in each column."""
-        cats = self.categorical_features_
-        names = getattr(self, "feature_names_in_", None)
-        numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
-        if not cats.size:
-            # all numeric: float32 input is used as it is, anything else converted once
-            out = _numeric_values(X, None, names)
-            values = out
-        else:
-            out = np.empty(X.shape, dtype=np.float32)
-            values = _numeric_values(X, numeric, names) if numeric.size else None
-            if numeric.size:
-                out[:, numeric] = values
-            categorical = _categorical_values(X, cats)
-            codes = self._encoder.transform(categorical)
-            _warn_unseen(categorical, codes, cats, names)
-            out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
-        if fitting:
-            self._fit_missing(values, numeric, X.shape[1])
-        elif values is not None and numeric.size:
-            _warn_missing_unseen(values, numeric, self._missing_features(), names)
-        return out
-
-    def _fit_missing(self, values: np.ndarray | None, numeric: np.ndarray, n: int) -> None:
-        fill = np.zeros(n)
-        missing = np.array([], dtype=int)
-        if values is not None and numeric.size and len(values):
-            # the training mean of each numeric column, of its observed values where it has
-            # gaps (0 when it has nothing else); column by column, without a copy of X
-            gaps = np.isnan(values)
-            has_gaps = gaps.any(axis=0)
-            means = values.sum(axis=0, dtype=np.float64) / len(values)
-            for j in np.flatnonzero(has_gaps):
-                observed = values[~gaps[:, j], j]
-                means[j] = observed.mean(dtype=np.float64) if observed.size else 0.0
-            fill[numeric] = means
-            missing = numeric[has_gaps]
-        self.missing_features_ = missing.astype(np.int64)
-        self._missing_fill = [float(v) for v in fill]
-
-    def _missing_features(self) -> np.ndarray:
-        # a model saved before missing indicators existed has none
-        return getattr(self, "missing_features_", np.array([], dtype=np.int64))
-
-    def _validate_fit_data(self, X, y, plan: TrainingPlan):
-        # DataFrame dtypes are read before validate_data turns X into an array; anything
-        # that is not 2-d is left for validate_data to reject with its usual message
-        cats = self._categorical_indices(X) if getattr(X, "ndim", 0) == 2 else None
-        _check_labels_present(y)
-        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, multi_output=True)
-        if cats is None:
-            cats = self._categorical_indices(X)
-        self.categorical_features_ = cats
-        if cats.size:
-            self._encoder = OrdinalEncoder(
-                handle_unknown="use_encoded_value",
-                unknown_value=-1,
-                encoded_missing_value=-1,
-                dtype=np.float32,
-            ).fit(_categorical_values(X, cats))
-            self.categories_ = list(self._encoder.categories_)
-        else:
-            self._encoder = None
-            self.categories_ = []
-        return self._encode(X, fitting=True), y
-
-    def _validate_predict_data(self, X):
-        X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
-        return self._encode(X)
 
     # ------------------------------------------------------------------ network
 

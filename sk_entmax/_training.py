@@ -13,11 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from skorch import NeuralNet
 
 from sk_entmax._net import BatchDataset, FenchelYoungNet, collate_batch
 from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options
 
-__all__ = ["ADAM", "LBFGS", "TrainingPlan", "initialize_net", "make_net"]
+__all__ = [
+    "ADAM",
+    "LBFGS",
+    "TrainingPlan",
+    "initialize_net",
+    "load_warm_start",
+    "make_net",
+    "warm_start_snapshot",
+]
 
 LBFGS, ADAM = "lbfgs", "adam"
 
@@ -128,3 +137,29 @@ def initialize_net(net: FenchelYoungNet, seed: int | None, device: str) -> None:
         if seed is not None:
             torch.manual_seed(seed)
         net.initialize()
+
+
+def warm_start_snapshot(net: NeuralNet, outputs: Any, n_features: int) -> dict[str, Any]:
+    """A copy of ``net``'s weights, with what a warm-started fit must match to start there."""
+    state = net.module_.state_dict()
+    return {
+        "state": {key: value.detach().clone() for key, value in state.items()},
+        "outputs": outputs,
+        "n_features": n_features,
+    }
+
+
+def load_warm_start(
+    net: NeuralNet, snapshot: dict[str, Any], outputs: Any, n_features: int
+) -> None:
+    """Start ``net`` from ``snapshot``'s weights, or raise if the features, the outputs or the
+    network's shape differ."""
+    same = snapshot["n_features"] == n_features and snapshot["outputs"] == outputs
+    state = net.module_.state_dict()
+    shapes = {key: tuple(value.shape) for key, value in snapshot["state"].items()}
+    if not same or shapes != {key: tuple(value.shape) for key, value in state.items()}:
+        raise ValueError(
+            "warm_start=True needs the same features, classes and network shape as the "
+            "previous fit; set warm_start=False to fit from scratch"
+        )
+    net.module_.load_state_dict(snapshot["state"])

@@ -235,7 +235,6 @@ def test_thread_setting_is_restored_after_fit_predict_and_errors(make, monkeypat
         raise _Boom
 
     monkeypatch.setattr(type(clf), "_full_batch_start", boom)
-    monkeypatch.setattr(type(clf), "_load_warm_start", boom)
     monkeypatch.setattr(type(clf.net_), "partial_fit", boom)
     with pytest.raises(_Boom):
         clf.fit(X, y)

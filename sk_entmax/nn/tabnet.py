@@ -39,9 +39,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax._checks import Integer, Real, check
+from sk_entmax.entmax._checks import Integer, check
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.tabnet_blocks import (
+    ARGUMENTS,
     ENTMAX_MODES,
     AttentiveTransformer,
     FeatureTransformer,
@@ -182,12 +183,12 @@ class TabNet(ColumnEmbedding):
         # entmax_mode and entmax_alpha the AttentiveTransformer
         self.n_features = check("n_features", n_features, Integer(1))
         self.n_outputs = check("n_outputs", n_outputs, Integer(1))
-        self.n_d = check("n_d", n_d, Integer(1))
-        self.n_a = check("n_a", n_a, Integer(1))
-        self.n_steps = check("n_steps", n_steps, Integer(1))
-        self.gamma = check("gamma", gamma, Real(1.0))
+        self.n_d = check("n_d", n_d, ARGUMENTS["n_d"])
+        self.n_a = check("n_a", n_a, ARGUMENTS["n_a"])
+        self.n_steps = check("n_steps", n_steps, ARGUMENTS["n_steps"])
+        self.gamma = check("gamma", gamma, ARGUMENTS["gamma"])
         self.n_independent = n_independent
-        self.n_shared = check("n_shared", n_shared, Integer(0))
+        self.n_shared = check("n_shared", n_shared, ARGUMENTS["n_shared"])
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
         self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)

@@ -23,6 +23,7 @@ from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
 from sk_entmax.entmax._checks import Integer, Options, Real, Satisfies, check
 
 __all__ = [
+    "ARGUMENTS",
     "ENTMAX_ALPHA",
     "ENTMAX_MODES",
     "AttentiveTransformer",
@@ -34,6 +35,21 @@ __all__ = [
 ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
 #: ``entmax_alpha``: the alpha of "constant" mode, the start of "adaptive" mode's
 ENTMAX_ALPHA = Real(1.0, 2.0, note="1 softmax, 1.5 entmax15, 2 sparsemax")
+#: TabNet's architecture arguments and what each may be, stated once: the blocks and the
+#: network check their own with these, and TabNetEntmaxClassifier's parameters of the same
+#: names are these constraints
+ARGUMENTS = {
+    "n_d": Integer(1),
+    "n_a": Integer(1),
+    "n_steps": Integer(1),
+    "gamma": Real(1.0),
+    "n_independent": Integer(0),
+    "n_shared": Integer(0),
+    "momentum": Real(0.0, 1.0),
+    "virtual_batch_size": Integer(2),
+    "entmax_mode": Options(ENTMAX_MODES),
+    "entmax_alpha": ENTMAX_ALPHA,
+}
 # the range of an adaptive mask alpha, (1, _ADAPTIVE_ALPHA_MAX)
 _ADAPTIVE_ALPHA_MAX = 2.0
 
@@ -109,8 +125,10 @@ class GhostBatchNorm(nn.Module):
     ) -> None:
         super().__init__()
         self.num_features = check("num_features", num_features, Integer(1))
-        self.virtual_batch_size = check("virtual_batch_size", virtual_batch_size, Integer(2))
-        self.momentum = check("momentum", momentum, Real(0.0, 1.0))
+        self.virtual_batch_size = check(
+            "virtual_batch_size", virtual_batch_size, ARGUMENTS["virtual_batch_size"]
+        )
+        self.momentum = check("momentum", momentum, ARGUMENTS["momentum"])
         self.eps = float(eps)
         self.weight = nn.Parameter(torch.ones(self.num_features))
         self.bias = nn.Parameter(torch.zeros(self.num_features))
@@ -264,7 +282,7 @@ class FeatureTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        n_independent = check("n_independent", n_independent, Integer(0))
+        n_independent = check("n_independent", n_independent, ARGUMENTS["n_independent"])
         if not shared and not n_independent:
             raise ValueError(
                 "n_independent + n_shared must be at least 1 (a feature transformer needs a "
@@ -327,8 +345,8 @@ class AttentiveTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        self.entmax_mode = check("entmax_mode", entmax_mode, Options(ENTMAX_MODES))
-        self.entmax_alpha = check("entmax_alpha", entmax_alpha, ENTMAX_ALPHA)
+        self.entmax_mode = check("entmax_mode", entmax_mode, ARGUMENTS["entmax_mode"])
+        self.entmax_alpha = check("entmax_alpha", entmax_alpha, ARGUMENTS["entmax_alpha"])
         self.fc = nn.Linear(n_a, n_features, bias=False)
         self.bn = GhostBatchNorm(n_features, virtual_batch_size, momentum)
         self.adaptive = None

@@ -1,0 +1,63 @@
+"""Numeric feature matrices as the estimators take them: dense or sparse, float32 or float64.
+
+The data hooks of an estimator whose ``X`` must be numeric (the tables with text or missing
+values go through :mod:`sk_entmax._tabular` instead).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from sk_entmax._training import TrainingPlan
+
+__all__ = ["NumericInputMixin"]
+
+
+class _numeric_hint:
+    """Add a hint to scikit-learn's error for text in a numeric-only ``X``."""
+
+    def __init__(self, estimator: Any):
+        self.name = type(estimator).__name__
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is ValueError and "could not convert" in str(error):
+            raise ValueError(
+                f"{error}. {self.name} needs numeric features: encode text and categorical "
+                "columns first (e.g. OneHotEncoder in a ColumnTransformer), or use "
+                "TabNetEntmaxClassifier, which embeds categorical columns"
+            ) from error
+        return False
+
+
+class NumericInputMixin:
+    """``_validate_fit_data`` and ``_validate_predict_data`` for numeric ``X`` (sparse too,
+    where the estimator's ``_sparse_input`` says so)."""
+
+    def _validate_fit_data(self, X, y, plan: TrainingPlan) -> tuple[np.ndarray, np.ndarray]:
+        """Validate the training data; returns float features and the raw target.
+
+        Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied;
+        so is float64 input for the full-batch solver, which reads X in float64 blocks.
+        """
+        dtype = [np.float64, np.float32] if plan.full_batch else np.float32
+        with _numeric_hint(self):
+            return validate_data(
+                self, X, y, dtype=dtype, multi_output=True, accept_sparse=self._sparse()
+            )
+
+    def _validate_predict_data(self, X) -> np.ndarray:
+        """Validate data to predict on against what fit saw; returns float features (float32
+        or float64 as given: blocks of it are read in float64)."""
+        with _numeric_hint(self):
+            return validate_data(
+                self, X, dtype=[np.float64, np.float32], reset=False, accept_sparse=self._sparse()
+            )
+
+    def _sparse(self) -> str | bool:
+        return "csr" if self._sparse_input else False

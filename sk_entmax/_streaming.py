@@ -1,0 +1,164 @@
+"""``partial_fit``: a classifier trained on data that arrive in chunks.
+
+The semantics are SGDClassifier's. Each call is one epoch of mini-batch Adam on the chunk,
+continuing from the current weights; the first call fixes the classes of the stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import validate_data
+
+from sk_entmax._callbacks import FiniteLossCheck
+from sk_entmax._device import resolve_device
+from sk_entmax._numeric_input import _numeric_hint
+from sk_entmax._threads import torch_threads
+from sk_entmax._training import ADAM, TrainingPlan, initialize_net, make_net
+from sk_entmax.entmax._checks import check_all
+
+__all__ = ["StreamingMixin"]
+
+
+class StreamingMixin:
+    """``partial_fit`` for a :class:`~sk_entmax._classifier.BaseEntmaxClassifier` whose
+    parameters include ``C`` (the L2 penalty's scale)."""
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass of mini-batch Adam over ``X``: fit data that arrive in chunks.
+
+        The semantics are SGDClassifier's: the first call needs ``classes`` (every label the
+        stream will hold), later calls continue from the current weights, and so does a
+        first call on a model fitted by :meth:`fit`. Each call runs one epoch of Adam with
+        batches of ``batch_size`` rows. The L2 penalty is scaled by the total sample weight
+        seen so far, so that at the end of a stream it is the full objective's.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            A chunk of training data.
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Its labels, or a multi-label indicator matrix.
+        classes : array-like of shape (n_classes,), default=None
+            All the labels of the stream; required on the first call (for multi-label
+            targets, the label indices ``0 .. n_labels - 1`` or None).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of this chunk.
+
+        Returns
+        -------
+        self
+            The estimator, updated.
+        """
+        first = not hasattr(self, "net_")
+        try:
+            params = check_all(self, self._constraints)
+            params["device"] = resolve_device(self.device)
+            with _numeric_hint(self):
+                X, y = validate_data(
+                    self,
+                    X,
+                    y,
+                    dtype=np.float32,
+                    multi_output=True,
+                    accept_sparse=self._sparse(),
+                    reset=first,
+                )
+            y_enc = self._encode_stream(y, classes, first)
+            weight = self._sample_weight(X, y_enc, sample_weight, self.multilabel_)
+            self.__dict__.pop("_empty_rows", None)
+            seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
+            with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+                net = self._stream_net(params, X, seen)
+                uniform = bool(np.all(weight == weight[0]))
+                data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
+                net.partial_fit(data, y_enc, epochs=1)
+            self.net_ = net
+            self._weight_seen_ = seen
+            self.n_iter_ = 1 if first else self.n_iter_ + 1
+            self._record_alpha(net)
+            return self
+        except BaseException:
+            if first:
+                self._forget_fit()
+            raise
+
+    def _encode_stream(self, y: np.ndarray, classes: Any, first: bool) -> np.ndarray:
+        """Encode a chunk's target against the stream's classes (set on the first call)."""
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        multilabel = type_of_target(y, input_name="y") == "multilabel-indicator"
+        if first:
+            if multilabel:
+                if classes is not None and not np.array_equal(classes, np.arange(y.shape[1])):
+                    raise ValueError(
+                        "classes of a multi-label stream are the label indices 0 .. "
+                        f"{y.shape[1] - 1} (or None); got {classes!r}"
+                    )
+                proportions = self._encode_multilabel(y, stacklevel=4)
+                self.multilabel_ = True
+                return proportions
+            if classes is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit: every label "
+                    "the stream will hold, e.g. classes=np.unique(y_all)"
+                )
+            check_classification_targets(y)
+            self.classes_ = np.unique(np.asarray(classes))
+            if len(self.classes_) < 2:
+                raise ValueError(f"classes must hold at least 2 labels; got {classes!r}")
+            self.multilabel_ = False
+        else:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(
+                    f"classes={classes!r} differs from the classes of the first call to "
+                    f"partial_fit, {self.classes_!r}"
+                )
+            if multilabel != self.multilabel_:
+                raise ValueError("a chunk's target kind (multi-label or not) changed mid-stream")
+            if multilabel:
+                if y.shape[1] != len(self.classes_):
+                    raise ValueError(
+                        f"the chunk has {y.shape[1]} labels; the stream has {len(self.classes_)}"
+                    )
+                return self._encode_multilabel(y, stacklevel=4)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(
+                f"y holds labels not in classes: {np.unique(y[unknown])!r}; pass every label "
+                "of the stream as classes on the first call"
+            )
+        return np.searchsorted(self.classes_, y).astype(np.int64)
+
+    def _stream_net(self, params: dict[str, Any], X: Any, seen: float):
+        """The Adam net that partial_fit trains on chunk ``X``: the current one, or a new one
+        started from the fitted weights (or from scratch on the first call)."""
+        net = getattr(self, "net_", None)
+        if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
+            previous, net = net.module_.state_dict(), None
+        else:
+            previous = None
+        if net is None:
+            seed = self._seed()
+            module, module_kwargs = self._module(params, X.shape[1], len(self.classes_), 1)
+            # one epoch of Adam per chunk, whatever solver fit uses
+            plan = TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
+            net = make_net(
+                module,
+                module_kwargs,
+                plan,
+                batch_size=self._batch_size(params, X.shape[0]),
+                device=params["device"],
+                callbacks=[("finite_loss", FiniteLossCheck())],
+                verbose=params["verbose"],
+                shuffle_generator=torch.Generator().manual_seed(seed),
+            )
+            initialize_net(net, seed, params["device"])
+            if previous is not None:
+                net.module_.load_state_dict(previous)
+        # each chunk is batched as fit batches its data; the penalty scales with all seen
+        net.set_params(batch_size=self._batch_size(params, X.shape[0]), total_weight=seen)
+        return net
