@@ -11,8 +11,9 @@ installed.
 The default run takes about 20 minutes on one core. ``--seeds N`` averages the full fits
 over seeds 0..N-1 (default 1; each further seed adds about 2 minutes); with one seed the
 accuracy bar compares single fits, and one test row of wine is 0.022 of accuracy, so use
-``--seeds 10`` (about 35 minutes; the README's figures) before reading much into a small
-difference, and read the difference beside its two standard errors. ``--tasks`` picks the
+``--seeds 10`` before reading much into a small difference, and read the difference beside
+its two standard errors (the README's figures are ``--seeds 10 --mode-signal-seeds 30``:
+86 minutes on one core of a shared 2-core machine, 2026-12-01). ``--tasks`` picks the
 data sets of the comparison (for instance ``--tasks wine --seeds 30 --signal-seeds 0``
 measures wine alone, over 30 seeds, in about 6 minutes). The mask signal of the reference
 and of our default mode is averaged over ``--signal-seeds`` seeds (default 30; 0 skips the
