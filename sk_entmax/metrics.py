@@ -135,6 +135,150 @@ def _check_proba(y_proba: ArrayLike) -> np.ndarray:
     return proba / sums[:, np.newaxis]
 
 
+def _encode_multilabel(y_true: ArrayLike, labels: ArrayLike | None, n_columns: int) -> np.ndarray:
+    """Return a multi-label indicator ``y_true`` as a float64 array checked against its labels.
+
+    Parameters
+    ----------
+    y_true : label indicator matrix
+        A multi-label indicator matrix, dense or sparse.
+    labels : array-like or None
+        All labels, one per column of ``y_true``.
+    n_columns : int
+        The number of columns of ``y_proba``.
+
+    Returns
+    -------
+    indicator : ndarray of shape (n_samples, n_columns)
+        The 0/1 indicator, as float64.
+
+    Raises
+    ------
+    ValueError
+        When ``labels`` or ``y_proba`` has a number of labels that differs from the number
+        of columns of ``y_true``.
+    """
+    indicator = check_array(y_true, accept_sparse="csr", dtype=None, input_name="y_true")
+    if hasattr(indicator, "toarray"):
+        indicator = indicator.toarray()
+    indicator = np.asarray(indicator, dtype=np.float64)
+    if labels is not None and len(labels) != indicator.shape[1]:
+        raise ValueError(
+            f"y_true is a multi-label indicator matrix with {indicator.shape[1]} columns, "
+            f"but labels has {len(labels)} entries; its columns are the labels."
+        )
+    if indicator.shape[1] != n_columns:
+        raise ValueError(
+            f"y_true and y_proba contain different numbers of labels: "
+            f"{indicator.shape[1]} vs {n_columns}."
+        )
+    return indicator
+
+
+def _fit_binarizer(
+    y_true: ArrayLike, labels: ArrayLike | None
+) -> tuple[LabelBinarizer, np.ndarray | None]:
+    """Fit a :class:`~sklearn.preprocessing.LabelBinarizer` on ``labels``, or on ``y_true``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels.
+    labels : array-like or None
+        All class labels, when ``y_true`` may lack some.
+
+    Returns
+    -------
+    binarizer : LabelBinarizer
+        The fitted binarizer, whose sorted ``classes_`` give the columns of ``y_proba``.
+    labels : ndarray or None
+        ``labels`` as an array (``None`` when not passed).
+
+    Raises
+    ------
+    ValueError
+        When ``y_true`` holds labels missing from ``labels``.
+
+    Warns
+    -----
+    UserWarning
+        When ``labels`` is not in sorted order.
+    """
+    binarizer = LabelBinarizer()
+    if labels is not None:
+        labels = np.asarray(labels)
+        binarizer.fit(labels)
+        if labels.shape != binarizer.classes_.shape or not np.all(binarizer.classes_ == labels):
+            # _fit_binarizer < _encode_classes < _encode_target < _prepare < the metric:
+            # stacklevel 6 points the warning at the metric's caller.
+            warnings.warn(
+                f"labels were passed as {labels.tolist()}, but the columns of y_proba are "
+                f"taken in sorted order: {binarizer.classes_.tolist()}. Pass the sorted labels "
+                "and make sure the columns of y_proba follow that order.",
+                UserWarning,
+                stacklevel=6,
+            )
+        unknown = np.setdiff1d(np.unique(np.asarray(y_true)), binarizer.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y_true contains values {unknown.tolist()} not belonging to the passed "
+                f"labels {labels.tolist()}."
+            )
+    else:
+        binarizer.fit(y_true)
+    return binarizer, labels
+
+
+def _encode_classes(y_true: ArrayLike, labels: ArrayLike | None, n_columns: int) -> np.ndarray:
+    """Encode class labels ``y_true`` as one-hot rows whose columns match ``y_proba``'s.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels (a binary or multi-class target).
+    labels : array-like or None
+        All class labels, when ``y_true`` may lack some.
+    n_columns : int
+        The number of columns of ``y_proba``.
+
+    Returns
+    -------
+    indicator : ndarray of shape (n_samples, n_columns)
+        One-hot rows, as float64 (two columns for a binary target).
+
+    Raises
+    ------
+    ValueError
+        For labels in ``y_true`` missing from ``labels``, fewer than two classes, or a
+        number of classes that differs from the number of columns of ``y_proba``.
+    """
+    binarizer, labels = _fit_binarizer(y_true, labels)
+    classes = binarizer.classes_
+    found = classes.tolist()
+    if classes.shape[0] < 2:
+        if labels is None:
+            raise ValueError(
+                f"y_true contains only one label ({found[0]!r}). Please provide the list "
+                "of all expected class labels explicitly through the labels argument."
+            )
+        raise ValueError(f"The labels array needs to contain at least two labels, got {found}.")
+    indicator = binarizer.transform(y_true).astype(np.float64)
+    if indicator.shape[1] == 1:
+        indicator = np.hstack([1.0 - indicator, indicator])
+    if indicator.shape[1] != n_columns:
+        if labels is None:
+            raise ValueError(
+                f"y_true and y_proba contain different numbers of classes: "
+                f"{indicator.shape[1]} vs {n_columns}. Please provide the true labels "
+                f"explicitly through the labels argument. Classes found in y_true: {found}."
+            )
+        raise ValueError(
+            f"The number of classes in labels ({indicator.shape[1]}) is different from the "
+            f"number of columns of y_proba ({n_columns}). Classes found in labels: {found}."
+        )
+    return indicator
+
+
 def _encode_target(
     y_true: ArrayLike, labels: ArrayLike | None, n_columns: int
 ) -> tuple[np.ndarray, bool]:
@@ -165,70 +309,13 @@ def _encode_target(
     """
     target_type = type_of_target(y_true, input_name="y_true")
     if target_type == "multilabel-indicator":
-        indicator = check_array(y_true, accept_sparse="csr", dtype=None, input_name="y_true")
-        if hasattr(indicator, "toarray"):
-            indicator = indicator.toarray()
-        indicator = np.asarray(indicator, dtype=np.float64)
-        if labels is not None and len(labels) != indicator.shape[1]:
-            raise ValueError(
-                f"y_true is a multi-label indicator matrix with {indicator.shape[1]} columns, "
-                f"but labels has {len(labels)} entries; its columns are the labels."
-            )
-        if indicator.shape[1] != n_columns:
-            raise ValueError(
-                f"y_true and y_proba contain different numbers of labels: "
-                f"{indicator.shape[1]} vs {n_columns}."
-            )
-        return indicator, True
+        return _encode_multilabel(y_true, labels, n_columns), True
     if target_type not in ("binary", "multiclass"):
         raise ValueError(
             f"y_true must hold class labels or be a multi-label indicator matrix; got a "
             f"{target_type!r} target."
         )
-    binarizer = LabelBinarizer()
-    if labels is not None:
-        labels = np.asarray(labels)
-        binarizer.fit(labels)
-        if labels.shape != binarizer.classes_.shape or not np.all(binarizer.classes_ == labels):
-            warnings.warn(
-                f"labels were passed as {labels.tolist()}, but the columns of y_proba are "
-                f"taken in sorted order: {binarizer.classes_.tolist()}. Pass the sorted labels "
-                "and make sure the columns of y_proba follow that order.",
-                UserWarning,
-                stacklevel=4,
-            )
-        unknown = np.setdiff1d(np.unique(np.asarray(y_true)), binarizer.classes_)
-        if unknown.size:
-            raise ValueError(
-                f"y_true contains values {unknown.tolist()} not belonging to the passed "
-                f"labels {labels.tolist()}."
-            )
-    else:
-        binarizer.fit(y_true)
-    classes = binarizer.classes_
-    found = classes.tolist()
-    if classes.shape[0] < 2:
-        if labels is None:
-            raise ValueError(
-                f"y_true contains only one label ({found[0]!r}). Please provide the list "
-                "of all expected class labels explicitly through the labels argument."
-            )
-        raise ValueError(f"The labels array needs to contain at least two labels, got {found}.")
-    indicator = binarizer.transform(y_true).astype(np.float64)
-    if indicator.shape[1] == 1:
-        indicator = np.hstack([1.0 - indicator, indicator])
-    if indicator.shape[1] != n_columns:
-        if labels is None:
-            raise ValueError(
-                f"y_true and y_proba contain different numbers of classes: "
-                f"{indicator.shape[1]} vs {n_columns}. Please provide the true labels "
-                f"explicitly through the labels argument. Classes found in y_true: {found}."
-            )
-        raise ValueError(
-            f"The number of classes in labels ({indicator.shape[1]}) is different from the "
-            f"number of columns of y_proba ({n_columns}). Classes found in labels: {found}."
-        )
-    return indicator, False
+    return _encode_classes(y_true, labels, n_columns), False
 
 
 def _check_weights(sample_weight: ArrayLike | None, n_samples: int) -> np.ndarray:
