@@ -40,7 +40,6 @@ from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
 from sk_entmax._solver import check_lbfgs_outcome
 from sk_entmax._threads import resolve_n_jobs, torch_threads
 from sk_entmax._training import (
-    _INIT_LOCK,
     TrainingPlan,
     initialize_net,
     load_warm_start,
@@ -68,7 +67,6 @@ __all__ = [
 ]
 
 _PROBA_ROWS = 65536
-_ = _INIT_LOCK  # fit's lock on torch's global generator (tests look for it here)
 
 
 def _dict_of_weights(value: Any) -> dict:

@@ -483,12 +483,12 @@ def _out_of_memory(net, step):
 
 
 def test_memory_error_mid_fit_leaves_the_estimator_unfitted(monkeypatch):
-    from sk_entmax import _base
+    from sk_entmax import _training
 
     clf = _make("tabnet", batch_size=50, max_epochs=3)
     _fail_at(monkeypatch, 2, 1, _out_of_memory)
     with pytest.raises(MemoryError):
         clf.fit(X_IRIS, Y_IRIS)
-    assert not _base._INIT_LOCK.locked()
+    assert not _training._INIT_LOCK.locked()
     with pytest.raises(NotFittedError):
         clf.predict(X_IRIS)

@@ -656,7 +656,7 @@ def test_load_refuses_extra_and_missing_tensors_without_reading_them(saved, tmp_
 def test_load_initialises_under_the_fit_lock_and_keeps_the_global_generator(
     saved, tmp_path, monkeypatch
 ):
-    from sk_entmax import _base
+    from sk_entmax import _training
 
     clf, X, header, tensors = saved["tabnet"]
     path = _write_edited(tmp_path, header, tensors)
@@ -665,7 +665,7 @@ def test_load_initialises_under_the_fit_lock_and_keeps_the_global_generator(
 
     def spy(tensor, *args, **kwargs):
         if tensor.device.type != "meta":  # a real draw from the global generator
-            held.append(_base._INIT_LOCK.locked())
+            held.append(_training._INIT_LOCK.locked())
         return original(tensor, *args, **kwargs)
 
     monkeypatch.setattr(torch.nn.init, "kaiming_uniform_", spy)
