@@ -257,24 +257,109 @@ batch_first, device, dtype
                 "nn.MultiheadAttention); e.g. nn.Transformer.generate_square_subsequent_mask"
             )
         batched = query.dim() == 3
+        query, key, value, key_padding_mask = self._batch_first_inputs(
+            query, key, value, key_padding_mask, batched
+        )
+        N, L, _ = query.shape
+        H = self.num_heads
+        q, k, v = self._project(query, key, value)
+        dtype = q.dtype
+        attn_mask = self._to_sdpa_mask(attn_mask, dtype, "attn_mask")
+        key_padding_mask = self._to_sdpa_mask(key_padding_mask, dtype, "key_padding_mask")
+        q, k, v, attn_mask, key_padding_mask, S = self._split_heads(
+            q, k, v, attn_mask, key_padding_mask
+        )
+        masks = self._score_masks(attn_mask, key_padding_mask, N, L, S)
+        causal = False
+        if is_causal and key_padding_mask is None and not need_weights:
+            masks, causal = [], True  # the hint, taken as nn.MultiheadAttention takes it
+        out, weights, support = self._attend(
+            q, k, v, masks, causal, need_weights, average_attn_weights, dtype
+        )
+        self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
+        out = out.to(dtype).transpose(1, 2).reshape(N, L, self.embed_dim)
+        out = self.out_proj(out)
+        if not batched:
+            out = out.squeeze(0)
+            weights = None if weights is None else weights.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        return out, weights
+
+    def _batch_first_inputs(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        key_padding_mask: torch.Tensor | None,
+        batched: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The inputs of :meth:`forward` as batch-first ``(N, T, features)`` tensors.
+
+        Parameters
+        ----------
+        query, key, value : torch.Tensor
+            The inputs of :meth:`forward`.
+        key_padding_mask : torch.Tensor or None
+            The key padding mask of :meth:`forward`; given a batch dimension when the
+            input is unbatched.
+        batched : bool
+            Whether the input has a batch dimension (``query.dim() == 3``).
+
+        Returns
+        -------
+        query, key, value : torch.Tensor
+            Of shape (N, L, E), (N, S, kdim) and (N, S, vdim).
+        key_padding_mask : torch.Tensor or None
+            Of shape (N, S) when given.
+        """
         if not batched:
             query, key, value = (x.unsqueeze(0) for x in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
         elif not self.batch_first:
             query, key, value = (x.transpose(0, 1) for x in (query, key, value))
-        N, L, _ = query.shape
+        return query, key, value, key_padding_mask
+
+    @staticmethod
+    def _pad_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
+        """``mask`` with one more key that every query may attend (``None`` stays ``None``)."""
+        if mask is None:
+            return None
+        return F.pad(mask, (0, 1), value=True if mask.dtype == torch.bool else 0.0)
+
+    def _split_heads(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        attn_mask: torch.Tensor | None,
+        key_padding_mask: torch.Tensor | None,
+    ) -> tuple[
+        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None, int
+    ]:
+        """Add ``bias_k``/``bias_v`` and the zero key, and split the projections into heads.
+
+        Parameters
+        ----------
+        q, k, v : torch.Tensor of shape (N, L, E), (N, S, E), (N, S, E)
+            The projected queries, keys and values.
+        attn_mask, key_padding_mask : torch.Tensor or None
+            The SDPA masks, padded with one key (that every query may attend) for each key
+            added.
+
+        Returns
+        -------
+        q, k, v : torch.Tensor of shape (N, H, L, D), (N, H, S, D), (N, H, S, D)
+            Per head, with the added keys.
+        attn_mask, key_padding_mask : torch.Tensor or None
+            The padded masks.
+        S : int
+            The number of keys, the added ones included.
+        """
+        N, L, _ = q.shape
         H, D = self.num_heads, self.head_dim
-        q, k, v = self._project(query, key, value)
-        dtype = q.dtype
-        attn_mask = self._to_sdpa_mask(attn_mask, dtype, "attn_mask")
-        key_padding_mask = self._to_sdpa_mask(key_padding_mask, dtype, "key_padding_mask")
-
-        def pad(mask):  # one more key that every query may attend
-            if mask is None:
-                return None
-            return F.pad(mask, (0, 1), value=True if mask.dtype == torch.bool else 0.0)
-
+        pad = self._pad_mask
         if self.bias_k is not None and self.bias_v is not None:
             k = torch.cat([k, self.bias_k.expand(N, 1, -1)], dim=1)
             v = torch.cat([v, self.bias_v.expand(N, 1, -1)], dim=1)
@@ -288,6 +373,38 @@ batch_first, device, dtype
             v = torch.cat([v, v.new_zeros(N, H, 1, D)], dim=2)
             attn_mask, key_padding_mask = pad(attn_mask), pad(key_padding_mask)
             S += 1
+        return q, k, v, attn_mask, key_padding_mask, S
+
+    def _score_masks(
+        self,
+        attn_mask: torch.Tensor | None,
+        key_padding_mask: torch.Tensor | None,
+        N: int,
+        L: int,
+        S: int,
+    ) -> list[torch.Tensor]:
+        """Check the masks' shapes and return them broadcastable to the (N, H, L, S) scores.
+
+        Parameters
+        ----------
+        attn_mask : torch.Tensor of shape (L, S) or (N * H, L, S), or None
+            The SDPA attention mask.
+        key_padding_mask : torch.Tensor of shape (N, S), or None
+            The SDPA key padding mask.
+        N, L, S : int
+            The batch size, the number of queries and the number of keys.
+
+        Returns
+        -------
+        masks : list of torch.Tensor
+            The attention mask, then the key padding mask as (N, 1, 1, S), those given.
+
+        Raises
+        ------
+        RuntimeError
+            When a 2-d ``attn_mask`` is not (L, S), or ``key_padding_mask`` not (N, S).
+        """
+        H = self.num_heads
         masks = []
         if attn_mask is not None:
             if attn_mask.dim() == 3:
@@ -304,9 +421,45 @@ batch_first, device, dtype
                     f"key_padding_mask of shape {tuple(key_padding_mask.shape)} should be {(N, S)}"
                 )
             masks.append(key_padding_mask.reshape(N, 1, 1, S))
-        causal = False
-        if is_causal and key_padding_mask is None and not need_weights:
-            masks, causal = [], True  # the hint, taken as nn.MultiheadAttention takes it
+        return masks
+
+    def _attend(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        masks: list[torch.Tensor],
+        causal: bool,
+        need_weights: bool,
+        average_attn_weights: bool,
+        dtype: torch.dtype,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """Entmax attention of the heads: in full with the weights, else in blocks.
+
+        Parameters
+        ----------
+        q, k, v : torch.Tensor of shape (N, H, L, D), (N, H, S, D), (N, H, S, D)
+            Queries, keys and values per head.
+        masks : list of torch.Tensor
+            Masks broadcastable to the (N, H, L, S) scores.
+        causal : bool
+            Apply the causal mask (then ``masks`` is empty).
+        need_weights : bool
+            Compute the weights in full and return them.
+        average_attn_weights : bool
+            Average the returned weights over the heads.
+        dtype : torch.dtype
+            The dtype of the returned weights.
+
+        Returns
+        -------
+        out : torch.Tensor of shape (N, H, L, D)
+            The attention output per head.
+        weights : torch.Tensor or None
+            With ``need_weights``: (N, L, S), or (N, H, L, S) when not averaged.
+        support : torch.Tensor
+            Per query and head, the number of keys with nonzero weight.
+        """
         alpha = self.alpha
         dropout_p = self.dropout if self.training else 0.0
         weights = None
@@ -322,12 +475,4 @@ batch_first, device, dtype
             out, support = _attention(
                 q, k, v, alpha, tuple(masks), dropout_p, causal, None, self.block_size, True
             )
-        self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
-        out = out.to(dtype).transpose(1, 2).reshape(N, L, self.embed_dim)
-        out = self.out_proj(out)
-        if not batched:
-            out = out.squeeze(0)
-            weights = None if weights is None else weights.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
-        return out, weights
+        return out, weights, support
