@@ -431,6 +431,22 @@ def _data_notes(
 ) -> list[tuple[str, str]]:
     """What the report did to the data before the fit, as (label, text) lines for the
     terminal and the HTML report: nothing is dropped or filled without saying so."""
+    notes = _row_notes(table, X_train, X_test, stratified, target)
+    if infinite:
+        notes.append(
+            (
+                "infinite values read as missing",
+                ", ".join(f"{name} ({count})" for name, count in infinite.items()),
+            )
+        )
+    notes.append(_missing_values_note(X_train, X_test, model))
+    return notes
+
+
+def _row_notes(
+    table: _Table, X_train: Any, X_test: Any, stratified: bool, target: str
+) -> list[tuple[str, str]]:
+    """The rows in the file, the rows dropped (no label) and the split, as (label, text)."""
     n_train, n_test = len(X_train), len(X_test)
     notes = [("rows in the file", f"{table.n_rows} x {X_train.shape[1] + 1} columns")]
     if table.n_unlabelled:
@@ -451,13 +467,11 @@ def _data_notes(
             "the rows this report is on",
         )
     )
-    if infinite:
-        notes.append(
-            (
-                "infinite values read as missing",
-                ", ".join(f"{name} ({count})" for name, count in infinite.items()),
-            )
-        )
+    return notes
+
+
+def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, str]:
+    """How the missing values of either part are handled by ``model``, as (label, text)."""
     (num_train, cat_train), (num_test, cat_test) = _gaps(X_train), _gaps(X_test)
     parts = []
     if model == "tabnet":
@@ -485,37 +499,56 @@ def _data_notes(
                 "the most frequent value of the training rows in " + _counted(cat_train, cat_test)
             )
         text = "filled by the model's pipeline (SimpleImputer) with "
-    notes.append(("missing values", text + "; ".join(parts) if parts else "none"))
-    return notes
+    return ("missing values", text + "; ".join(parts) if parts else "none")
 
 
 def _report(args: argparse.Namespace) -> None:
+    _require_matplotlib()
+    table = _read_table(args.data, args.target)
+    X, infinite = _infinite_to_missing(table.X)
+    y = table.y
+    clf = _estimator(args.model, X, args.max_epochs, args.random_state)
+    X_train, X_test, y_train, y_test, stratified = _split(X, y, args.random_state)
+    notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, args.target)
+    for label, text in notes:
+        print(f"{label}: {text}")
+    name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
+    _fit(clf, name, X_train, y_train, X, y, args.target)
+    proba, predicted, said = _predict_held_out(clf, X_test)
+    notes += [("note", message) for message in said]
+    path, intervals = _write_report(clf, name, X_test, y_test, notes, said, args)
+    _print_outcome(proba, predicted, X_test, y_test, intervals, path)
+
+
+def _require_matplotlib() -> None:
+    """Refuse the report command, before any reading or fitting, when matplotlib is missing."""
     from sk_entmax.report import _MISSING_MATPLOTLIB
 
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(_MISSING_MATPLOTLIB) from None
-    table = _read_table(args.data, args.target)
-    X, infinite = _infinite_to_missing(table.X)
-    y = table.y
-    clf = _estimator(args.model, X, args.max_epochs, args.random_state)
+
+
+def _split(X: Any, y: Any, random_state: int) -> tuple[Any, Any, Any, Any, bool]:
+    """75% of the rows for training, 25% held out, stratified by class where every class has
+    two rows and there are few classes; the last item says whether it was stratified."""
     from sklearn.model_selection import train_test_split
 
     counts = y.value_counts()
     stratify = y if counts.min() >= 2 and len(counts) <= 0.25 * len(y) else None
     X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.25, stratify=stratify, random_state=args.random_state
+        X, y, test_size=0.25, stratify=stratify, random_state=random_state
     )
-    notes = _data_notes(
-        table, X_train, X_test, args.model, infinite, stratify is not None, args.target
-    )
-    for label, text in notes:
-        print(f"{label}: {text}")
-    name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
+    return X_train, X_test, y_train, y_test, stratify is not None
+
+
+def _fit(clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target: str) -> None:
+    """Fit ``clf`` on the training rows, saying so and how long it took; a ValueError from
+    the fit is the data's fault, a UsageError."""
     print(
         f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns "
-        f"({y.nunique()} classes in {args.target!r}) ...",
+        f"({y.nunique()} classes in {target!r}) ...",
         end="",
         flush=True,
     )
@@ -528,10 +561,10 @@ def _report(args: argparse.Namespace) -> None:
         raise UsageError(f"fitting failed: {message}") from None
     print(f" {time.perf_counter() - start:.1f} s")
 
-    from sk_entmax.report import feature_mask_report, probability_support_report
 
-    title = f"{name} on {args.data.name}: {args.target}"
-    write = feature_mask_report if args.model == "tabnet" else probability_support_report
+def _predict_held_out(clf: Any, X_test: Any) -> tuple[Any, Any, list[str]]:
+    """The probabilities and predictions on the held-out rows, and the distinct UserWarning
+    messages the model gave on them (each printed once as a note)."""
     # what the model says about the held-out rows (a gap in a column that had none in the
     # training rows, a category it never saw) goes into the report and on the terminal once
     with warnings.catch_warnings(record=True) as caught:
@@ -541,7 +574,24 @@ def _report(args: argparse.Namespace) -> None:
     said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
     for message in said:
         print(f"note: {message}")
-    notes += [("note", message) for message in said]
+    return proba, predicted, said
+
+
+def _write_report(
+    clf: Any,
+    name: str,
+    X_test: Any,
+    y_test: Any,
+    notes: list[tuple[str, str]],
+    said: list[str],
+    args: argparse.Namespace,
+) -> tuple[Path, Any]:
+    """Write the HTML report on the held-out rows (the warnings already said silenced);
+    returns its path and, for TabNet, the importance intervals (else None)."""
+    from sk_entmax.report import feature_mask_report, probability_support_report
+
+    title = f"{name} on {args.data.name}: {args.target}"
+    write = feature_mask_report if args.model == "tabnet" else probability_support_report
     try:
         with warnings.catch_warnings():
             for message in said:
@@ -555,6 +605,13 @@ def _report(args: argparse.Namespace) -> None:
                 intervals = None
     except OSError as exc:  # the folder changed during the fit, say
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    return path, intervals
+
+
+def _print_outcome(
+    proba: Any, predicted: Any, X_test: Any, y_test: Any, intervals: Any, path: Path
+) -> None:
+    """The held-out accuracy and sparsity, the top importances (TabNet), the report's path."""
     accuracy = float((predicted == y_test.to_numpy()).mean())
     print(
         f"held-out accuracy {accuracy:.3f} on {len(X_test)} rows; "

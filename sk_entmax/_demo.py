@@ -192,15 +192,29 @@ def run_demo(
 
 
 def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
-    from sklearn.datasets import load_wine
-    from sklearn.model_selection import train_test_split
-
     begin = time.perf_counter()
     # torch imports its compiler stack the first time an optimizer is built (seconds): pay
     # for it at start-up, so that the first model's fit time measures training only
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])
     print("sk_entmax demo: probabilities with exact zeros\n", file=out)
     _mappings(out)
+
+    X, X_train, X_test, y_train, y_test = _wine(quick, out)
+    results = _fit_models(_models(quick), X_train, y_train, X_test, y_test, out)
+    _print_table(results, X_test, out)
+    tabnet = results[-1].model
+    _print_masks(tabnet, X, X_test, out)
+    _print_probabilities(results, X_test, y_test, out)
+
+    path = _report(tabnet, X_test, y_test, out_path, out)
+    print(f"\nDone in {time.perf_counter() - begin:.0f} s.", file=out)
+    return path
+
+
+def _wine(quick: bool, out: TextIO) -> tuple[Any, Any, Any, Any, Any]:
+    """The wine data and its stratified 75/25 split, described in a line or two."""
+    from sklearn.datasets import load_wine
+    from sklearn.model_selection import train_test_split
 
     data = load_wine(as_frame=True)
     X = data.frame[data.feature_names]
@@ -214,7 +228,18 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
         f"{len(X_test)}{' (quick mode: a few epochs only)' if quick else ''}:",
         file=out,
     )
-    models = _models(quick)
+    return X, X_train, X_test, y_train, y_test
+
+
+def _fit_models(
+    models: list[tuple[str, Any, bool]],
+    X_train: Any,
+    y_train: Any,
+    X_test: Any,
+    y_test: Any,
+    out: TextIO,
+) -> list[_Result]:
+    """Fit each model with a progress line, and score it on the test rows."""
     results = []
     for i, (name, model, is_tabnet) in enumerate(models, start=1):
         with _Progress(f"[{i}/{len(models)}] {name:<28}", out) as progress:
@@ -225,7 +250,11 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
         proba = model.predict_proba(X_test)
         accuracy = float(np.mean(model.classes_[proba.argmax(axis=1)] == y_test))
         results.append(_Result(name, model, progress.seconds, proba, accuracy))
+    return results
 
+
+def _print_table(results: list[_Result], X_test: Any, out: TextIO) -> None:
+    """Accuracy, exact zeros, mean support and fit time of each model, one row each."""
     print(f"\nOn the {len(X_test)} test wines:", file=out)
     header = f"  {'model':<30}{'accuracy':>9}{'exact zeros':>13}{'mean support':>14}"
     header += f"{'fit time':>10}"
@@ -245,7 +274,9 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
         file=out,
     )
 
-    tabnet = results[-1].model
+
+def _print_masks(tabnet: Any, X: Any, X_test: Any, out: TextIO) -> None:
+    """How many measurements TabNet's feature masks read per decision step, on average."""
     _, masks = tabnet.explain(X_test)
     used = np.mean([(m > 0).sum(axis=1).mean() for m in masks.values()])
     mask_zeros = np.mean([(m == 0).mean() for m in masks.values()])
@@ -255,6 +286,9 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
         file=out,
     )
 
+
+def _print_probabilities(results: list[_Result], X_test: Any, y_test: Any, out: TextIO) -> None:
+    """The probabilities of a few test wines under softmax, sparsemax and entmax 1.5."""
     rows = _pick_rows(results[1].proba)
     shown = results[:3]
     classes = [str(c) for c in results[0].model.classes_]
@@ -278,10 +312,6 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
         cells = ["".join(f"{_fmt(p):>{cell}}" for p in r.proba[i]) + "  " for r in shown]
         line = f"  {X_test.index[i]:>5}  {y_test[i]:<{true_width}}" + "".join(cells)
         print(line.rstrip(), file=out)
-
-    path = _report(tabnet, X_test, y_test, out_path, out)
-    print(f"\nDone in {time.perf_counter() - begin:.0f} s.", file=out)
-    return path
 
 
 def _report(tabnet, X_test, y_test, out_path, out: TextIO) -> Path | None:
