@@ -466,7 +466,27 @@ def _array_from(dtype: np.dtype, shape: Any, values: Any, where: str) -> np.ndar
 
 
 def _decode(value: Any, where: str, depth: int = 0) -> Any:
-    """The value :func:`_encode` wrote, or :class:`_Invalid` saying what is wrong with it."""
+    """The value :func:`_encode` wrote, or :class:`_Invalid` saying what is wrong with it.
+
+    Parameters
+    ----------
+    value : object
+        A value read from the JSON header: a scalar, a list, or a tagged object.
+    where : str
+        Where the value is, for the messages.
+    depth : int, default=0
+        How deep ``value`` is nested, bounded by ``_MAX_DEPTH``.
+
+    Returns
+    -------
+    decoded : object
+        The decoded value (a saved encoder as a ``_SavedEncoder``).
+
+    Raises
+    ------
+    _Invalid
+        When ``value`` is not something :func:`_encode` writes.
+    """
     if depth > _MAX_DEPTH:
         raise _Invalid(f"{where}: nested more than {_MAX_DEPTH} levels deep")
     if isinstance(value, list):
@@ -481,51 +501,189 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
     if not needed <= set(value) <= needed | optional:
         raise _Invalid(f"{where}: a {tag} entry with keys {sorted(value)}")
     if tag == "__float__":
-        text = value[tag]
-        if text not in ("nan", "inf", "-inf"):
-            raise _Invalid(f"{where}: {text!r} is not nan, inf or -inf")
-        return float(text)
+        return _decode_float(value, where)
     if tag == "__scalar__":
-        dtype = _plain_dtype(value[tag], "biuf", where)
-        number = _decode(value["value"], where, depth + 1)
-        if not isinstance(number, (bool, int, float)):
-            raise _Invalid(f"{where}: {number!r} is not a number")
-        try:
-            return dtype.type(number)
-        except (OverflowError, ValueError, TypeError):
-            raise _Invalid(f"{where}: {number!r} does not fit dtype {dtype}") from None
+        return _decode_scalar(value, where, depth)
     if tag == "__dtype__":
-        dtype = _plain_dtype(value[tag], "biufO", where)
-        as_type = value.get("type", False)
-        if not isinstance(as_type, bool):
-            raise _Invalid(f"{where}: 'type' must be true or false")
-        return dtype.type if as_type else dtype
+        return _decode_dtype(value, where)
     if tag == "__ndarray__":
-        dtype = _plain_dtype(value[tag], _ARRAY_KINDS, where)
-        values = value["values"]
-        if isinstance(values, list):
-            values = [_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(values)]
-        return _array_from(dtype, value["shape"], values, where)
+        return _decode_ndarray(value, where, depth)
     if tag == "__tuple__":
-        items = value[tag]
-        if not isinstance(items, list):
-            raise _Invalid(f"{where}: a tuple must be a list of items")
-        return tuple(_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(items))
+        return _decode_tuple(value, where, depth)
     if tag == "__dict__":
-        pairs = value[tag]
-        if not isinstance(pairs, list) or not all(
-            isinstance(p, list) and len(p) == 2 for p in pairs
-        ):
-            raise _Invalid(f"{where}: a dict must be a list of [key, value] pairs")
-        out = {}
-        for key, item in pairs:
-            key = _decode(key, where, depth + 1)
-            if not isinstance(key, (*_PLAIN, np.generic)):
-                raise _Invalid(f"{where}: {key!r} cannot be a key")
-            out[key] = _decode(item, f"{where}[{key!r}]", depth + 1)
-        return out
+        return _decode_dict(value, where, depth)
     # __ordinal_encoder__: kept as data here; the "_encoder" check rebuilds it
-    params = value[tag]
+    return _decode_encoder(value, where, depth)
+
+
+# Each _decode_<tag> decodes a ``value`` whose keys _decode checked against _TAGS; ``where``
+# and ``depth`` are _decode's, and each raises _Invalid for a value _encode does not write.
+
+
+def _decode_float(value: dict, where: str) -> float:
+    """A ``__float__`` entry: nan, inf or -inf (JSON has no literal for them).
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+
+    Returns
+    -------
+    number : float
+        The non-finite float.
+    """
+    text = value["__float__"]
+    if text not in ("nan", "inf", "-inf"):
+        raise _Invalid(f"{where}: {text!r} is not nan, inf or -inf")
+    return float(text)
+
+
+def _decode_scalar(value: dict, where: str, depth: int) -> np.generic:
+    """A ``__scalar__`` entry: a numpy number of a plain numeric dtype.
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+    depth : int
+        How deep the entry is nested.
+
+    Returns
+    -------
+    number : numpy.generic
+        The number, as its dtype's scalar type.
+    """
+    dtype = _plain_dtype(value["__scalar__"], "biuf", where)
+    number = _decode(value["value"], where, depth + 1)
+    if not isinstance(number, (bool, int, float)):
+        raise _Invalid(f"{where}: {number!r} is not a number")
+    try:
+        return dtype.type(number)
+    except (OverflowError, ValueError, TypeError):
+        raise _Invalid(f"{where}: {number!r} does not fit dtype {dtype}") from None
+
+
+def _decode_dtype(value: dict, where: str) -> np.dtype | type:
+    """A ``__dtype__`` entry: a plain dtype, or its scalar type when ``type`` is true.
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+
+    Returns
+    -------
+    dtype : numpy.dtype or type
+        The dtype, or its scalar type.
+    """
+    dtype = _plain_dtype(value["__dtype__"], "biufO", where)
+    as_type = value.get("type", False)
+    if not isinstance(as_type, bool):
+        raise _Invalid(f"{where}: 'type' must be true or false")
+    return dtype.type if as_type else dtype
+
+
+def _decode_ndarray(value: dict, where: str, depth: int) -> np.ndarray:
+    """An ``__ndarray__`` entry: an array of a plain dtype, its shape and its values.
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+    depth : int
+        How deep the entry is nested.
+
+    Returns
+    -------
+    array : numpy.ndarray
+        The array, checked by :func:`_array_from`.
+    """
+    dtype = _plain_dtype(value["__ndarray__"], _ARRAY_KINDS, where)
+    values = value["values"]
+    if isinstance(values, list):
+        values = [_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(values)]
+    return _array_from(dtype, value["shape"], values, where)
+
+
+def _decode_tuple(value: dict, where: str, depth: int) -> tuple:
+    """A ``__tuple__`` entry: a list of items.
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+    depth : int
+        How deep the entry is nested.
+
+    Returns
+    -------
+    items : tuple
+        The decoded items.
+    """
+    items = value["__tuple__"]
+    if not isinstance(items, list):
+        raise _Invalid(f"{where}: a tuple must be a list of items")
+    return tuple(_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(items))
+
+
+def _decode_dict(value: dict, where: str, depth: int) -> dict:
+    """A ``__dict__`` entry: a list of ``[key, value]`` pairs, keys plain values.
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+    depth : int
+        How deep the entry is nested.
+
+    Returns
+    -------
+    mapping : dict
+        The decoded pairs, in their order.
+    """
+    pairs = value["__dict__"]
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise _Invalid(f"{where}: a dict must be a list of [key, value] pairs")
+    out = {}
+    for key, item in pairs:
+        key = _decode(key, where, depth + 1)
+        if not isinstance(key, (*_PLAIN, np.generic)):
+            raise _Invalid(f"{where}: {key!r} cannot be a key")
+        out[key] = _decode(item, f"{where}[{key!r}]", depth + 1)
+    return out
+
+
+def _decode_encoder(value: dict, where: str, depth: int) -> _SavedEncoder:
+    """An ``__ordinal_encoder__`` entry, kept as data (its settings and categories).
+
+    Parameters
+    ----------
+    value : dict
+        The tagged entry.
+    where : str
+        Where it is, for the messages.
+    depth : int
+        How deep the entry is nested.
+
+    Returns
+    -------
+    encoder : _SavedEncoder
+        The settings and categories; the ``"_encoder"`` check rebuilds the encoder.
+    """
+    params = value["__ordinal_encoder__"]
     if not isinstance(params, dict):
         raise _Invalid(f"{where}: the encoder's settings must be an object")
     decoded = {str(k): _decode(v, f"{where}.{k}", depth + 1) for k, v in params.items()}
