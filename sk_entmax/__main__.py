@@ -479,7 +479,9 @@ def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, st
         unseen = {k: v for k, v in num_test.items() if k not in num_train}
         if learned:
             parts.append(
-                f"numeric columns {_counted(learned, num_test)} get a learned missing indicator"
+                "numeric columns "
+                + _counted(learned, {k: v for k, v in num_test.items() if k in learned})
+                + " get a learned missing indicator"
             )
         if unseen:
             parts.append(

@@ -489,3 +489,19 @@ def test_report_refuses_a_bad_resample_count(iris_csv, capsys, value):
         main(["report", "--data", str(iris_csv), "--target", "species", "--resamples", value])
     assert info.value.code == 2
     assert f"--resamples: must be an integer >= 0; got {value!r}" in capsys.readouterr().err
+
+
+def test_missing_note_names_as_learned_only_columns_with_gaps_in_training():
+    # column a has a gap only in the held-out rows: it takes its training mean and gets no
+    # learned indicator; b has gaps in both parts and gets one
+    import pandas as pd
+
+    from sk_entmax.__main__ import _missing_values_note
+
+    X_train = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [np.nan, 1.0, 2.0]})
+    X_test = pd.DataFrame({"a": [np.nan, 1.0], "b": [np.nan, 0.0]})
+    label, text = _missing_values_note(X_train, X_test, "tabnet")
+    assert label == "missing values"
+    learned, rest = text.split(" get a learned missing indicator")
+    assert "b (1 training, 1 held out)" in learned and "a (" not in learned
+    assert "a (0 training, 1 held out), complete in the training rows, take their" in rest
