@@ -105,12 +105,13 @@ class BaseEntmaxEstimator(BaseEstimator):
       arguments (the module provides ``loss`` and ``proba``, see
       :class:`~sk_entmax.nn.head.EntmaxHead`);
     - the task's part: ``_fit_targets``, ``_n_outputs``, ``_outputs_key`` and
-      ``_validation_split`` (a classifier's are in :mod:`sk_entmax._classifier`).
+      ``_validation_split`` (a classifier's are in :mod:`sk_entmax._classifier`);
+    - the data hooks ``_validate_fit_data`` and ``_validate_predict_data`` (numeric ``X``:
+      :mod:`sk_entmax._numeric_input`; tables with text and gaps: :mod:`sk_entmax._tabular`).
 
-    It may override the other hooks: rules between parameters (``_cross_check``), the data
-    (``_validate_fit_data``, ``_validate_predict_data``), the batch size, the start of a
-    full-batch fit, the work per row (for the thread count) and the fitted attributes set
-    after training (``_after_fit``). ``_net_for`` is the seam through which
+    It may override the other hooks: rules between parameters (``_cross_check``), the batch
+    size, the start of a full-batch fit, the work per row (for the thread count) and the
+    fitted attributes set after training (``_after_fit``). ``_net_for`` is the seam through which
     :func:`sk_entmax.persistence.load` rebuilds a saved model's net.
     """
 
