@@ -53,7 +53,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
-from pytorch_tabnet.callbacks import Callback
+
+# the script's folder is on sys.path when it runs: the epoch timer is the one bench_tabnet.py
+# times pytorch-tabnet with
+from bench_tabnet import _EpochTimer
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
@@ -107,21 +110,6 @@ def load(n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-class _EpochClock(Callback):
-    """How long each pytorch-tabnet epoch took, validation included."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.durations: list[float] = []
-        self._start = 0.0
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.durations.append(time.perf_counter() - self._start)
-
-
 def fit_ours(data, seed: int, epochs: int, device: str) -> Fit:
     X, X_test, y, y_test = data
     model = TabNetEntmaxClassifier(
@@ -157,7 +145,7 @@ def fit_reference(data, seed: int, epochs: int, device: str) -> Fit:
         X, y, test_size=VALIDATION, stratify=y, random_state=seed
     )
     model = TabNetClassifier(seed=seed, verbose=0, device_name=device)
-    clock = _EpochClock()
+    clock = _EpochTimer()
     start = time.perf_counter()
     # its "Stop training because ..." line goes to stderr, not into the table
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):

@@ -14,11 +14,9 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import validate_data
 
 from sk_entmax._callbacks import FiniteLossCheck
-from sk_entmax._device import resolve_device
 from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, TrainingPlan, initialize_net, make_net
-from sk_entmax.entmax._checks import check_all
 
 __all__ = ["StreamingMixin"]
 
@@ -55,8 +53,7 @@ class StreamingMixin:
         """
         first = not hasattr(self, "net_")
         try:
-            params = check_all(self, self._constraints)
-            params["device"] = resolve_device(self.device)
+            params = self._checked_params()
             with _numeric_hint(self):
                 X, y = validate_data(
                     self,

@@ -27,7 +27,7 @@ from sk_entmax.entmax.activations import (
     _unsettled_rows,
     sqrt_support,
 )
-from sk_entmax.entmax.algorithms import Mapping, mapping_for, newton_applies
+from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Mapping, mapping_for, newton_applies
 
 
 def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
@@ -211,7 +211,8 @@ def _entmax_bisect_last(
     Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
     value = alpha
-    if isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim():
+    broadcast = isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim()
+    if broadcast and n_iter >= NEWTON_MIN_ITER:  # (read back only where Newton may use it)
         value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
     if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
         if _narrow(Z):
