@@ -158,6 +158,26 @@ def apply_last(
     return from_last(fn(Z, *args), dim, dtype)
 
 
+def apply_param_last(
+    fn: Callable[..., torch.Tensor],
+    X: torch.Tensor,
+    dim: int,
+    value: Param,
+    name: str,
+    *args,
+) -> torch.Tensor:
+    """Run ``fn(X_last, value_last, *args)`` along ``dim``, like :func:`apply_last`.
+
+    ``value`` is a per-row parameter, shaped by :func:`param_to_last` (which names it
+    ``name`` in its errors); it is left alone when ``X`` is empty.
+    """
+    Z, dim, dtype = to_last(X, dim)
+    if Z.numel() == 0:
+        return X.clone()
+    value = param_to_last(value, X, dim, name)
+    return from_last(fn(Z, value, *args), dim, dtype)
+
+
 # --------------------------------------------------------------------------- root finding
 
 # The number of bisection steps that ``n_iter=None`` stands for (the reference's default).
@@ -202,6 +222,26 @@ def safe_pow(P: torch.Tensor, exponent: Param) -> torch.Tensor:
     return torch.where(positive, torch.where(positive, P, 1.0) ** exponent, 0.0)
 
 
+def save_alpha(ctx, Y: torch.Tensor, alpha: Param) -> torch.Tensor:
+    """Save an autograd function's output ``Y`` for its backward pass, with ``alpha``.
+
+    A tensor alpha (which may need a gradient) is saved among the tensors, a number is
+    kept on ``ctx``. Returns ``Y``.
+    """
+    if isinstance(alpha, torch.Tensor):
+        ctx.save_for_backward(Y, alpha)
+    else:
+        ctx.save_for_backward(Y)
+        ctx.alpha = alpha
+    return Y
+
+
+def saved_alpha(ctx) -> tuple[torch.Tensor, Param]:
+    """The output and the alpha that :func:`save_alpha` saved."""
+    saved = ctx.saved_tensors
+    return saved[0], (saved[1] if len(saved) > 1 else ctx.alpha)
+
+
 def _number(value: object) -> float | int:
     """``value`` itself if it is an int or a float (not a bool) other than NaN."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
@@ -223,11 +263,54 @@ def _check_alpha(alpha: Param) -> Param:
     return check("alpha", alpha, ALPHA_NUMBER)
 
 
-class _ParamModule(nn.Module):
-    """Stores a float-or-tensor parameter; an ``nn.Parameter`` is registered as such."""
+Output = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 
+
+class _FunctionModule(nn.Module):
+    """Base of the module twins of the functions here: it holds the function's arguments.
+
+    A subclass names its functional twin in ``_function`` (a ``staticmethod``) and the
+    arguments it hands on to it in ``_argument_names``, in the function's order. Its own
+    ``__init__`` spells out the public signature and passes the values on by keyword; they
+    are stored as attributes of those names, so that an ``nn.Parameter`` is registered (and
+    learned) like any other.
+    """
+
+    _function: Callable[..., Output]
+    _argument_names: tuple[str, ...] = ()
     return_support_size: bool = False
 
+    def __init__(self, return_support_size: bool = False, **arguments: object) -> None:
+        super().__init__()
+        for name, value in arguments.items():
+            setattr(self, name, value)
+        self.return_support_size = return_support_size
+
+    def _arguments(self) -> dict[str, object]:
+        """The held arguments of ``_function``, by name."""
+        return {name: getattr(self, name) for name in self._argument_names}
+
+    def _with_support(self, text: str) -> str:
+        """``text`` followed by ``, return_support_size=True`` when that is set."""
+        return text + (", return_support_size=True" if self.return_support_size else "")
+
+
+class _MappingModule(_FunctionModule):
+    """Module twin of a mapping: ``forward(X)`` applies ``_function`` with the held arguments.
+
+    ``training`` follows the module's mode (the plain-op path in ``eval()`` mode) unless
+    ``_passes_training`` is False, for the functions without that argument.
+    """
+
+    _passes_training: bool = True
+
+    def forward(self, X: torch.Tensor) -> Output:
+        """The mapping of ``X`` (and its support size, when asked for)."""
+        arguments = self._arguments()
+        if self._passes_training:
+            arguments["training"] = self.training
+        return self._function(X, **arguments, return_support_size=self.return_support_size)
+
     def extra_repr(self) -> str:
-        keys = self._repr_keys + (("return_support_size",) if self.return_support_size else ())
-        return ", ".join(f"{k}={getattr(self, k)!r}" for k in keys)
+        held = (f"{name}={value!r}" for name, value in self._arguments().items())
+        return self._with_support(", ".join(held))

@@ -36,7 +36,13 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import apply_last, row_stats, safe_div, with_support
+from sk_entmax.entmax._common import (
+    _MappingModule,
+    apply_last,
+    row_stats,
+    safe_div,
+    with_support,
+)
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
 
@@ -508,6 +514,25 @@ class Entmax15Function(Function):
         return entmax_vjp(dY, gppr), None
 
 
+def _sparse_map(
+    function: type[Function],
+    plain: Callable[[torch.Tensor], torch.Tensor],
+    X: torch.Tensor,
+    dim: int,
+    k: int | None,
+    training: bool,
+    return_support_size: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """The body of :func:`sparsemax` and :func:`entmax15`: the custom autograd ``function``
+    (its ``apply`` looked up now) when ``training``, else the plain-op ``plain``."""
+    k = _check_k(k)
+    if training:
+        P = apply_last(function.apply, X, dim, k)
+    else:
+        P = apply_last(plain, X, dim)
+    return with_support(P, dim, return_support_size)
+
+
 def sparsemax(
     X: torch.Tensor,
     dim: int = -1,
@@ -561,12 +586,9 @@ def sparsemax(
     >>> sparsemax(torch.tensor([[-2.0, 0.0, 0.5]]), return_support_size=True)
     (tensor([[0.0000, 0.2500, 0.7500]]), tensor([[2]]))
     """
-    k = _check_k(k)
-    if training:
-        P = apply_last(SparsemaxFunction.apply, X, dim, k)
-    else:
-        P = apply_last(_sparsemax_plain, X, dim)
-    return with_support(P, dim, return_support_size)
+    return _sparse_map(
+        SparsemaxFunction, _sparsemax_plain, X, dim, k, training, return_support_size
+    )
 
 
 def entmax15(
@@ -614,15 +636,25 @@ def entmax15(
     >>> entmax15(torch.tensor([-2.0, 0.0, 0.5]))
     tensor([0.0000, 0.3260, 0.6740])
     """
-    k = _check_k(k)
-    if training:
-        P = apply_last(Entmax15Function.apply, X, dim, k)
-    else:
-        P = apply_last(_entmax15_plain, X, dim)
-    return with_support(P, dim, return_support_size)
+    return _sparse_map(Entmax15Function, _entmax15_plain, X, dim, k, training, return_support_size)
 
 
-class Sparsemax(nn.Module):
+class _ExactModule(_MappingModule):
+    """Shared module logic of :class:`Sparsemax` and :class:`Entmax15`: both hold ``dim``,
+    ``k`` and ``return_support_size``, and pass ``training`` on from the module's mode."""
+
+    _argument_names = ("dim", "k")
+
+    def __init__(
+        self, dim: int = -1, k: int | None = None, return_support_size: bool = False
+    ) -> None:
+        super().__init__(return_support_size, dim=dim, k=k)
+
+    def extra_repr(self) -> str:
+        return self._with_support(f"dim={self.dim}, k={self.k}")
+
+
+class Sparsemax(_ExactModule):
     """Module twin of :func:`sparsemax`; uses the plain-op path in ``eval()`` mode.
 
     Parameters
@@ -642,29 +674,10 @@ class Sparsemax(nn.Module):
     tensor([[0., 1., 0.]])
     """
 
-    def __init__(
-        self, dim: int = -1, k: int | None = None, return_support_size: bool = False
-    ) -> None:
-        super().__init__()
-        self.dim = dim
-        self.k = k
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return sparsemax(
-            X,
-            dim=self.dim,
-            k=self.k,
-            training=self.training,
-            return_support_size=self.return_support_size,
-        )
-
-    def extra_repr(self) -> str:
-        extra = ", return_support_size=True" if self.return_support_size else ""
-        return f"dim={self.dim}, k={self.k}{extra}"
+    _function = staticmethod(sparsemax)
 
 
-class Entmax15(nn.Module):
+class Entmax15(_ExactModule):
     """Module twin of :func:`entmax15`; uses the plain-op path in ``eval()`` mode.
 
     Parameters
@@ -684,23 +697,4 @@ class Entmax15(nn.Module):
     tensor([[0.0000, 0.3260, 0.6740]])
     """
 
-    def __init__(
-        self, dim: int = -1, k: int | None = None, return_support_size: bool = False
-    ) -> None:
-        super().__init__()
-        self.dim = dim
-        self.k = k
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return entmax15(
-            X,
-            dim=self.dim,
-            k=self.k,
-            training=self.training,
-            return_support_size=self.return_support_size,
-        )
-
-    def extra_repr(self) -> str:
-        extra = ", return_support_size=True" if self.return_support_size else ""
-        return f"dim={self.dim}, k={self.k}{extra}"
+    _function = staticmethod(entmax15)

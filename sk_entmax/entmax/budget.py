@@ -15,11 +15,9 @@ from sk_entmax.entmax._checks import AnyOf, Real, Satisfies, check
 from sk_entmax.entmax._common import (
     Param,
     _check_n_iter,
-    _ParamModule,
-    from_last,
-    param_to_last,
+    _MappingModule,
+    apply_param_last,
     safe_div,
-    to_last,
     with_support,
 )
 
@@ -111,16 +109,11 @@ def budget_bisect(
     if not isinstance(budget, torch.Tensor):  # a tensor is checked when it is broadcast
         size = X.shape[dim] if X.dim() else math.inf
         budget = check("budget", budget, _budget_constraint(size))
-    Z, dim, dtype = to_last(X, dim)
-    if Z.numel() == 0:
-        P = X.clone()
-    else:
-        budget = param_to_last(budget, X, dim, "budget")
-        P = from_last(BudgetBisectFunction.apply(Z, budget, n_iter), dim, dtype)
+    P = apply_param_last(BudgetBisectFunction.apply, X, dim, budget, "budget", n_iter)
     return with_support(P, dim, return_support_size)
 
 
-class BudgetBisect(_ParamModule):
+class BudgetBisect(_MappingModule):
     """Module twin of :func:`budget_bisect`.
 
     Parameters
@@ -135,7 +128,9 @@ class BudgetBisect(_ParamModule):
         Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
-    _repr_keys = ("budget", "dim", "n_iter")
+    _function = staticmethod(budget_bisect)
+    _argument_names = ("budget", "dim", "n_iter")
+    _passes_training = False
 
     def __init__(
         self,
@@ -144,17 +139,4 @@ class BudgetBisect(_ParamModule):
         n_iter: int | None = 50,
         return_support_size: bool = False,
     ) -> None:
-        super().__init__()
-        self.budget = budget
-        self.dim = dim
-        self.n_iter = n_iter
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return budget_bisect(
-            X,
-            self.budget,
-            dim=self.dim,
-            n_iter=self.n_iter,
-            return_support_size=self.return_support_size,
-        )
+        super().__init__(return_support_size, budget=budget, dim=dim, n_iter=n_iter)

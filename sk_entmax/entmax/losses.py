@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torch import nn
 from torch.autograd import Function
 
 from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
     _check_floating,
+    _FunctionModule,
     phi,
     safe_div,
     safe_log,
@@ -470,29 +470,35 @@ def normmax_bisect_loss(
 # --------------------------------------------------------------------------- modules
 
 
-class _FenchelYoungLoss(nn.Module):
-    """Shared module logic: ``ignore_index`` and ``reduction``."""
+class _FenchelYoungLoss(_FunctionModule):
+    """Shared module logic: ``ignore_index``, ``reduction`` and the call of ``_function``.
+
+    A subclass names its functional twin (``_function``) and the arguments of it that it
+    holds (``_argument_names``), and passes their values on to ``__init__`` by keyword.
+    """
 
     def __init__(
         self,
         ignore_index: int = -100,
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
+        **arguments: object,
     ) -> None:
-        super().__init__()
         if reduction not in REDUCTIONS:
             raise ValueError(
                 f"reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}"
             )
-        self.ignore_index = ignore_index
-        self.reduction = reduction
-        self.return_support_size = return_support_size
+        super().__init__(
+            return_support_size, ignore_index=ignore_index, reduction=reduction, **arguments
+        )
 
     def loss(
         self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """The per-row losses (and support sizes) of the functional twin."""
-        raise NotImplementedError
+        return self._function(
+            X, target, **self._arguments(), return_support_size=return_support_size
+        )
 
     def forward(
         self, X: torch.Tensor, target: torch.Tensor
@@ -522,8 +528,9 @@ class _FenchelYoungLoss(nn.Module):
         return (loss, support) if self.return_support_size else loss
 
     def extra_repr(self) -> str:
-        extra = ", return_support_size=True" if self.return_support_size else ""
-        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}{extra}"
+        return self._with_support(
+            f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
+        )
 
 
 class SparsemaxLoss(_FenchelYoungLoss):
@@ -542,6 +549,9 @@ class SparsemaxLoss(_FenchelYoungLoss):
         nonzeros of each row's ``p*``.
     """
 
+    _function = staticmethod(sparsemax_loss)
+    _argument_names = ("k",)
+
     def __init__(
         self,
         k: int | None = None,
@@ -549,13 +559,7 @@ class SparsemaxLoss(_FenchelYoungLoss):
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction, return_support_size)
-        self.k = k
-
-    def loss(
-        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return sparsemax_loss(X, target, self.k, return_support_size=return_support_size)
+        super().__init__(ignore_index, reduction, return_support_size, k=k)
 
 
 class SparsemaxBisectLoss(_FenchelYoungLoss):
@@ -574,6 +578,9 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
         nonzeros of each row's ``p*``.
     """
 
+    _function = staticmethod(sparsemax_bisect_loss)
+    _argument_names = ("n_iter",)
+
     def __init__(
         self,
         n_iter: int | None = 50,
@@ -581,15 +588,7 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction, return_support_size)
-        self.n_iter = n_iter
-
-    def loss(
-        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return sparsemax_bisect_loss(
-            X, target, self.n_iter, return_support_size=return_support_size
-        )
+        super().__init__(ignore_index, reduction, return_support_size, n_iter=n_iter)
 
 
 class Entmax15Loss(_FenchelYoungLoss):
@@ -608,6 +607,9 @@ class Entmax15Loss(_FenchelYoungLoss):
         nonzeros of each row's ``p*``.
     """
 
+    _function = staticmethod(entmax15_loss)
+    _argument_names = ("k",)
+
     def __init__(
         self,
         k: int | None = 100,
@@ -615,13 +617,7 @@ class Entmax15Loss(_FenchelYoungLoss):
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction, return_support_size)
-        self.k = k
-
-    def loss(
-        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return entmax15_loss(X, target, self.k, return_support_size=return_support_size)
+        super().__init__(ignore_index, reduction, return_support_size, k=k)
 
 
 class EntmaxBisectLoss(_FenchelYoungLoss):
@@ -642,6 +638,9 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
         nonzeros of each row's ``p*``.
     """
 
+    _function = staticmethod(entmax_bisect_loss)
+    _argument_names = ("alpha", "n_iter")
+
     def __init__(
         self,
         alpha: Param = 1.5,
@@ -650,16 +649,7 @@ class EntmaxBisectLoss(_FenchelYoungLoss):
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction, return_support_size)
-        self.alpha = alpha
-        self.n_iter = n_iter
-
-    def loss(
-        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return entmax_bisect_loss(
-            X, target, self.alpha, self.n_iter, return_support_size=return_support_size
-        )
+        super().__init__(ignore_index, reduction, return_support_size, alpha=alpha, n_iter=n_iter)
 
 
 class NormmaxBisectLoss(_FenchelYoungLoss):
@@ -680,6 +670,9 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
         nonzeros of each row's ``p*``.
     """
 
+    _function = staticmethod(normmax_bisect_loss)
+    _argument_names = ("alpha", "n_iter")
+
     def __init__(
         self,
         alpha: Param = 2,
@@ -688,13 +681,4 @@ class NormmaxBisectLoss(_FenchelYoungLoss):
         reduction: str = "elementwise_mean",
         return_support_size: bool = False,
     ) -> None:
-        super().__init__(ignore_index, reduction, return_support_size)
-        self.alpha = alpha
-        self.n_iter = n_iter
-
-    def loss(
-        self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return normmax_bisect_loss(
-            X, target, self.alpha, self.n_iter, return_support_size=return_support_size
-        )
+        super().__init__(ignore_index, reduction, return_support_size, alpha=alpha, n_iter=n_iter)

@@ -14,14 +14,14 @@ from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
     _check_n_iter,
-    _ParamModule,
-    from_last,
-    param_to_last,
+    _MappingModule,
+    apply_param_last,
     row_stats,
     safe_div,
     safe_log,
     safe_pow,
-    to_last,
+    save_alpha,
+    saved_alpha,
     with_support,
 )
 from sk_entmax.entmax._entmax_solvers import _normalize
@@ -54,19 +54,11 @@ class NormmaxBisectFunction(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha, n_iter):
-        Y = _normmax_last(Z, alpha, n_iter)
-        if isinstance(alpha, torch.Tensor):
-            ctx.save_for_backward(Y, alpha)
-        else:
-            ctx.save_for_backward(Y)
-            ctx.alpha = alpha
-        return Y
+        return save_alpha(ctx, _normmax_last(Z, alpha, n_iter), alpha)
 
     @staticmethod
     def backward(ctx, dY):
-        saved = ctx.saved_tensors
-        Y = saved[0]
-        alpha = saved[1] if len(saved) > 1 else ctx.alpha
+        Y, alpha = saved_alpha(ctx)
         # q = Y / N with N = ||Y||_alpha is the pre-normalisation solution (||q|| = 1).
         norm = safe_pow(Y, alpha).sum(-1, keepdim=True) ** (1 / alpha)
         q = safe_div(Y, norm)
@@ -121,16 +113,11 @@ def normmax_bisect(
     if not isinstance(_check_alpha(alpha), torch.Tensor):
         check("alpha", alpha, _NORMMAX_ALPHA)
     n_iter = _check_n_iter(n_iter)
-    Z, dim, dtype = to_last(X, dim)
-    if Z.numel() == 0:
-        P = X.clone()
-    else:
-        alpha = param_to_last(alpha, X, dim, "alpha")
-        P = from_last(NormmaxBisectFunction.apply(Z, alpha, n_iter), dim, dtype)
+    P = apply_param_last(NormmaxBisectFunction.apply, X, dim, alpha, "alpha", n_iter)
     return with_support(P, dim, return_support_size)
 
 
-class NormmaxBisect(_ParamModule):
+class NormmaxBisect(_MappingModule):
     """Module twin of :func:`normmax_bisect`.
 
     Parameters
@@ -145,7 +132,9 @@ class NormmaxBisect(_ParamModule):
         Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
-    _repr_keys = ("alpha", "dim", "n_iter")
+    _function = staticmethod(normmax_bisect)
+    _argument_names = ("alpha", "dim", "n_iter")
+    _passes_training = False
 
     def __init__(
         self,
@@ -154,17 +143,4 @@ class NormmaxBisect(_ParamModule):
         n_iter: int | None = 50,
         return_support_size: bool = False,
     ) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.dim = dim
-        self.n_iter = n_iter
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return normmax_bisect(
-            X,
-            self.alpha,
-            dim=self.dim,
-            n_iter=self.n_iter,
-            return_support_size=self.return_support_size,
-        )
+        super().__init__(return_support_size, alpha=alpha, dim=dim, n_iter=n_iter)

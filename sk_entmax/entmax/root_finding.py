@@ -54,9 +54,11 @@ from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
     _check_n_iter,
-    _ParamModule,
+    _MappingModule,
     from_last,
     param_to_last,
+    save_alpha,
+    saved_alpha,
     to_last,
     with_support,
 )
@@ -90,19 +92,11 @@ class EntmaxBisectFunction(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha, n_iter, ensure_sum_one):
-        Y = _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one)
-        if isinstance(alpha, torch.Tensor):
-            ctx.save_for_backward(Y, alpha)
-        else:
-            ctx.save_for_backward(Y)
-            ctx.alpha = alpha
-        return Y
+        return save_alpha(ctx, _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one), alpha)
 
     @staticmethod
     def backward(ctx, dY):
-        saved = ctx.saved_tensors
-        Y = saved[0]
-        alpha = saved[1] if len(saved) > 1 else ctx.alpha
+        Y, alpha = saved_alpha(ctx)
         gppr = _gppr(Y, alpha)
         dX = entmax_vjp(dY, gppr)
         d_alpha = None
@@ -240,7 +234,7 @@ def sparsemax_bisect(
 # --------------------------------------------------------------------------- modules
 
 
-class EntmaxBisect(_ParamModule):
+class EntmaxBisect(_MappingModule):
     """Module twin of :func:`entmax_bisect`; plain-op path in ``eval()`` mode.
 
     In ``eval()`` mode the module takes ``torch.jit.trace`` (sanity check included) and
@@ -259,7 +253,8 @@ class EntmaxBisect(_ParamModule):
         Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
-    _repr_keys = ("alpha", "dim", "n_iter")
+    _function = staticmethod(entmax_bisect)
+    _argument_names = ("alpha", "dim", "n_iter")
 
     def __init__(
         self,
@@ -268,24 +263,10 @@ class EntmaxBisect(_ParamModule):
         n_iter: int | None = 50,
         return_support_size: bool = False,
     ) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.dim = dim
-        self.n_iter = n_iter
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return entmax_bisect(
-            X,
-            self.alpha,
-            dim=self.dim,
-            n_iter=self.n_iter,
-            training=self.training,
-            return_support_size=self.return_support_size,
-        )
+        super().__init__(return_support_size, alpha=alpha, dim=dim, n_iter=n_iter)
 
 
-class SparsemaxBisect(_ParamModule):
+class SparsemaxBisect(_MappingModule):
     """Module twin of :func:`sparsemax_bisect`; plain-op path in ``eval()`` mode.
 
     In ``eval()`` mode the module takes ``torch.jit.trace`` (sanity check included) and
@@ -302,31 +283,20 @@ class SparsemaxBisect(_ParamModule):
         Return ``(P, support_size)``, the number of nonzeros along ``dim`` too.
     """
 
-    _repr_keys = ("dim", "n_iter")
+    _function = staticmethod(sparsemax_bisect)
+    _argument_names = ("dim", "n_iter")
 
     def __init__(
         self, dim: int = -1, n_iter: int | None = 50, return_support_size: bool = False
     ) -> None:
-        super().__init__()
-        self.dim = dim
-        self.n_iter = n_iter
-        self.return_support_size = return_support_size
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return sparsemax_bisect(
-            X,
-            dim=self.dim,
-            n_iter=self.n_iter,
-            training=self.training,
-            return_support_size=self.return_support_size,
-        )
+        super().__init__(return_support_size, dim=dim, n_iter=n_iter)
 
 
 #: ``alpha_max`` of :class:`AdaptiveEntmax` when it is not None
 _ALPHA_MAX = Real(1.0, low_open=True, note="or None for no upper end")
 
 
-class AdaptiveEntmax(nn.Module):
+class AdaptiveEntmax(_MappingModule):
     """alpha-entmax whose alpha is learned, kept in range by construction.
 
     The learned quantity is an unconstrained ``nn.Parameter`` ``alpha_raw``. With a finite
@@ -381,6 +351,10 @@ class AdaptiveEntmax(nn.Module):
     #: softplus map
     START_MIN_UNBOUNDED = 1.05
 
+    _function = staticmethod(entmax_bisect)
+    #: ``alpha`` is the property below, a function of ``alpha_raw``
+    _argument_names = ("alpha", "dim", "n_iter")
+
     def __init__(
         self,
         alpha: float = 1.5,
@@ -390,11 +364,8 @@ class AdaptiveEntmax(nn.Module):
         shape: tuple[int, ...] = (),
         return_support_size: bool = False,
     ) -> None:
-        super().__init__()
+        super().__init__(return_support_size, dim=dim, n_iter=n_iter)
         raw = self.raw_of_alpha(alpha, alpha_max)
-        self.dim = dim
-        self.n_iter = n_iter
-        self.return_support_size = return_support_size
         self.alpha_max = None if alpha_max is None else float(alpha_max)
         self.alpha_raw = nn.Parameter(torch.full(tuple(shape), raw, dtype=torch.float32))
 
@@ -462,16 +433,7 @@ class AdaptiveEntmax(nn.Module):
         """The current alpha, a differentiable function of ``alpha_raw``."""
         return self.alpha_of_raw(self.alpha_raw, self.alpha_max)
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        return entmax_bisect(
-            X,
-            self.alpha,
-            dim=self.dim,
-            n_iter=self.n_iter,
-            training=self.training,
-            return_support_size=self.return_support_size,
-        )
-
     def extra_repr(self) -> str:
-        extra = ", return_support_size=True" if self.return_support_size else ""
-        return f"alpha_max={self.alpha_max}, dim={self.dim}, n_iter={self.n_iter}{extra}"
+        return self._with_support(
+            f"alpha_max={self.alpha_max}, dim={self.dim}, n_iter={self.n_iter}"
+        )
