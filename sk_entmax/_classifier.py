@@ -21,7 +21,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight
 from skorch.dataset import ValidSplit
 
-from sk_entmax._base import _PROBA_ROWS, BaseEntmaxEstimator
+from sk_entmax._base import BaseEntmaxEstimator
+from sk_entmax._inference import PROBA_ROWS
 from sk_entmax._threads import torch_threads
 
 __all__ = ["BaseEntmaxClassifier"]
@@ -161,7 +162,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         scores, n_threads = self._scores(X, with_threads=True)
         with torch.no_grad(), torch_threads(n_threads):
             # in blocks of rows: the mapping's temporaries stay small however long X is
-            blocks = [self.net_.module_.proba(block) for block in scores.split(_PROBA_ROWS)]
+            blocks = [self.net_.module_.proba(block) for block in scores.split(PROBA_ROWS)]
         return torch.cat(blocks).cpu().numpy()
 
     def decision_function(self, X):

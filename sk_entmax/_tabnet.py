@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
-import torch
-from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._base import SHARED_CONSTRAINTS
 from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._tabnet_explain import MaskExplanationMixin
+from sk_entmax._tabnet_sizing import TabNetSizingMixin
 from sk_entmax._tabular import TabularInputMixin
-from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, TrainingPlan
 from sk_entmax.entmax._checks import ALPHA, AnyOf, Constraint, Integer, Options, Real
 from sk_entmax.nn.tabnet import TabNetClassifierNet
 from sk_entmax.nn.tabnet_blocks import ARGUMENTS
 
 __all__ = ["TabNetEntmaxClassifier"]
-
-_MAX_AUTO_BATCH = 1024
-_MIN_AUTO_BATCH = 16
-_AUTO_VIRTUAL_BATCH = 128
-_EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing importances
 
 #: the parameters of TabNetEntmaxClassifier beyond the shared ones, and what each may be
 #: (categorical_features is checked against X, in _categorical_indices)
@@ -39,7 +31,9 @@ TABNET_CONSTRAINTS: dict[str, Constraint] = {
 }
 
 
-class TabNetEntmaxClassifier(TabularInputMixin, BaseEntmaxClassifier):
+class TabNetEntmaxClassifier(
+    MaskExplanationMixin, TabNetSizingMixin, TabularInputMixin, BaseEntmaxClassifier
+):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
     At each of ``n_steps`` decision steps an attentive transformer picks the features to look
@@ -253,41 +247,6 @@ class TabNetEntmaxClassifier(TabularInputMixin, BaseEntmaxClassifier):
             gradient_clip=params["clip_value"],
         )
 
-    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
-        # each step: a feature transformer of n_independent + n_shared GLU layers and an
-        # attentive transformer, forward and backward (a rough count)
-        width = 2 * (int(self.n_d) + int(self.n_a))
-        layers = int(self.n_independent) + int(self.n_shared)
-        per_step = n_features * width + layers * width * width + width * n_features
-        return 3.0 * int(self.n_steps) * per_step
-
-    def _batch_size(self, params: dict[str, Any], n_samples: int) -> int:
-        size = params["batch_size"]
-        if size == "auto":
-            size = 2 ** math.floor(math.log2(max(n_samples / 8, 1)))
-            return int(min(max(size, _MIN_AUTO_BATCH), _MAX_AUTO_BATCH, n_samples))
-        if size > n_samples:
-            warnings.warn(
-                f"batch_size={size} exceeds the {n_samples} training rows; each epoch is "
-                f"one step on all {n_samples} rows",
-                UserWarning,
-                stacklevel=4,  # _batch_size <- _train <- fit <- the caller
-            )
-        return min(size, n_samples)
-
-    def _virtual_batch_size(self, params: dict[str, Any], batch_size: int) -> int:
-        vbs = params["virtual_batch_size"]
-        if vbs == "auto":
-            return max(2, min(_AUTO_VIRTUAL_BATCH, batch_size))
-        if vbs > batch_size:
-            warnings.warn(
-                f"virtual_batch_size={vbs} exceeds the batch size {batch_size}; ghost batch "
-                "norm then uses whole batches",
-                UserWarning,
-                stacklevel=5,  # _virtual_batch_size <- _module <- _train <- fit <- the caller
-            )
-        return max(2, min(vbs, batch_size))
-
     # ------------------------------------------------------------------ network
 
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
@@ -317,56 +276,6 @@ class TabNetEntmaxClassifier(TabularInputMixin, BaseEntmaxClassifier):
     def _after_fit(self, X: np.ndarray) -> None:
         self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
-
-    def _explain_blocks(self, X: np.ndarray):
-        """``(M_explain, step masks)`` tensors of the trained network, block by block."""
-        module = self._inference_module()  # float64: a row's masks do not depend on the batch
-        with torch.no_grad():
-            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
-                yield module.tabnet.explain(batch)
-
-    def _explain_encoded(self, X: np.ndarray):
-        chunks, masks = [], {}
-        for M_explain, step_masks in self._explain_blocks(X):
-            chunks.append(M_explain.double().cpu().numpy())
-            for step, M in step_masks.items():
-                masks.setdefault(step, []).append(M.double().cpu().numpy())
-        return np.concatenate(chunks), {k: np.concatenate(v) for k, v in masks.items()}
-
-    def _importances(self, X: np.ndarray) -> np.ndarray:
-        # column sums only, block by block: no per-row attributions or masks are kept
-        total = np.zeros(X.shape[1])
-        for M_explain, _ in self._explain_blocks(X):
-            total += M_explain.double().sum(0).cpu().numpy()
-        if total.sum() <= 0:
-            return np.full(X.shape[1], 1.0 / X.shape[1])
-        return total / total.sum()
-
-    def explain(self, X, normalize: bool = False):
-        """Per-row feature attributions and the mask of every step, per original column.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Data to explain.
-        normalize : bool, default=False
-            Scale each row of ``M_explain`` to sum to 1.
-
-        Returns
-        -------
-        M_explain : ndarray of shape (n_samples, n_features)
-            Sum over steps of each mask weighted by that step's contribution to the decision.
-        masks : dict of int to ndarray of shape (n_samples, n_features)
-            The mask of each step; rows sum to 1 and the sparse modes hold exact zeros.
-        """
-        check_is_fitted(self)
-        X = self._validate_predict_data(X)
-        with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
-            M_explain, masks = self._explain_encoded(X)
-        if normalize:
-            sums = M_explain.sum(axis=1, keepdims=True)
-            M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
-        return M_explain, masks
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -19,7 +19,63 @@ from sklearn.utils.validation import validate_data
 
 from sk_entmax._training import TrainingPlan
 
-__all__ = ["TabularInputMixin"]
+__all__ = [
+    "TabularInputMixin",
+    "categorical_encoder",
+    "encoder_with_categories",
+    "same_categories",
+]
+
+#: how the categorical columns are encoded: code -1 for a category unseen at fit or a missing
+#: value (the network sees it as the reserved code 0), float32 codes
+_ENCODER_SETTINGS: dict[str, Any] = {
+    "handle_unknown": "use_encoded_value",
+    "unknown_value": -1,
+    "encoded_missing_value": -1,
+    "dtype": np.float32,
+}
+
+
+def categorical_encoder(**settings: Any) -> OrdinalEncoder:
+    """The (unfitted) encoder of the categorical columns; ``settings`` override the
+    defaults (``dtype``, for a model saved with float64 codes)."""
+    return OrdinalEncoder(**{**_ENCODER_SETTINGS, **settings})
+
+
+def encoder_with_categories(categories: list, **settings: Any) -> OrdinalEncoder:
+    """A fitted encoder whose categories are exactly ``categories``, one array per column,
+    each sorted and unique as fit leaves them: the seam through which
+    :func:`sk_entmax.persistence.load` rebuilds a saved model's encoder.
+
+    Raises
+    ------
+    ValueError
+        When a column has no category, or its categories are not sorted and unique.
+    """
+    longest = max((len(c) for c in categories), default=0)
+    if not longest:
+        raise ValueError("a categorical column has no category")
+    data = np.empty((longest, len(categories)), dtype=object)
+    for j, column in enumerate(categories):
+        data[:, j] = np.resize(np.asarray(column, dtype=object), longest)
+    encoder = categorical_encoder(**settings).fit(data)  # fitting sorts and dedups
+    for saved, got in zip(categories, encoder.categories_, strict=True):
+        if not same_categories(np.asarray(saved, dtype=object), np.asarray(got, dtype=object)):
+            raise ValueError("the categories of a column are not sorted and unique")
+    encoder.categories_ = [np.asarray(c) for c in categories]
+    return encoder
+
+
+def same_categories(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays of categories are equal, NaN equal to NaN."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a.tolist(), b.tolist(), strict=True):
+        nan_x = isinstance(x, float) and x != x
+        nan_y = isinstance(y, float) and y != y
+        if nan_x != nan_y or (not nan_x and x != y):
+            return False
+    return True
 
 
 def _is_categorical_dtype(dtype: Any) -> bool:
@@ -238,12 +294,7 @@ class TabularInputMixin:
             cats = self._categorical_indices(X)
         self.categorical_features_ = cats
         if cats.size:
-            self._encoder = OrdinalEncoder(
-                handle_unknown="use_encoded_value",
-                unknown_value=-1,
-                encoded_missing_value=-1,
-                dtype=np.float32,
-            ).fit(_categorical_values(X, cats))
+            self._encoder = categorical_encoder().fit(_categorical_values(X, cats))
             self.categories_ = list(self._encoder.categories_)
         else:
             self._encoder = None

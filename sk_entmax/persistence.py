@@ -63,6 +63,7 @@ from torch.overrides import TorchFunctionMode
 
 from sk_entmax._classifier import BaseEntmaxClassifier
 from sk_entmax._device import resolve_device
+from sk_entmax._tabular import categorical_encoder, encoder_with_categories, same_categories
 from sk_entmax._training import _INIT_LOCK
 from sk_entmax._version import __version__
 from sk_entmax.entmax._checks import ALPHA
@@ -245,18 +246,9 @@ class _SavedEncoder(NamedTuple):
     categories: list
 
 
-# What TabNet's encoding relies on (the unknown and missing codes are -1, which become the
-# reserved code 0): an encoder saved with other settings is refused rather than rebuilt.
-_ENCODER_PARAMS = {
-    "categories": "auto",
-    "encoded_missing_value": -1,
-    "handle_unknown": "use_encoded_value",
-    "max_categories": None,
-    "min_frequency": None,
-    "unknown_value": -1,
-}
-
-
+# TabNet's category encoder: its settings and how it is rebuilt are _tabular's (the unknown
+# and missing codes are -1, which become the reserved code 0); an encoder saved with other
+# settings is refused rather than rebuilt.
 def _encoder() -> _Attribute:
     def check(value, sizes, fitted):
         categories = fitted["categories_"]
@@ -267,19 +259,24 @@ def _encoder() -> _Attribute:
         if not isinstance(value, _SavedEncoder) or not categories:
             raise _Invalid("an OrdinalEncoder of the categorical columns is expected")
         params = dict(value.params)
-        if params.pop("dtype", None) not in (np.float32, np.float64) or any(
-            type(params.get(k)) is not type(v) or params.get(k) != v
-            for k, v in _ENCODER_PARAMS.items()
+        dtype = params.pop("dtype", None)
+        expected = categorical_encoder().get_params()
+        del expected["dtype"]
+        if dtype not in (np.float32, np.float64) or any(
+            type(params.get(k)) is not type(v) or params.get(k) != v for k, v in expected.items()
         ):
             raise _Invalid(f"settings {value.params!r} are not the ones TabNet encodes with")
-        if set(params) != set(_ENCODER_PARAMS):
-            raise _Invalid(f"unknown settings {sorted(set(params) - set(_ENCODER_PARAMS))}")
+        if set(params) != set(expected):
+            raise _Invalid(f"unknown settings {sorted(set(params) - set(expected))}")
         if len(value.categories) != len(categories) or not all(
-            isinstance(a, np.ndarray) and _same_categories(a, b)
+            isinstance(a, np.ndarray) and same_categories(a, b)
             for a, b in zip(value.categories, categories, strict=True)
         ):
             raise _Invalid("its categories are not categories_")
-        return _rebuild_ordinal_encoder(value.params, categories)
+        try:
+            return encoder_with_categories(categories, dtype=dtype)
+        except (TypeError, ValueError) as error:
+            raise _Invalid(f"its categories cannot be encoded: {error}") from None
 
     return _Attribute(check)
 
@@ -691,41 +688,6 @@ def _decode_encoder(value: dict, where: str, depth: int) -> _SavedEncoder:
     if not isinstance(categories, list):
         raise _Invalid(f"{where}: the encoder's categories must be a list")
     return _SavedEncoder(decoded, categories)
-
-
-def _same_categories(a: np.ndarray, b: np.ndarray) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a.tolist(), b.tolist(), strict=True):
-        nan_x = isinstance(x, float) and math.isnan(x)
-        nan_y = isinstance(y, float) and math.isnan(y)
-        if nan_x != nan_y or (not nan_x and x != y):
-            return False
-    return True
-
-
-def _rebuild_ordinal_encoder(params: dict[str, Any], categories: list) -> OrdinalEncoder:
-    """Fit an encoder that has exactly the saved categories (fitting sorts and dedups them,
-    and the saved lists are already sorted and unique)."""
-    longest = max(len(c) for c in categories)
-    if not longest:
-        raise _Invalid("fitted attribute categories_: a categorical column has no category")
-    columns = [np.resize(np.asarray(c, dtype=object), longest) for c in categories]
-    data = np.empty((longest, len(columns)), dtype=object)
-    for j, column in enumerate(columns):
-        data[:, j] = column
-    try:
-        encoder = OrdinalEncoder(**params).fit(data)
-    except (TypeError, ValueError) as error:
-        raise _Invalid(f"fitted attribute _encoder: {error}") from None
-    for saved, got in zip(categories, encoder.categories_, strict=True):
-        if not _same_categories(np.asarray(saved, dtype=object), np.asarray(got, dtype=object)):
-            raise _Invalid(
-                "fitted attribute categories_: the categories of a column are not sorted "
-                "and unique, as fit leaves them"
-            )
-    encoder.categories_ = [np.asarray(c) for c in categories]
-    return encoder
 
 
 # --------------------------------------------------------------------------- network checks

@@ -10,7 +10,6 @@ the backward) unless the weights are asked for.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -18,7 +17,14 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax
-from sk_entmax.entmax.attention import _attention, _weights
+from sk_entmax.nn.attention_heads import (
+    alpha_values,
+    attend_heads,
+    batch_first_inputs,
+    score_masks,
+    split_heads,
+    to_sdpa_mask,
+)
 
 __all__ = ["EntmaxMultiheadAttention"]
 
@@ -132,7 +138,7 @@ batch_first, device, dtype
         self.learn_alpha = bool(learn_alpha)
         self.block_size = block_size
         self.last_support_size: torch.Tensor | None = None
-        values = self._alpha_values(alpha, num_heads)
+        values = alpha_values(alpha, num_heads)
         if self.learn_alpha:
             raw = [AdaptiveEntmax.raw_of_alpha(a, _LEARNED_ALPHA_MAX) for a in values]
             raw = torch.tensor(raw, dtype=dtype)
@@ -148,24 +154,6 @@ batch_first, device, dtype
                 persistent=False,  # a constructor argument: state_dicts stay torch's
             )
         self.register_forward_pre_hook(_keep_fused_paths_off)
-
-    @staticmethod
-    def _alpha_values(alpha, num_heads: int) -> list[float]:
-        if isinstance(alpha, torch.Tensor):
-            alpha = alpha.detach().reshape(-1).tolist()
-        if isinstance(alpha, (int, float)) and not isinstance(alpha, bool):
-            values = [float(alpha)] * num_heads
-        elif isinstance(alpha, Sequence) and not isinstance(alpha, str):
-            values = [float(a) for a in alpha]
-            if len(values) == 1:
-                values = values * num_heads
-        else:
-            raise TypeError(f"alpha must be a number or a sequence of numbers; got {alpha!r}")
-        if len(values) != num_heads or any(math.isnan(a) for a in values):
-            raise ValueError(
-                f"alpha must be one number or {num_heads} (one per head); got {alpha!r}"
-            )
-        return values
 
     @property
     def alpha(self) -> float | torch.Tensor:
@@ -198,17 +186,6 @@ batch_first, device, dtype
         else:
             b_q, b_k, b_v = self.in_proj_bias.split(E)
         return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
-
-    @staticmethod
-    def _to_sdpa_mask(mask: torch.Tensor | None, dtype: torch.dtype, name: str):
-        """MHA's mask (bool: True is masked) as an SDPA one (bool: True attends)."""
-        if mask is None:
-            return None
-        if mask.dtype == torch.bool:
-            return ~mask
-        if not mask.is_floating_point():
-            raise TypeError(f"only bool and floating types of {name} are supported")
-        return mask.to(dtype)
 
     def forward(
         self,
@@ -257,24 +234,33 @@ batch_first, device, dtype
                 "nn.MultiheadAttention); e.g. nn.Transformer.generate_square_subsequent_mask"
             )
         batched = query.dim() == 3
-        query, key, value, key_padding_mask = self._batch_first_inputs(
-            query, key, value, key_padding_mask, batched
+        query, key, value, key_padding_mask = batch_first_inputs(
+            query, key, value, key_padding_mask, batched, self.batch_first
         )
         N, L, _ = query.shape
         H = self.num_heads
         q, k, v = self._project(query, key, value)
         dtype = q.dtype
-        attn_mask = self._to_sdpa_mask(attn_mask, dtype, "attn_mask")
-        key_padding_mask = self._to_sdpa_mask(key_padding_mask, dtype, "key_padding_mask")
-        q, k, v, attn_mask, key_padding_mask, S = self._split_heads(
-            q, k, v, attn_mask, key_padding_mask
+        sdpa_masks = (
+            to_sdpa_mask(attn_mask, dtype, "attn_mask"),
+            to_sdpa_mask(key_padding_mask, dtype, "key_padding_mask"),
         )
-        masks = self._score_masks(attn_mask, key_padding_mask, N, L, S)
+        q, k, v, sdpa_masks, S = split_heads(
+            q, k, v, sdpa_masks, H, (self.bias_k, self.bias_v, self.add_zero_attn)
+        )
+        masks = score_masks(*sdpa_masks, (N, H, L, S))
         causal = False
-        if is_causal and key_padding_mask is None and not need_weights:
+        if is_causal and sdpa_masks[1] is None and not need_weights:
             masks, causal = [], True  # the hint, taken as nn.MultiheadAttention takes it
-        out, weights, support = self._attend(
-            q, k, v, masks, causal, need_weights, average_attn_weights, dtype
+        out, weights, support = attend_heads(
+            (q, k, v),
+            self.alpha,
+            masks,
+            causal,
+            self.dropout if self.training else 0.0,
+            self.block_size,
+            (need_weights, average_attn_weights),
+            dtype,
         )
         self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
         out = out.to(dtype).transpose(1, 2).reshape(N, L, self.embed_dim)
@@ -285,194 +271,3 @@ batch_first, device, dtype
         elif not self.batch_first:
             out = out.transpose(0, 1)
         return out, weights
-
-    def _batch_first_inputs(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        key_padding_mask: torch.Tensor | None,
-        batched: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The inputs of :meth:`forward` as batch-first ``(N, T, features)`` tensors.
-
-        Parameters
-        ----------
-        query, key, value : torch.Tensor
-            The inputs of :meth:`forward`.
-        key_padding_mask : torch.Tensor or None
-            The key padding mask of :meth:`forward`; given a batch dimension when the
-            input is unbatched.
-        batched : bool
-            Whether the input has a batch dimension (``query.dim() == 3``).
-
-        Returns
-        -------
-        query, key, value : torch.Tensor
-            Of shape (N, L, E), (N, S, kdim) and (N, S, vdim).
-        key_padding_mask : torch.Tensor or None
-            Of shape (N, S) when given.
-        """
-        if not batched:
-            query, key, value = (x.unsqueeze(0) for x in (query, key, value))
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif not self.batch_first:
-            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
-        return query, key, value, key_padding_mask
-
-    @staticmethod
-    def _pad_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
-        """``mask`` with one more key that every query may attend (``None`` stays ``None``)."""
-        if mask is None:
-            return None
-        return F.pad(mask, (0, 1), value=True if mask.dtype == torch.bool else 0.0)
-
-    def _split_heads(
-        self,
-        q: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        attn_mask: torch.Tensor | None,
-        key_padding_mask: torch.Tensor | None,
-    ) -> tuple[
-        torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None, int
-    ]:
-        """Add ``bias_k``/``bias_v`` and the zero key, and split the projections into heads.
-
-        Parameters
-        ----------
-        q, k, v : torch.Tensor of shape (N, L, E), (N, S, E), (N, S, E)
-            The projected queries, keys and values.
-        attn_mask, key_padding_mask : torch.Tensor or None
-            The SDPA masks, padded with one key (that every query may attend) for each key
-            added.
-
-        Returns
-        -------
-        q, k, v : torch.Tensor of shape (N, H, L, D), (N, H, S, D), (N, H, S, D)
-            Per head, with the added keys.
-        attn_mask, key_padding_mask : torch.Tensor or None
-            The padded masks.
-        S : int
-            The number of keys, the added ones included.
-        """
-        N, L, _ = q.shape
-        H, D = self.num_heads, self.head_dim
-        pad = self._pad_mask
-        if self.bias_k is not None and self.bias_v is not None:
-            k = torch.cat([k, self.bias_k.expand(N, 1, -1)], dim=1)
-            v = torch.cat([v, self.bias_v.expand(N, 1, -1)], dim=1)
-            attn_mask, key_padding_mask = pad(attn_mask), pad(key_padding_mask)
-        S = k.shape[1]
-        q = q.reshape(N, L, H, D).transpose(1, 2)
-        k = k.reshape(N, S, H, D).transpose(1, 2)
-        v = v.reshape(N, S, H, D).transpose(1, 2)
-        if self.add_zero_attn:
-            k = torch.cat([k, k.new_zeros(N, H, 1, D)], dim=2)
-            v = torch.cat([v, v.new_zeros(N, H, 1, D)], dim=2)
-            attn_mask, key_padding_mask = pad(attn_mask), pad(key_padding_mask)
-            S += 1
-        return q, k, v, attn_mask, key_padding_mask, S
-
-    def _score_masks(
-        self,
-        attn_mask: torch.Tensor | None,
-        key_padding_mask: torch.Tensor | None,
-        N: int,
-        L: int,
-        S: int,
-    ) -> list[torch.Tensor]:
-        """Check the masks' shapes and return them broadcastable to the (N, H, L, S) scores.
-
-        Parameters
-        ----------
-        attn_mask : torch.Tensor of shape (L, S) or (N * H, L, S), or None
-            The SDPA attention mask.
-        key_padding_mask : torch.Tensor of shape (N, S), or None
-            The SDPA key padding mask.
-        N, L, S : int
-            The batch size, the number of queries and the number of keys.
-
-        Returns
-        -------
-        masks : list of torch.Tensor
-            The attention mask, then the key padding mask as (N, 1, 1, S), those given.
-
-        Raises
-        ------
-        RuntimeError
-            When a 2-d ``attn_mask`` is not (L, S), or ``key_padding_mask`` not (N, S).
-        """
-        H = self.num_heads
-        masks = []
-        if attn_mask is not None:
-            if attn_mask.dim() == 3:
-                attn_mask = attn_mask.reshape(N, H, L, S)
-            elif attn_mask.shape != (L, S):
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should "
-                    f"be {(L, S)}."
-                )
-            masks.append(attn_mask)
-        if key_padding_mask is not None:
-            if key_padding_mask.shape != (N, S):
-                raise RuntimeError(
-                    f"key_padding_mask of shape {tuple(key_padding_mask.shape)} should be {(N, S)}"
-                )
-            masks.append(key_padding_mask.reshape(N, 1, 1, S))
-        return masks
-
-    def _attend(
-        self,
-        q: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        masks: list[torch.Tensor],
-        causal: bool,
-        need_weights: bool,
-        average_attn_weights: bool,
-        dtype: torch.dtype,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
-        """Entmax attention of the heads: in full with the weights, else in blocks.
-
-        Parameters
-        ----------
-        q, k, v : torch.Tensor of shape (N, H, L, D), (N, H, S, D), (N, H, S, D)
-            Queries, keys and values per head.
-        masks : list of torch.Tensor
-            Masks broadcastable to the (N, H, L, S) scores.
-        causal : bool
-            Apply the causal mask (then ``masks`` is empty).
-        need_weights : bool
-            Compute the weights in full and return them.
-        average_attn_weights : bool
-            Average the returned weights over the heads.
-        dtype : torch.dtype
-            The dtype of the returned weights.
-
-        Returns
-        -------
-        out : torch.Tensor of shape (N, H, L, D)
-            The attention output per head.
-        weights : torch.Tensor or None
-            With ``need_weights``: (N, L, S), or (N, H, L, S) when not averaged.
-        support : torch.Tensor
-            Per query and head, the number of keys with nonzero weight.
-        """
-        alpha = self.alpha
-        dropout_p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            P = _weights(q, k, v, alpha, tuple(masks), causal, None)
-            support = (P != 0).sum(-1, keepdim=True)
-            if dropout_p > 0:
-                P = F.dropout(P, p=dropout_p)
-            out = P @ v.to(P.dtype)
-            weights = P.mean(dim=1) if average_attn_weights else P
-            weights = weights.to(dtype)
-        else:
-            out, support = _attention(
-                q, k, v, alpha, tuple(masks), dropout_p, causal, None, self.block_size, True
-            )
-        return out, weights, support

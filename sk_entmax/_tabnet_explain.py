@@ -1,0 +1,69 @@
+"""Per-row attributions and feature importances from a fitted TabNet's masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+
+from sk_entmax._threads import torch_threads
+
+__all__ = ["MaskExplanationMixin"]
+
+_EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing importances
+
+
+class MaskExplanationMixin:
+    """``explain`` and the ``feature_importances_`` computation of an estimator whose
+    fitted module has a ``tabnet`` (:class:`~sk_entmax.nn.TabNet`); uses the estimator's
+    ``_inference_module``, ``_row_blocks``, ``_validate_predict_data`` and ``_n_threads``."""
+
+    def _explain_blocks(self, X: np.ndarray):
+        """``(M_explain, step masks)`` tensors of the trained network, block by block."""
+        module = self._inference_module()  # float64: a row's masks do not depend on the batch
+        with torch.no_grad():
+            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
+                yield module.tabnet.explain(batch)
+
+    def _explain_encoded(self, X: np.ndarray):
+        chunks, masks = [], {}
+        for M_explain, step_masks in self._explain_blocks(X):
+            chunks.append(M_explain.double().cpu().numpy())
+            for step, M in step_masks.items():
+                masks.setdefault(step, []).append(M.double().cpu().numpy())
+        return np.concatenate(chunks), {k: np.concatenate(v) for k, v in masks.items()}
+
+    def _importances(self, X: np.ndarray) -> np.ndarray:
+        # column sums only, block by block: no per-row attributions or masks are kept
+        total = np.zeros(X.shape[1])
+        for M_explain, _ in self._explain_blocks(X):
+            total += M_explain.double().sum(0).cpu().numpy()
+        if total.sum() <= 0:
+            return np.full(X.shape[1], 1.0 / X.shape[1])
+        return total / total.sum()
+
+    def explain(self, X, normalize: bool = False):
+        """Per-row feature attributions and the mask of every step, per original column.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data to explain.
+        normalize : bool, default=False
+            Scale each row of ``M_explain`` to sum to 1.
+
+        Returns
+        -------
+        M_explain : ndarray of shape (n_samples, n_features)
+            Sum over steps of each mask weighted by that step's contribution to the decision.
+        masks : dict of int to ndarray of shape (n_samples, n_features)
+            The mask of each step; rows sum to 1 and the sparse modes hold exact zeros.
+        """
+        check_is_fitted(self)
+        X = self._validate_predict_data(X)
+        with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+            M_explain, masks = self._explain_encoded(X)
+        if normalize:
+            sums = M_explain.sum(axis=1, keepdims=True)
+            M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
+        return M_explain, masks
