@@ -91,6 +91,7 @@ class Fit:
     to_best_seconds: float
     fit_seconds: float
     test_accuracy: float
+    durations: list[float]  # every epoch's wall time, in order
 
 
 def load(n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -136,6 +137,7 @@ def fit_ours(data, seed: int, epochs: int, device: str) -> Fit:
         sum(durations[: best + 1]),
         elapsed,
         float(np.mean(model.predict(X_test) == y_test)),
+        durations,
     )
 
 
@@ -170,6 +172,7 @@ def fit_reference(data, seed: int, epochs: int, device: str) -> Fit:
         sum(clock.durations[: best + 1]),
         elapsed,
         float(np.mean(model.predict(X_test) == y_test)),
+        list(clock.durations),
     )
 
 

@@ -41,6 +41,9 @@ The figures, for each data set and library, over the seeds:
   two seeds, averaged over every pair of seeds, with two standard errors (jackknife over the
   seeds: the pairs share seeds, so they are not independent);
 - ``top3``: the share of the top 3 columns two seeds have in common, averaged over the pairs;
+- ``r``: the Pearson correlation of the importances of two seeds, averaged over the pairs
+  (jackknife 2 SE as for ``rho``): whether the *values* agree, where the large ones weigh
+  most and the order of near-zero columns hardly counts;
 - ``perm rho``: the column-permutation check. X's columns are put in one fixed random order
   and refitted with the same seed; the importances, put back in the original order, are
   rank-correlated with the unpermuted fit's, seed by seed, and averaged. A permutation must
@@ -48,8 +51,9 @@ The figures, for each data set and library, over the seeds:
   least ``rho`` minus two standard errors (of the per-seed values), that is when reordering
   the columns moves the importances no more than reseeding does;
 - ``signal`` (synthetic only): the share of the importances on the informative columns,
-  mean with two standard errors, and ``top-k``: the share of fits whose top
-  ``n_informative`` columns are exactly the informative ones.
+  mean with two standard errors, ``top-k``: the share of fits whose top ``n_informative``
+  columns are exactly the informative ones, and ``rho inf``: ``rho`` over the informative
+  columns alone (does their order among themselves hold?).
 
 Goals of issue 14, per data set, printed as PASS or FAIL: ``vs ref``, ours' rho minus
 pytorch-tabnet's at least -2 standard errors of that (unpaired) difference, and ours' top3
@@ -64,7 +68,9 @@ f30_i5_c3 f50_i10_c4 f100_i8_c2``) about 1 to 1.5 hours, and ``--no-permutation`
 either. That is extrapolated from timed 2-epoch fits of f30_i5_c3, f100_i8_c2 and chile
 (about 0.2 to 0.3 s per epoch per library at 3,000 training rows, on a shared 2-core
 machine); the time grows with the training rows (51,000 over the 12 sets, 20,000 of them
-nass's). ``--sets`` splits the work between processes.
+nass's). ``--sets`` splits the work between processes, and ``--merge A.json B.json`` fits
+nothing and prints the tables of earlier runs' ``--json`` files together (``r`` and ``rho
+inf`` are computed from the kept importances, so older files get them too).
 """
 
 from __future__ import annotations
@@ -295,9 +301,17 @@ def _top(values: np.ndarray, k: int) -> set[int]:
     return set(np.argsort(-values, kind="stable")[:k].tolist())
 
 
-def mean_pairwise_rho(importances: np.ndarray) -> float:
-    """Mean Spearman correlation over every pair of seeds (rows of ``importances``)."""
-    values = [_rho(a, b) for a, b in itertools.combinations(importances, 2)]
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson's correlation; nan when one side is constant."""
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def mean_pairwise_rho(importances: np.ndarray, corr=_rho) -> float:
+    """Mean of ``corr`` (Spearman by default) over every pair of seeds (rows of
+    ``importances``)."""
+    values = [corr(a, b) for a, b in itertools.combinations(importances, 2)]
     return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
 
 
@@ -308,12 +322,14 @@ def top_overlap(importances: np.ndarray, k: int = TOP) -> float:
     return float(np.mean([len(_top(a, k) & _top(b, k)) / k for a, b in pairs]))
 
 
-def jackknife_se(importances: np.ndarray) -> float:
+def jackknife_se(importances: np.ndarray, corr=_rho) -> float:
     """Standard error of :func:`mean_pairwise_rho` by leaving one seed out at a time."""
     n = len(importances)
     if n < 3:
         return float("nan")
-    values = np.array([mean_pairwise_rho(np.delete(importances, i, axis=0)) for i in range(n)])
+    values = np.array(
+        [mean_pairwise_rho(np.delete(importances, i, axis=0), corr) for i in range(n)]
+    )
     return float(np.sqrt((n - 1) / n * np.sum((values - values.mean()) ** 2)))
 
 
@@ -336,6 +352,8 @@ def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
             "rho": mean_pairwise_rho(imp),
             "rho_se": jackknife_se(imp),
             "top3": top_overlap(imp),
+            "r": mean_pairwise_rho(imp, _pearson),
+            "r_se": jackknife_se(imp, _pearson),
             "accuracy": float(np.mean(runs["accuracy"])),
             "seconds": float(np.median(runs["seconds"])),
         }
@@ -347,6 +365,8 @@ def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
             figures["signal"], figures["signal_2se"] = _mean_2se(shares.tolist())
             k = len(informative)
             figures["topk"] = float(np.mean([_top(row, k) == set(informative) for row in imp]))
+            figures["rho_inf"] = mean_pairwise_rho(imp[:, informative])
+            figures["rho_inf_se"] = jackknife_se(imp[:, informative])
         out[name] = figures
     return out
 
@@ -384,7 +404,8 @@ def goals(summary: dict[str, dict[str, float]], synthetic: bool) -> dict[str, bo
 
 def stability_lines(results: list[dict[str, Any]]) -> list[str]:
     head = (
-        f"{'set':<12}{'train':>6}{'cols':>5}{'lib':>6}{'rho':>11}{'top3':>6}{'perm rho':>11}"
+        f"{'set':<12}{'train':>6}{'cols':>5}{'lib':>6}{'rho':>11}{'top3':>6}{'r':>11}"
+        f"{'perm rho':>11}"
         f"{'perm':>6}{'acc':>7}{'fit s':>7}{'vs ref':>8}{'rho>=0.8':>9}"
     )
     lines = [head, "-" * len(head)]
@@ -399,6 +420,7 @@ def stability_lines(results: list[dict[str, Any]]) -> list[str]:
                 f"{result['train_rows'] if first else '':>6}"
                 f"{result['features'] if first else '':>5}{short:>6}"
                 f"{_pm(f['rho'], 2 * f['rho_se'], 11)}{f['top3']:>6.2f}"
+                f"{_pm(f['r'], 2 * f['r_se'], 11)}"
             )
             if "perm_rho" in f:
                 line += _pm(f["perm_rho"], f["perm_2se"], 11)
@@ -422,6 +444,7 @@ def signal_lines(results: list[dict[str, Any]]) -> list[str]:
     if REFERENCE in names:
         head += f"{'ours - ref':>14}"
     head += "".join(f"{short[n] + ' top-k':>11}" for n in names)
+    head += "".join(f"{short[n] + ' rho inf':>14}" for n in names)
     lines = [head, "-" * len(head)]
     for result in synthetic:
         summary = summarize(result)
@@ -432,8 +455,42 @@ def signal_lines(results: list[dict[str, Any]]) -> list[str]:
             two_se = math.hypot(ours["signal_2se"], ref["signal_2se"])
             line += _pm(ours["signal"] - ref["signal"], two_se, 14)
         line += "".join(f"{summary[n]['topk']:>11.2f}" for n in names)
+        line += "".join(
+            _pm(summary[n]["rho_inf"], 2 * summary[n]["rho_inf_se"], 14) for n in names
+        )
         lines.append(line)
     return lines
+
+
+def print_tables(results: list[dict[str, Any]], seeds: str, note: str = "") -> None:
+    """The stability table and, for the synthetic sets, the mask-signal table."""
+    print(
+        f"\nStability of feature_importances_ over {seeds} (one split per set; "
+        f"rho: mean Spearman over the pairs of seeds ± 2 jackknife SE; top3: mean top-3 "
+        f"overlap; r: mean Pearson over the pairs ± 2 jackknife SE; perm rho: permuted fit "
+        f"vs unpermuted, same seed ± 2 SE){note}"
+    )
+    print("\n".join(stability_lines(results)))
+    lines = signal_lines(results)
+    if lines:
+        print(
+            "\nMask signal: share of the importances on the informative columns (mean ± 2 SE"
+            " over the seeds); top-k: share of fits whose top n_informative columns are the "
+            "informative ones; rho inf: rho over the informative columns alone"
+        )
+        print("\n".join(lines))
+
+
+def merged_results(paths: list[str]) -> list[dict[str, Any]]:
+    """The results of earlier runs' ``--json`` files, one per data set (``--merge``)."""
+    results: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            for result in json.load(handle)["results"]:
+                if result["set"] in results:
+                    raise ValueError(f"{result['set']} is in two of the merged files")
+                results[result["set"]] = result
+    return [results[name] for name in SETS if name in results]
 
 
 # ------------------------------------------------------------------------------ main
@@ -464,7 +521,18 @@ def main(argv: list[str] | None = None) -> int:
         help="2 seeds, 1 epoch, 600 training rows (unless given): checks the script only",
     )
     parser.add_argument("--json", default=None, help="write every fit's figures to this file")
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="fit nothing: print the tables of earlier runs' --json files together",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        results = merged_results(args.merge)
+        seeds = sorted({len(r["fits"][OURS]["importances"]) for r in results})
+        print_tables(results, "/".join(map(str, seeds)) + " seeds", "; " + ", ".join(args.merge))
+        return 0
     if args.quick:
         args.max_epochs = 1 if args.max_epochs is None else args.max_epochs
         args.max_rows = 600 if args.max_rows is None else args.max_rows
@@ -481,20 +549,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.sets:
             results.append(run_set(load_split(name, args.max_rows), args.seeds, args))
     quick = "; QUICK: the figures mean nothing" if args.quick else ""
-    print(
-        f"\nStability of feature_importances_ over {args.seeds} seeds (one split per set; "
-        f"rho: mean Spearman over the pairs of seeds ± 2 jackknife SE; top3: mean top-3 "
-        f"overlap; perm rho: permuted fit vs unpermuted, same seed ± 2 SE){quick}"
-    )
-    print("\n".join(stability_lines(results)))
-    lines = signal_lines(results)
-    if lines:
-        print(
-            "\nMask signal: share of the importances on the informative columns (mean ± 2 SE"
-            " over the seeds); top-k: share of fits whose top n_informative columns are the "
-            "informative ones"
-        )
-        print("\n".join(lines))
+    print_tables(results, f"{args.seeds} seeds", quick)
     print(f"total {time.perf_counter() - start:.0f} s")
     if args.json:
         summaries = {r["set"]: summarize(r) for r in results}
