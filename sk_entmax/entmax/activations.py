@@ -53,7 +53,7 @@ def _check_k(k: int | None) -> int | None:
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be None or a positive int, got {k!r}")
+        raise ValueError(f"k must be None or a positive int; got {k!r}")
     return k
 
 

@@ -182,7 +182,7 @@ def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     """Validate ``target`` against scores ``X`` of shape (n, C); return (n, C) floats."""
     n, n_classes = X.shape
     if not isinstance(target, torch.Tensor):
-        raise TypeError(f"target must be a torch.Tensor, got {type(target).__name__}")
+        raise TypeError(f"target must be a torch.Tensor; got {type(target).__name__}")
     if target.is_floating_point():
         if target.shape != X.shape:
             raise ValueError(
@@ -202,7 +202,7 @@ def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
                     )
         return Q
     if target.dtype == torch.bool or target.is_complex():
-        raise TypeError(f"target must hold class indices or a distribution, got {target.dtype}")
+        raise TypeError(f"target must hold class indices or a distribution; got {target.dtype}")
     if target.shape != X.shape[:-1]:
         raise ValueError(
             f"an index target must have shape {tuple(X.shape[:-1])} (X without its last "
