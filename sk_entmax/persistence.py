@@ -518,20 +518,7 @@ def _decode(value: Any, where: str, depth: int = 0) -> Any:
 
 
 def _decode_float(value: dict, where: str) -> float:
-    """A ``__float__`` entry: nan, inf or -inf (JSON has no literal for them).
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-
-    Returns
-    -------
-    number : float
-        The non-finite float.
-    """
+    """A ``__float__`` entry: nan, inf or -inf (JSON has no literal for them), as a float."""
     text = value["__float__"]
     if text not in ("nan", "inf", "-inf"):
         raise _Invalid(f"{where}: {text!r} is not nan, inf or -inf")
@@ -539,22 +526,7 @@ def _decode_float(value: dict, where: str) -> float:
 
 
 def _decode_scalar(value: dict, where: str, depth: int) -> np.generic:
-    """A ``__scalar__`` entry: a numpy number of a plain numeric dtype.
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-    depth : int
-        How deep the entry is nested.
-
-    Returns
-    -------
-    number : numpy.generic
-        The number, as its dtype's scalar type.
-    """
+    """A ``__scalar__`` entry: a number of a plain numeric dtype, as that dtype's scalar type."""
     dtype = _plain_dtype(value["__scalar__"], "biuf", where)
     number = _decode(value["value"], where, depth + 1)
     if not isinstance(number, (bool, int, float)):
@@ -566,20 +538,7 @@ def _decode_scalar(value: dict, where: str, depth: int) -> np.generic:
 
 
 def _decode_dtype(value: dict, where: str) -> np.dtype | type:
-    """A ``__dtype__`` entry: a plain dtype, or its scalar type when ``type`` is true.
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-
-    Returns
-    -------
-    dtype : numpy.dtype or type
-        The dtype, or its scalar type.
-    """
+    """A ``__dtype__`` entry: a plain dtype, or its scalar type when ``type`` is true."""
     dtype = _plain_dtype(value["__dtype__"], "biufO", where)
     as_type = value.get("type", False)
     if not isinstance(as_type, bool):
@@ -588,22 +547,7 @@ def _decode_dtype(value: dict, where: str) -> np.dtype | type:
 
 
 def _decode_ndarray(value: dict, where: str, depth: int) -> np.ndarray:
-    """An ``__ndarray__`` entry: an array of a plain dtype, its shape and its values.
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-    depth : int
-        How deep the entry is nested.
-
-    Returns
-    -------
-    array : numpy.ndarray
-        The array, checked by :func:`_array_from`.
-    """
+    """An ``__ndarray__`` entry: an array of a plain dtype, checked by :func:`_array_from`."""
     dtype = _plain_dtype(value["__ndarray__"], _ARRAY_KINDS, where)
     values = value["values"]
     if isinstance(values, list):
@@ -612,22 +556,7 @@ def _decode_ndarray(value: dict, where: str, depth: int) -> np.ndarray:
 
 
 def _decode_tuple(value: dict, where: str, depth: int) -> tuple:
-    """A ``__tuple__`` entry: a list of items.
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-    depth : int
-        How deep the entry is nested.
-
-    Returns
-    -------
-    items : tuple
-        The decoded items.
-    """
+    """A ``__tuple__`` entry: a list of items, decoded into a tuple."""
     items = value["__tuple__"]
     if not isinstance(items, list):
         raise _Invalid(f"{where}: a tuple must be a list of items")
@@ -635,22 +564,8 @@ def _decode_tuple(value: dict, where: str, depth: int) -> tuple:
 
 
 def _decode_dict(value: dict, where: str, depth: int) -> dict:
-    """A ``__dict__`` entry: a list of ``[key, value]`` pairs, keys plain values.
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-    depth : int
-        How deep the entry is nested.
-
-    Returns
-    -------
-    mapping : dict
-        The decoded pairs, in their order.
-    """
+    """A ``__dict__`` entry: a list of ``[key, value]`` pairs, keys plain values, decoded
+    into a dict in their order."""
     pairs = value["__dict__"]
     if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
         raise _Invalid(f"{where}: a dict must be a list of [key, value] pairs")
@@ -664,22 +579,8 @@ def _decode_dict(value: dict, where: str, depth: int) -> dict:
 
 
 def _decode_encoder(value: dict, where: str, depth: int) -> _SavedEncoder:
-    """An ``__ordinal_encoder__`` entry, kept as data (its settings and categories).
-
-    Parameters
-    ----------
-    value : dict
-        The tagged entry.
-    where : str
-        Where it is, for the messages.
-    depth : int
-        How deep the entry is nested.
-
-    Returns
-    -------
-    encoder : _SavedEncoder
-        The settings and categories; the ``"_encoder"`` check rebuilds the encoder.
-    """
+    """An ``__ordinal_encoder__`` entry, kept as data (its settings and categories) in a
+    ``_SavedEncoder``: the ``"_encoder"`` check rebuilds the encoder."""
     params = value["__ordinal_encoder__"]
     if not isinstance(params, dict):
         raise _Invalid(f"{where}: the encoder's settings must be an object")
