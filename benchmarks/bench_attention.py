@@ -3,10 +3,12 @@
 Run from the repository root::
 
     PYTHONPATH=. python3 benchmarks/bench_attention.py [--lengths 512 2048 8192]
-        [--alphas 1.5 2 1.33] [--threads 1] [--repeats 5] [--device cpu]
+        [--alphas 1.5 2 1.33] [--threads 1] [--repeats 5] [--device cpu] [--learned]
 
 B = 1, H = 8 heads, d = 64, L = S, float32, forward + backward of ``out.sum()``-like
-cotangent. Three contenders per length and alpha:
+cotangent. ``--learned`` makes alpha one value per head, a tensor that requires a gradient
+(a learned alpha, Correia et al., 2019): the backward then computes its derivative too.
+Three contenders per length and alpha:
 
 * ``ours``: :func:`sk_entmax.entmax.entmax_attention` (queries in blocks; the backward
   rebuilds each block's weights from one threshold per query row);
@@ -54,14 +56,21 @@ def _inputs(L: int, device: str, seed: int = 0):
     return q, k, v, d_out
 
 
-def _ours(alpha: float):
-    return lambda q, k, v: entmax_attention(q, k, v, alpha=alpha)
+def _alpha(alpha: float, learned: bool, like: torch.Tensor) -> float | torch.Tensor:
+    """``alpha`` itself, or (``learned``) one alpha per head that requires a gradient."""
+    if not learned:
+        return alpha
+    return torch.full((H, 1, 1), alpha, device=like.device).requires_grad_()
 
 
-def _naive(alpha: float):
+def _ours(alpha: float, learned: bool = False):
+    return lambda q, k, v: entmax_attention(q, k, v, alpha=_alpha(alpha, learned, q))
+
+
+def _naive(alpha: float, learned: bool = False):
     def naive(q, k, v):
         scores = q @ k.transpose(-2, -1) / D**0.5
-        return entmax(scores, alpha, dim=-1) @ v
+        return entmax(scores, _alpha(alpha, learned, q), dim=-1) @ v
 
     return naive
 
@@ -81,15 +90,15 @@ def _run(fn, q, k, v, d_out) -> float:
     return time.perf_counter() - start
 
 
-def time_rows(lengths, alphas, repeats, device, naive_max_length) -> list[dict]:
+def time_rows(lengths, alphas, repeats, device, naive_max_length, learned) -> list[dict]:
     rows = []
     for L in lengths:
         q, k, v, d_out = _inputs(L, device)
         n_rep = repeats if L < 8192 else max(2, repeats // 3)
         for alpha in alphas:
-            contenders = {"ours": _ours(alpha), "sdpa": _sdpa}
+            contenders = {"ours": _ours(alpha, learned), "sdpa": _sdpa}
             if L <= naive_max_length:
-                contenders["naive"] = _naive(alpha)
+                contenders["naive"] = _naive(alpha, learned)
             for fn in contenders.values():  # warm up
                 _run(fn, q, k, v, d_out)
             times = {key: [] for key in contenders}
@@ -150,7 +159,9 @@ def _reset_peak() -> bool:
     return True
 
 
-def _child(contender: str, alpha: float, L: int, device: str, limit_gb: float) -> None:
+def _child(
+    contender: str, alpha: float, L: int, device: str, limit_gb: float, learned: bool
+) -> None:
     """Run one forward+backward and print the extra peak RSS in bytes as JSON."""
     if limit_gb > 0:
         limit = int(limit_gb * 2**30)
@@ -158,7 +169,7 @@ def _child(contender: str, alpha: float, L: int, device: str, limit_gb: float) -
     torch.set_num_threads(1)
     q, k, v, d_out = _inputs(L, device)
     q, k, v = (x.requires_grad_() for x in (q, k, v))
-    fn = {"ours": _ours(alpha), "naive": _naive(alpha), "sdpa": _sdpa}[contender]
+    fn = {"ours": _ours(alpha, learned), "naive": _naive(alpha, learned), "sdpa": _sdpa}[contender]
     reset = _reset_peak()  # else the peak of importing torch may hide a smaller one
     before = _status("VmRSS")
     try:
@@ -173,7 +184,7 @@ def _child(contender: str, alpha: float, L: int, device: str, limit_gb: float) -
     print(json.dumps({"extra": peak - before, "hwm_reset": reset}))
 
 
-def memory_rows(lengths, alphas, device, naive_limit_gb) -> list[dict]:
+def memory_rows(lengths, alphas, device, naive_limit_gb, learned) -> list[dict]:
     rows = []
     cases = [("sdpa", 1.0)] + [("ours", a) for a in alphas] + [("naive", alphas[0])]
     for L in lengths:
@@ -190,6 +201,7 @@ def memory_rows(lengths, alphas, device, naive_limit_gb) -> list[dict]:
                 device,
                 "--limit-gb",
                 str(limit),
+                *(["--learned"] if learned else []),
             ]
             result = subprocess.run(cmd, capture_output=True, text=True, check=False)
             lines = [ln for ln in result.stdout.splitlines() if ln.startswith("{")]
@@ -215,15 +227,21 @@ def main() -> None:
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--child", nargs=3, metavar=("CONTENDER", "ALPHA", "L"))
     parser.add_argument("--limit-gb", type=float, default=0.0)
+    parser.add_argument(
+        "--learned",
+        action="store_true",
+        help="one alpha per head, a tensor that requires a gradient (learned alpha)",
+    )
     args = parser.parse_args()
     if args.child:
         contender, alpha, L = args.child
-        _child(contender, float(alpha), int(L), args.device, args.limit_gb)
+        _child(contender, float(alpha), int(L), args.device, args.limit_gb, args.learned)
         return
     torch.set_num_threads(args.threads)
     print(
         f"torch {torch.__version__}, {args.device}, {args.threads} thread(s), float32, "
-        f"B={B}, H={H}, d={D}, L=S, forward+backward\n"
+        f"B={B}, H={H}, d={D}, L=S, forward+backward"
+        f"{', one learned alpha per head' if args.learned else ''}\n"
     )
     if not args.skip_time:
         print(
@@ -232,13 +250,20 @@ def main() -> None:
             f"|{'-' * 7}|{'-' * 7}|{'-' * 10}|{'-' * 11}|{'-' * 10}|{'-' * 14}"
             f"|{'-' * 13}|{'-' * 9}|"
         )
-        time_rows(args.lengths, args.alphas, args.repeats, args.device, args.naive_max_length)
+        time_rows(
+            args.lengths,
+            args.alphas,
+            args.repeats,
+            args.device,
+            args.naive_max_length,
+            args.learned,
+        )
     if not args.skip_memory and args.device == "cpu":
         print(
             "\npeak extra memory of one forward+backward (fresh process each)\n"
             f"| L     | contender      | extra peak RSS   |\n|{'-' * 7}|{'-' * 16}|{'-' * 18}|"
         )
-        memory_rows(args.lengths, args.alphas, args.device, args.naive_limit_gb)
+        memory_rows(args.lengths, args.alphas, args.device, args.naive_limit_gb, args.learned)
 
 
 if __name__ == "__main__":

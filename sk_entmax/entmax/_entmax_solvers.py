@@ -14,7 +14,15 @@ import math
 import torch
 from torch import nn
 
-from sk_entmax.entmax._common import Param, phi, row_stats, safe_div, safe_log, safe_pow
+from sk_entmax.entmax._common import (
+    Param,
+    phi,
+    phi_no_graph,
+    row_stats,
+    safe_div,
+    safe_log,
+    safe_pow,
+)
 from sk_entmax.entmax.activations import (
     _floor_threshold,
     _from_columns,
@@ -127,11 +135,20 @@ def _normalize(p: torch.Tensor) -> torch.Tensor:
 
 
 def _entmax_alpha_grad(
-    Y: torch.Tensor, gppr: torch.Tensor, beta: torch.Tensor
+    Y: torch.Tensor, gppr: torch.Tensor, beta: Param
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(sum_i p_i a_i, a)`` pieces of the alpha-derivative (see the module docstring)."""
-    log_p = safe_log(Y)
-    pa = -Y * log_p * log_p * phi(-beta * log_p)
+    """The pieces of the alpha-derivative (see the module docstring of ``root_finding``):
+    ``p_i a_i`` entrywise and ``sum_i p_i a_i / sum_i g_i`` per row.
+
+    While autograd records (a second derivative being built) the safe differentiable ops
+    run; otherwise the same values in fewer, in-place operations.
+    """
+    if torch.is_grad_enabled():
+        log_p = safe_log(Y)
+        pa = -Y * log_p * log_p * phi(-beta * log_p)
+    else:
+        log_p = torch.where(Y > 0, Y, 1.0).log_()  # 0 off the support, where p a = 0
+        pa = phi_no_graph(log_p * -beta).mul_(log_p).mul_(log_p).mul_(Y).neg_()
     return pa, safe_div(pa.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
 
 

@@ -239,8 +239,9 @@ def _power_newton(
     times ``exp2(log2(.))``, and both are slow on zeros, infinities and subnormal numbers, so
     ``g`` is computed from the entries clamped up to a floor at which ``g`` is still a
     normal number; below ``m = 2`` the floor's ``g`` is not negligible and is thresholded
-    back to 0 (``p`` has exact zeros anyway; with one ``m`` per row, or ``m`` within 0.05
-    of 1, the support's indicator masks it, in a third scratch tensor). When ``m - 1`` is an
+    back to 0 (``p`` has exact zeros anyway; with one ``m`` per row of which some are below
+    2, or ``m`` within 0.05 of 1, the support's indicator masks it, in a third scratch
+    tensor). When ``m - 1`` is an
     integer (alpha = 1.25 or 1.125: :func:`_integer_exponent`), ``g`` is a few products of
     the clamped entries instead. Two scratch tensors serve all the passes (one for
     ``m = 2``, three for an integer ``m - 1`` from 4 on), ``P`` being computed in place in
@@ -261,11 +262,14 @@ def _power_newton(
     # floor ** (m - 1) >= 2 ** -120, a normal number; g_floor: just above it
     if per_row:
         floor = torch.exp2(-120 / (m - 1).clamp(min=1))
+        # the floor's g is 2 ** -120 (negligible) in rows with m >= 2; below, mask it
+        mask_g = bool((m < 2).any())
     else:
         floor = 2.0 ** (-120 / max(m - 1, 1))
         g_floor = _floor_threshold(m - 1)
+        mask_g = g_floor == 0
     power_scratch = integer is not None and integer % 2 == 1 and integer > 3
-    if per_row or g_floor == 0 or power_scratch:
+    if mask_g or power_scratch:
         indicator = torch.empty_like(Zb)  # the support's indicator, or the power's scratch
     D = torch.empty_like(Zb)  # [zb - tau]_+, then p in place when m = 2
     G = D if square else torch.empty_like(Zb)  # g, then p in place
@@ -285,9 +289,9 @@ def _power_newton(
                 _integer_power_(G, integer, indicator if power_scratch else G)
             else:
                 G.log2_().mul_(m - 1).exp2_()
-                if per_row or g_floor == 0:
+                if mask_g:
                     G.mul_(torch.sign(D, out=indicator))
-                elif m < 2:
+                elif not per_row and m < 2:
                     nn.functional.threshold_(G, g_floor, 0.0)
             g_sum = G.sum(dim, keepdim=True)
             total = G.mul_(D).sum(dim, keepdim=True)

@@ -272,7 +272,7 @@ class _EntmaxAttentionFunction(Function):
                 continue
             if need_alpha:
                 pa, pa_sum = _entmax_alpha_grad(P, gppr, a - 1)
-                rows_grad = (dP * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
+                rows_grad = pa.addcmul_(gppr, pa_sum, value=-1).mul_(dP).sum(-1, keepdim=True)
                 d_alpha += rows_grad.sum(-2, keepdim=True)
                 del pa
             dZ = entmax_vjp(dP, gppr)

@@ -16,6 +16,7 @@ import torch
 
 import sk_entmax.entmax.activations as act
 from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax, sparsemax_bisect
+from sk_entmax.entmax._common import phi, phi_no_graph
 
 F64 = torch.float64
 NEG_INF = float("-inf")
@@ -180,12 +181,14 @@ def test_alpha_close_to_the_ends_of_the_newton_range(alpha):
     assert torch.allclose(fast, safe.detach(), atol=1e-6, rtol=1e-5)
 
 
-@pytest.mark.parametrize("per_row", [True, False])
-def test_tensor_alpha_newton_values_and_alpha_gradient(per_row):
+@pytest.mark.parametrize("rows", ["one", "per_row", "per_row_m_at_least_2"])
+def test_tensor_alpha_newton_values_and_alpha_gradient(rows):
     gen = torch.Generator().manual_seed(9)
     X = torch.randn(6, 400, generator=gen) * 2
-    if per_row:  # every row in [1.1, 2]: all by Newton, one exponent per row
+    if rows == "per_row":  # every row in [1.1, 2]: all by Newton, one exponent per row
         values = torch.tensor([[1.1], [1.25], [1.5], [1.5], [1.9], [2.0]])
+    elif rows == "per_row_m_at_least_2":  # alpha <= 1.5 in every row: no support mask
+        values = torch.tensor([[1.1], [1.2], [1.25], [1.33], [1.4], [1.5]])
     else:  # one alpha broadcast to the rows: the scalar solver
         values = torch.tensor(1.33)
     alpha = values.clone().requires_grad_()
@@ -208,6 +211,35 @@ def test_large_tied_support_float32(name):
     X = torch.randint(-3, 4, (8, 5000), generator=gen).float()
     X[1] = 0.0  # all 5000 tied
     _assert_accurate(fn(X), X, alpha)
+
+
+@pytest.mark.parametrize("alpha", [[1.05, 1.33, 1.5, 1.8, 2.0, 2.5], [1.1, 1.25, 1.33, 1.5]])
+def test_fast_alpha_gradient_matches_safe_alpha_gradient(alpha):
+    """Without a graph the alpha-derivative takes fewer, in-place ops (``phi_no_graph``);
+    with ``create_graph`` the safe differentiable ones: the same gradient."""
+    gen = torch.Generator().manual_seed(11)
+    X = torch.randn(len(alpha), 300, generator=gen) * 2
+    W = torch.randn(len(alpha), 300, generator=gen)
+    for dtype, tol in ((torch.float32, 1e-5), (F64, 1e-12)):
+        a = torch.tensor(alpha, dtype=dtype).unsqueeze(-1).requires_grad_()
+        P = entmax_bisect(X.to(dtype), a)
+        (fast,) = torch.autograd.grad(P, a, W.to(dtype), retain_graph=True)
+        (safe,) = torch.autograd.grad(P, a, W.to(dtype), create_graph=True)
+        assert torch.allclose(fast, safe.detach(), rtol=tol, atol=tol)
+
+
+def test_phi_no_graph_matches_phi():
+    z = torch.cat(
+        [
+            torch.linspace(-3, 3, 6001, dtype=F64),
+            torch.logspace(-12, 1.8, 300, dtype=F64),
+            -torch.logspace(-12, 1, 300, dtype=F64),
+            torch.zeros(1, dtype=F64),
+        ]
+    )
+    exact = phi(z)
+    assert torch.allclose(phi_no_graph(z.clone()), exact, rtol=1e-15, atol=0)
+    assert torch.allclose(phi_no_graph(z.float()).double(), exact, rtol=2e-6, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, F64])
