@@ -102,7 +102,10 @@ class EntmaxBisectFunction(Function):
         d_alpha = None
         if ctx.needs_input_grad[1]:
             pa, pa_sum = _entmax_alpha_grad(Y, gppr, alpha - 1)
-            d_alpha = (dY * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
+            if torch.is_grad_enabled():  # building a second derivative: no in-place ops
+                d_alpha = (dY * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
+            else:
+                d_alpha = pa.addcmul_(gppr, pa_sum, value=-1).mul_(dY).sum(-1, keepdim=True)
         return dX, d_alpha, None, None
 
 
