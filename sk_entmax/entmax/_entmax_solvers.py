@@ -251,12 +251,20 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
     to ``2 ** -120``, the clamped entries then set back to 0 (as in
     :func:`~sk_entmax.entmax.activations._power_newton`: ``pow`` is slow on CPU, and so are
-    ``log2`` and ``exp2`` at 0 and at subnormal numbers). A tensor alpha, any other alpha,
-    and a second derivative being built take :func:`safe_pow`, whose own gradient stays
-    finite.
+    ``log2`` and ``exp2`` at 0 and at subnormal numbers); so is a tensor alpha (one per row)
+    whose values all lie in ``(1, 2]``, the support's indicator setting the zeros. Any other
+    alpha, and a second derivative being built, take :func:`safe_pow`, whose own gradient
+    stays finite.
     """
     mapping = mapping_for(alpha)
-    if torch.is_grad_enabled() or mapping is Mapping.PER_ROW or not 1 < alpha <= 2:
+    if torch.is_grad_enabled():
+        return safe_pow(Y, 2 - alpha)
+    if mapping is Mapping.PER_ROW:
+        if not bool(((alpha > 1) & (alpha <= 2)).all()):
+            return safe_pow(Y, 2 - alpha)
+        gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
+        return gppr.mul_(torch.sign(Y))
+    if not 1 < alpha <= 2:
         return safe_pow(Y, 2 - alpha)
     if mapping is Mapping.SPARSEMAX:
         return torch.sign(Y)
