@@ -215,9 +215,10 @@ _PHI_TERMS_FLOAT32 = 7
 def phi_no_graph(z: torch.Tensor) -> torch.Tensor:
     """:func:`phi` for a backward pass that records no graph; overwrites ``z``.
 
-    The same branches, in a third of the operations: no safe inputs for the branch not
-    taken (its NaN at ``z = 0`` is discarded by the final selection, and no gradient flows
-    through it), the series built in place and cut at float32's precision for float32.
+    The same branches in fewer operations, most of them in place (in float32 about 20
+    instead of 36): no safe inputs for the branch not taken (its NaN at ``z = 0`` is
+    discarded by the final selection, and no gradient flows through it), the series built in
+    place and cut at float32's precision for float32.
     """
     small = z.abs() < 0.5
     direct = torch.expm1(z).sub_(z).div_(z * z)

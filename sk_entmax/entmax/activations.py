@@ -241,11 +241,10 @@ def _power_newton(
     normal number; below ``m = 2`` the floor's ``g`` is not negligible and is thresholded
     back to 0 (``p`` has exact zeros anyway; with one ``m`` per row of which some are below
     2, or ``m`` within 0.05 of 1, the support's indicator masks it, in a third scratch
-    tensor). When ``m - 1`` is an
-    integer (alpha = 1.25 or 1.125: :func:`_integer_exponent`), ``g`` is a few products of
-    the clamped entries instead. Two scratch tensors serve all the passes (one for
-    ``m = 2``, three for an integer ``m - 1`` from 4 on), ``P`` being computed in place in
-    the last one.
+    tensor). When ``m - 1`` is an integer (alpha = 1.25 or 1.125:
+    :func:`_integer_exponent`), ``g`` is a few products of the clamped entries instead. Two
+    scratch tensors serve all the passes (one for ``m = 2``, three for an integer ``m - 1``
+    from 4 on), ``P`` being computed in place in the last one.
 
     A row stops at the first step below ``eps (2 + 4 / m)`` (a few units of rounding of
     ``tau``; the steps converge quadratically, and their rounding noise is about ``eps``),
