@@ -152,6 +152,20 @@ def _entmax_alpha_grad(
     return pa, safe_div(pa.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
 
 
+def _entmax_alpha_vjp(
+    dY: torch.Tensor, Y: torch.Tensor, gppr: torch.Tensor, beta: Param
+) -> torch.Tensor:
+    """``sum_i dY_i dp_i / dalpha`` per row: the backward passes' alpha term.
+
+    ``dp_i / dalpha = p_i a_i - g_i sum_j p_j a_j / sum_j g_j`` (see
+    :func:`_entmax_alpha_grad`); without a graph recorded, formed in place.
+    """
+    pa, pa_sum = _entmax_alpha_grad(Y, gppr, beta)
+    if torch.is_grad_enabled():  # building a second derivative: no in-place ops
+        return (dY * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
+    return pa.addcmul_(gppr, pa_sum, value=-1).mul_(dY).sum(-1, keepdim=True)
+
+
 def _entmax_newton_rows(
     Z: torch.Tensor, alpha: torch.Tensor, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
@@ -256,22 +270,19 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     alpha, and a second derivative being built, take :func:`safe_pow`, whose own gradient
     stays finite.
     """
-    mapping = mapping_for(alpha)
     if torch.is_grad_enabled():
         return safe_pow(Y, 2 - alpha)
-    if mapping is Mapping.PER_ROW:
-        if not bool(((alpha > 1) & (alpha <= 2)).all()):
-            return safe_pow(Y, 2 - alpha)
-        gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
-        return gppr.mul_(torch.sign(Y))
-    if not 1 < alpha <= 2:
+    mapping = mapping_for(alpha)
+    per_row = mapping is Mapping.PER_ROW
+    in_range = bool(((alpha > 1) & (alpha <= 2)).all()) if per_row else 1 < alpha <= 2
+    if not in_range:
         return safe_pow(Y, 2 - alpha)
     if mapping is Mapping.SPARSEMAX:
         return torch.sign(Y)
     if mapping is Mapping.ENTMAX15:
         return sqrt_support(Y)
     gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
-    g_floor = _floor_threshold(2 - alpha)
+    g_floor = 0.0 if per_row else _floor_threshold(2 - alpha)
     if g_floor == 0:
         return gppr.mul_(torch.sign(Y))
     return nn.functional.threshold_(gppr, g_floor, 0.0)

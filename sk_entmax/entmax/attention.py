@@ -48,7 +48,7 @@ from sk_entmax.entmax._common import (
     safe_pow,
 )
 from sk_entmax.entmax._entmax_solvers import (
-    _entmax_alpha_grad,
+    _entmax_alpha_vjp,
     _entmax_bisect_last,
     _entmax_p,
     _gppr,
@@ -271,10 +271,7 @@ class _EntmaxAttentionFunction(Function):
             if not (need_q or need_k or need_alpha):
                 continue
             if need_alpha:
-                pa, pa_sum = _entmax_alpha_grad(P, gppr, a - 1)
-                rows_grad = pa.addcmul_(gppr, pa_sum, value=-1).mul_(dP).sum(-1, keepdim=True)
-                d_alpha += rows_grad.sum(-2, keepdim=True)
-                del pa
+                d_alpha += _entmax_alpha_vjp(dP, P, gppr, a - 1).sum(-2, keepdim=True)
             dZ = entmax_vjp(dP, gppr)
             del gppr, P
             if need_q:

@@ -63,7 +63,7 @@ from sk_entmax.entmax._common import (
     with_support,
 )
 from sk_entmax.entmax._entmax_solvers import (
-    _entmax_alpha_grad,
+    _entmax_alpha_vjp,
     _entmax_bisect_last,
     _entmax_bisect_plain,
     _gppr,
@@ -101,11 +101,7 @@ class EntmaxBisectFunction(Function):
         dX = entmax_vjp(dY, gppr)
         d_alpha = None
         if ctx.needs_input_grad[1]:
-            pa, pa_sum = _entmax_alpha_grad(Y, gppr, alpha - 1)
-            if torch.is_grad_enabled():  # building a second derivative: no in-place ops
-                d_alpha = (dY * (pa - gppr * pa_sum)).sum(-1, keepdim=True)
-            else:
-                d_alpha = pa.addcmul_(gppr, pa_sum, value=-1).mul_(dY).sum(-1, keepdim=True)
+            d_alpha = _entmax_alpha_vjp(dY, Y, gppr, alpha - 1)
         return dX, d_alpha, None, None
 
 
