@@ -41,10 +41,6 @@ SHAPES = [(4096, 32), (1024, 1000), (64, 20000)]
 Solver = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
-def _sparsemax_solver(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return act._sparsemax_newton(Z)
-
-
 def _power_solver(alpha: float) -> Solver:
     beta = alpha - 1
     return lambda Z: act._power_newton(Z * beta, 1 / beta)
@@ -52,7 +48,7 @@ def _power_solver(alpha: float) -> Solver:
 
 # name: (the public mapping, its Newton solver on rows whose max is 0)
 MAPPINGS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], Solver]] = {
-    "sparsemax": (ours.sparsemax, _sparsemax_solver),
+    "sparsemax": (ours.sparsemax, act._sparsemax_newton),
     "entmax15": (ours.entmax15, _power_solver(1.5)),
     "entmax_bisect a=1.33": (lambda X: ours.entmax_bisect(X, 1.33), _power_solver(1.33)),
 }
