@@ -651,7 +651,7 @@ def test_cuda_fit_pickles_and_predicts_the_same_on_cpu(tmp_path, learn_alpha):
         [sys.executable, "-c", _CPU_PREDICT, str(model), str(data), str(result)],
         check=True,
         env=env,
-        timeout=120,
+        timeout=900,
     )
     on_cpu = np.load(result)
     np.testing.assert_allclose(on_cpu, on_gpu, atol=1e-5)

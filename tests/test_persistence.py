@@ -238,7 +238,7 @@ def test_saved_on_gpu_loads_on_a_cpu_only_machine(tmp_path, name):
         [sys.executable, "-c", _CPU_LOAD, str(path), str(data), str(result)],
         check=True,
         env=env,
-        timeout=120,
+        timeout=900,
     )
     np.testing.assert_allclose(np.load(result), on_gpu, atol=1e-5)
 
