@@ -8,6 +8,12 @@ target (the task's part: :mod:`sk_entmax._classifier`), train a skorch
 :class:`~skorch.NeuralNet` (kept as ``net_``) through skorch's documented extension points,
 then set the fitted attributes.
 
+Parameters are read once, through the constraint table: ``fit`` and ``partial_fit`` check them
+all and pass the checked values on; a method after fit (``predict_proba``, ``explain``, ...)
+reads only ``n_jobs``, checked the same way (so an invalid value set after fit gets the
+message ``fit`` gives), and takes the network's sizes from the fitted network, not from
+parameters set since (those count at the next fit).
+
 Faults: a NaN or infinite batch loss stops ``fit`` with :class:`NonFiniteLossError`; an
 interrupted fit (``KeyboardInterrupt``, which skorch's ``partial_fit`` catches) keeps the best
 weights so far and finishes setting the fitted attributes. Fits are reproducible under
@@ -17,6 +23,7 @@ a generator of its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,7 +59,7 @@ from sk_entmax.entmax._checks import (
     Options,
     Real,
     Satisfies,
-    check_all,
+    check,
 )
 
 __all__ = [
@@ -107,9 +114,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
       :mod:`sk_entmax._numeric_input`; tables with text and gaps: :mod:`sk_entmax._tabular`).
 
     It may override the other hooks: rules between parameters (``_cross_check``), the batch
-    size, the start of a full-batch fit, the work per row (for the thread count) and the
-    fitted attributes set after training (``_after_fit``). ``_net_for`` is the seam through which
-    :func:`sk_entmax.persistence.load` rebuilds a saved model's net.
+    size, the start of a full-batch fit, the work per row (for the thread count, from the
+    network's sizes) and the fitted attributes set after training (``_after_fit``). The hooks
+    read parameters from the checked ``params`` they are given, never from ``self``.
+    ``_net_for`` is the seam through which :func:`sk_entmax.persistence.load` rebuilds a saved
+    model's net.
     """
 
     #: each parameter's constraint, checked once at the start of fit
@@ -130,7 +139,9 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     ) -> tuple[type, dict[str, Any]]:
         raise NotImplementedError
 
-    def _fit_targets(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _fit_targets(
+        self, X: Any, y: Any, sample_weight: Any, params: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The encoded training target and the per-row weights of the loss."""
         raise NotImplementedError
 
@@ -152,7 +163,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     def _after_fit(self, X: np.ndarray) -> None:
         """Set fitted attributes that need the trained net and the (encoded) training data."""
 
-    def _full_batch_start(self, module: torch.nn.Module) -> None:
+    def _full_batch_start(self, module: torch.nn.Module, params: dict[str, Any]) -> None:
         """Set the starting point of a full-batch fit (after initialisation)."""
 
     def _batch_size(self, params: dict[str, Any], n_samples: int) -> int:
@@ -168,16 +179,23 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """Data to predict on, validated against what fit saw."""
         raise NotImplementedError
 
-    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
+    def _work_per_row(self, sizes: Mapping[str, Any], n_features: int, n_outputs: int) -> float:
         """Multiply-adds per row of one forward and backward pass (a rough count; this one
-        is a linear layer's)."""
+        is a linear layer's). ``sizes`` holds the network's sizes by parameter name: the
+        checked parameters in a fit, the fitted network's arguments after it."""
         return 3.0 * n_features * n_outputs
 
     # ------------------------------------------------------------------ fit
 
+    def _checked(self, *names: str) -> dict[str, Any]:
+        """The parameters ``names``, each checked against its constraint in the table, by
+        name: the one way the estimator reads its parameters (a method after fit asks for the
+        few it uses; an invalid one raises the ``ValueError`` that ``fit`` raises for it)."""
+        return {name: check(name, getattr(self, name), self._constraints[name]) for name in names}
+
     def _checked_params(self) -> dict[str, Any]:
         """Every parameter of the constraint table, checked, by name (``device`` resolved)."""
-        params = check_all(self, self._constraints)
+        params = self._checked(*self._constraints)
         params["device"] = resolve_device(self.device)
         self._cross_check(params)
         return params
@@ -224,8 +242,9 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     self.net_, self._outputs_key(), self.n_features_in_
                 )
             X, y = self._validate_fit_data(X, y, plan)
-            y_enc, weight = self._fit_targets(X, y, sample_weight)
-            with torch_threads(self._n_threads(X.shape[0], X.shape[1], self._n_outputs())):
+            y_enc, weight = self._fit_targets(X, y, sample_weight, params)
+            n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
+            with torch_threads(n_threads):
                 self.net_ = self._train(X, y_enc, weight, params, plan, start_from)
                 self._record_alpha(self.net_)
                 self._after_fit(X)
@@ -238,10 +257,18 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         alpha = net.module_.alpha
         self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
 
-    def _n_threads(self, n_samples: int, n_features: int, n_outputs: int) -> int:
-        """torch threads for a task on ``n_samples`` rows (see :func:`resolve_n_jobs`)."""
-        work = self._work_per_row(n_features, n_outputs) * n_samples
-        return resolve_n_jobs(getattr(self, "n_jobs", None), work)
+    def _n_threads(
+        self,
+        n_jobs: int | None,
+        sizes: Mapping[str, Any],
+        n_samples: int,
+        n_features: int,
+        n_outputs: int,
+    ) -> int:
+        """torch threads for a task on ``n_samples`` rows at the checked ``n_jobs``, for the
+        network of ``sizes`` (see :meth:`_work_per_row` and :func:`resolve_n_jobs`)."""
+        work = self._work_per_row(sizes, n_features, n_outputs) * n_samples
+        return resolve_n_jobs(n_jobs, work)
 
     def _seed(self) -> int:
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
@@ -283,7 +310,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         if start_from is not None:
             load_warm_start(net, start_from, self._outputs_key(), X.shape[1])
         elif plan.full_batch:
-            self._full_batch_start(net.module_)
+            self._full_batch_start(net.module_, params)
         # equal weights are a plain mean: the batches then carry no weight column
         uniform = bool(np.all(weight == weight[0]))
         # skorch's fit is initialize() + partial_fit(); partial_fit catches a KeyboardInterrupt
@@ -306,7 +333,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """The initialised skorch net a fitted model of this estimator holds, with weights
         still to be loaded: :func:`sk_entmax.persistence.load` rebuilds a saved model's net
         with it. The initial weights are drawn under fit's lock and thrown away."""
-        params = check_all(self, self._constraints)
+        params = self._checked(*self._constraints)
         plan = self._plan(params)
         net = make_net(module, module_kwargs, plan, batch_size=batch_size, device=device)
         initialize_net(net, None, device)

@@ -37,12 +37,14 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def _fit_targets(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _fit_targets(
+        self, X: Any, y: Any, sample_weight: Any, params: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
         for attr in ("_empty_rows", "_y_dtype"):
             self.__dict__.pop(attr, None)
         y_enc, multilabel = self._validate_targets(y)  # (warnings: 4 frames to the caller)
         self.multilabel_ = multilabel
-        weight = self._sample_weight(X, y_enc, sample_weight, multilabel)
+        weight = self._sample_weight(X, y_enc, sample_weight, multilabel, params["class_weight"])
         self.__dict__.pop("_empty_rows", None)  # only the weights needed it
         return y_enc, weight
 
@@ -61,7 +63,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             or (not multilabel and n_valid < len(self.classes_))
         ):
             raise ValueError(
-                f"validation_fraction={self.validation_fraction} leaves {n_valid} of "
+                f"validation_fraction={params['validation_fraction']} leaves {n_valid} of "
                 f"{n_samples} samples for validation, too few for early stopping with "
                 f"{len(self.classes_)} classes; raise it or set early_stopping=False"
             )
@@ -121,14 +123,20 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         return proportions.astype(np.float32)
 
     def _sample_weight(
-        self, X: np.ndarray, y_enc: np.ndarray, sample_weight: Any, multilabel: bool
+        self,
+        X: np.ndarray,
+        y_enc: np.ndarray,
+        sample_weight: Any,
+        multilabel: bool,
+        class_weight: dict | str | None,
     ) -> np.ndarray:
+        """``sample_weight`` times the checked ``class_weight`` of each row's class."""
         weight = _check_sample_weight(sample_weight, X, dtype=np.float32, ensure_non_negative=True)
-        if self.class_weight is not None:
+        if class_weight is not None:
             if multilabel:
                 raise ValueError("class_weight is not supported with multi-label targets")
             per_class = compute_class_weight(
-                self.class_weight, classes=self.classes_, y=self.classes_[y_enc]
+                class_weight, classes=self.classes_, y=self.classes_[y_enc]
             )
             weight = weight * per_class[y_enc].astype(np.float32)
         if multilabel:

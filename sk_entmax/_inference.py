@@ -1,4 +1,6 @@
-"""The trained network at predict time: a float64 copy, rows in blocks, the scores."""
+"""The trained network at predict time: a float64 copy, rows in blocks, the scores, and the
+torch threads they take (``n_jobs``, checked as fit checks it, and the fitted network's
+sizes)."""
 
 from __future__ import annotations
 
@@ -19,8 +21,19 @@ PROBA_ROWS = 65536
 
 class TrainedNetMixin:
     """The fitted network's float64 scores, block by block, for every estimator; needs
-    ``net_`` and the estimator's ``_validate_predict_data``, ``_n_threads`` and
+    ``net_`` and the estimator's ``_checked``, ``_validate_predict_data``, ``_n_threads`` and
     ``_n_outputs``."""
+
+    def _checked_n_jobs(self) -> int | None:
+        """``n_jobs``, checked against the constraint table: the one parameter a method after
+        fit reads (an invalid value raises the message fit gives)."""
+        return self._checked("n_jobs")["n_jobs"]
+
+    def _inference_threads(self, n_jobs: int | None, X) -> int:
+        """torch threads for running the fitted network on ``X`` (validated) at the checked
+        ``n_jobs``: the work is the fitted network's, whatever sizes were set since fit."""
+        sizes = self.net_.get_params_for("module")
+        return self._n_threads(n_jobs, sizes, X.shape[0], X.shape[1], self._n_outputs())
 
     def _inference_module(self) -> torch.nn.Module:
         """A float64, eval-mode copy of the trained module, for predictions and explanations.
@@ -45,10 +58,11 @@ class TrainedNetMixin:
         draws nothing from torch's global random generator.
         """
         check_is_fitted(self)
+        n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
         module = self._inference_module()
         blocks = []
-        n_threads = self._n_threads(X.shape[0], X.shape[1], self._n_outputs())
+        n_threads = self._inference_threads(n_jobs, X)
         with torch.no_grad(), torch_threads(n_threads):
             for block in self._row_blocks(X):
                 output = module(X=block)

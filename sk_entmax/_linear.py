@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -248,8 +249,8 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
             "learn_alpha": params["learn_alpha"],
         }
 
-    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
-        widths = [n_features, *_hidden_sizes(self.hidden_layer_sizes), n_outputs]
+    def _work_per_row(self, sizes: Mapping[str, Any], n_features: int, n_outputs: int) -> float:
+        widths = [n_features, *sizes["hidden_layer_sizes"], n_outputs]
         return 3.0 * sum(a * b for a, b in itertools.pairwise(widths))
 
     # ------------------------------------------------------------------ solver
@@ -274,10 +275,10 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
             tol=params["tol"],
         )
 
-    def _full_batch_start(self, module) -> None:
+    def _full_batch_start(self, module, params: dict[str, Any]) -> None:
         # the convex (linear) problem starts at zero, as LogisticRegression does: the fit is
         # then the same for every random_state
-        if not _hidden_sizes(self.hidden_layer_sizes):
+        if not params["hidden_layer_sizes"]:
             with torch.no_grad():
                 for param in module.layers.parameters():
                     param.zero_()
@@ -288,9 +289,11 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
         check_is_fitted(self)
         layers = [m for m in self.net_.module_.layers if isinstance(m, torch.nn.Linear)]
         if len(layers) != 1:
+            # the fitted network's hidden layers (the parameter may have changed since fit)
+            hidden = tuple(layer.out_features for layer in layers[:-1])
             raise AttributeError(
                 "coef_ and intercept_ are defined for the linear model only "
-                f"(hidden_layer_sizes=()); this one has {self.hidden_layer_sizes!r}"
+                f"(hidden_layer_sizes=()); this one has {hidden!r}"
             )
         return layers[0]
 

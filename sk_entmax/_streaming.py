@@ -65,10 +65,13 @@ class StreamingMixin:
                     reset=first,
                 )
             y_enc = self._encode_stream(y, classes, first)
-            weight = self._sample_weight(X, y_enc, sample_weight, self.multilabel_)
+            weight = self._sample_weight(
+                X, y_enc, sample_weight, self.multilabel_, params["class_weight"]
+            )
             self.__dict__.pop("_empty_rows", None)
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
-            with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+            n_threads = self._n_threads(params["n_jobs"], params, *X.shape, len(self.classes_))
+            with torch_threads(n_threads):
                 net = self._stream_net(params, X, seen)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}

@@ -16,7 +16,8 @@ _EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing impo
 class MaskExplanationMixin:
     """``explain`` and the ``feature_importances_`` computation of an estimator whose
     fitted module has a ``tabnet`` (:class:`~sk_entmax.nn.TabNet`); uses the estimator's
-    ``_inference_module``, ``_row_blocks``, ``_validate_predict_data`` and ``_n_threads``."""
+    ``_inference_module``, ``_row_blocks``, ``_validate_predict_data``, ``_checked_n_jobs`` and
+    ``_inference_threads``."""
 
     def _explain_blocks(self, X: np.ndarray):
         """``(M_explain, step masks)`` tensors of the trained network, block by block."""
@@ -60,8 +61,9 @@ class MaskExplanationMixin:
             The mask of each step; rows sum to 1 and the sparse modes hold exact zeros.
         """
         check_is_fitted(self)
+        n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
-        with torch_threads(self._n_threads(X.shape[0], X.shape[1], len(self.classes_))):
+        with torch_threads(self._inference_threads(n_jobs, X)):
             M_explain, masks = self._explain_encoded(X)
         if normalize:
             sums = M_explain.sum(axis=1, keepdims=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["TabNetSizingMixin"]
@@ -16,15 +17,16 @@ _AUTO_VIRTUAL_BATCH = 128
 class TabNetSizingMixin:
     """The sizing hooks of :class:`~sk_entmax.TabNetEntmaxClassifier`: ``_batch_size`` and
     ``_work_per_row`` (which the fit skeleton calls) and ``_virtual_batch_size`` (which its
-    ``_module`` calls); needs the TabNet width parameters."""
+    ``_module`` calls), each from the checked parameters (or the fitted network's sizes) it
+    is given."""
 
-    def _work_per_row(self, n_features: int, n_outputs: int) -> float:
+    def _work_per_row(self, sizes: Mapping[str, Any], n_features: int, n_outputs: int) -> float:
         # each step: a feature transformer of n_independent + n_shared GLU layers and an
         # attentive transformer, forward and backward (a rough count)
-        width = 2 * (int(self.n_d) + int(self.n_a))
-        layers = int(self.n_independent) + int(self.n_shared)
+        width = 2 * (sizes["n_d"] + sizes["n_a"])
+        layers = sizes["n_independent"] + sizes["n_shared"]
         per_step = n_features * width + layers * width * width + width * n_features
-        return 3.0 * int(self.n_steps) * per_step
+        return 3.0 * sizes["n_steps"] * per_step
 
     def _batch_size(self, params: dict[str, Any], n_samples: int) -> int:
         size = params["batch_size"]

@@ -101,11 +101,13 @@ def resolve_n_jobs(n_jobs: Any, work: float) -> int:
     Parameters
     ----------
     n_jobs : int or None
-        ``None`` picks by the size of the task: one thread, unless the task is large enough
-        for more to pay (about ``1e7`` multiply-adds per pass per thread); then as many as
-        the cores that other processes leave idle (sampled over about 8 ms), never more than the
-        available cores. On a machine with a busy core, threads that wait for each other at
-        every operation are slower than one. ``-1`` uses every available core, a positive
+        The estimator's ``n_jobs`` as its constraint table checked it (None, -1 or an int
+        >= 1; an estimator never passes an unchecked value). ``None`` picks by the size of
+        the task: one thread, unless the task is large enough for more to pay (about ``1e7``
+        multiply-adds per pass per thread); then as many as the cores that other processes
+        leave idle (sampled over about 8 ms), never more than the available cores. On a
+        machine with a busy core, threads that wait for each other at every operation are
+        slower than one. ``-1`` uses every available core, a positive
         int that many threads.
     work : float
         Multiply-adds of one pass over the data (rows x features x outputs, say).
