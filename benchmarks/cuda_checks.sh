@@ -1,0 +1,479 @@
+#!/usr/bin/env bash
+# One command for a machine with a GPU: every CUDA test, the core and attention benchmarks on
+# CUDA, and a linear fit and two TabNet epochs at 200,000 rows on CPU beside CUDA, all within
+# a time budget (default 450 s), with one summary file.
+#
+#   bash benchmarks/cuda_checks.sh [OUTDIR]     # summary: OUTDIR/cuda_checks_summary.txt
+#   bash benchmarks/cuda_checks.sh --list-tests # the CUDA tests it selects, then exits
+#
+# OUTDIR defaults to $CUDA_CHECKS_OUT, else $OUT, else the current folder; the raw log of each
+# step goes to OUTDIR/cuda_checks_logs/. Without CUDA (torch.cuda.is_available() is False, or
+# no torch and no GPU) it prints one line and exits 0 before any other work. With CUDA it
+# exits 0 when every step exits 0, else 1.
+#
+# Environment: PYTHON (the interpreter, default python3), CUDA_CHECKS_BUDGET_S (total seconds,
+# default 450; every step runs under `timeout`, capped by what is left), CUDA_CHECKS_DEVICE (the
+# device of the benchmarks and fits, default cuda; cuda:N for another GPU), CUDA_CHECKS_NO_INSTALL=1
+# (install nothing). Installs happen only when something is missing, into that interpreter:
+# torch==2.13.0 when torch is not importable but nvidia-smi lists a GPU; the project with its
+# test extra when sk_entmax or a test dependency is not importable; `adasplash --no-deps` for
+# the optional comparison with its Triton kernels (skipped when it does not install).
+
+set -u -o pipefail
+
+CALLER_PWD=$PWD
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+PY=${PYTHON:-$(command -v python3 || command -v python)}
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+
+# The CUDA tests: every test function (or method, or module with a module-level pytestmark)
+# under tests/ whose source, decorators included, or a module-level name it uses mentions
+# "cuda" -- a wider net than `pytest -k cuda`, which misses e.g.
+# test_saved_on_gpu_loads_on_a_cpu_only_machine and test_auto_device_fits_where_available.
+list_cuda_tests() {
+    "$PY" - <<'EOF'
+import ast
+import pathlib
+import sys
+
+MINE = "tests/test_cuda_checks.py"  # runs this script: never select it
+
+
+def mentions(node, source):
+    return "cuda" in (ast.get_source_segment(source, node) or "").lower()
+
+
+for path in sorted(pathlib.Path("tests").rglob("*.py")):
+    name = path.as_posix()
+    if name == MINE or not (path.name.startswith("test_") or path.name.endswith("_test.py")):
+        continue
+    source = path.read_text(encoding="utf-8")
+    if "cuda" not in source.lower():
+        continue
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        print(f"cuda_checks: cannot parse {name}: {exc}", file=sys.stderr)
+        continue
+    names = set()  # module-level names whose value mentions cuda
+    whole_module = False
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and mentions(node, source):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            whole_module |= "pytestmark" in found
+            names |= found
+
+    def selected(fn):
+        decorated = "".join(ast.get_source_segment(source, d) or "" for d in fn.decorator_list)
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        return "cuda" in decorated.lower() or mentions(fn, source) or bool(used & names)
+
+    if whole_module:
+        print(name)
+        continue
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name.startswith("test") and selected(node):
+                print(f"{name}::{node.name}")
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            if "cuda" in "".join(ast.get_source_segment(source, d) or "" for d in
+                                 node.decorator_list).lower():
+                print(f"{name}::{node.name}")
+                continue
+            for item in node.body:
+                is_fn = isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                if is_fn and item.name.startswith("test") and selected(item):
+                    print(f"{name}::{node.name}::{item.name}")
+EOF
+}
+
+if [ -z "$PY" ]; then
+    echo "cuda_checks: no python3 here; nothing to check, exiting 0"
+    exit 0
+fi
+case "${1:-}" in
+    -h | --help)
+        sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    --list-tests)
+        list_cuda_tests
+        exit $?
+        ;;
+esac
+
+# ---------------------------------------------------------------- CUDA or not, at once
+has_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }
+# No GPU driver at all (no nvidia-smi, no device node of NVIDIA, Jetson, WSL or ROCm): CUDA
+# cannot be available, and importing torch to hear it say so would take seconds.
+if ! command -v nvidia-smi >/dev/null 2>&1 &&
+    ! compgen -G '/dev/nvidia*' >/dev/null && ! compgen -G '/dev/nvhost*' >/dev/null &&
+    [ ! -e /dev/dxg ] && [ ! -e /dev/kfd ] && [ ! -e /proc/driver/nvidia ]; then
+    echo "cuda_checks: CUDA is not available here (no GPU driver: no nvidia-smi, /dev/nvidia*," \
+        "/dev/dxg or /dev/kfd); nothing to check, exiting 0"
+    exit 0
+fi
+cuda_state() {
+    timeout -k 5 60 "$PY" -c \
+        'import torch; print("yes" if torch.cuda.is_available() else "no", torch.__version__)' \
+        2>/dev/null
+}
+state=$(cuda_state)
+case "$state" in
+    yes*) ;;
+    no*)
+        extra=""
+        has_gpu && extra=" although nvidia-smi lists a GPU (a CPU build of torch?)"
+        echo "cuda_checks: CUDA is not available here (torch ${state#no } reports" \
+            "torch.cuda.is_available() False${extra}); nothing to check, exiting 0"
+        exit 0
+        ;;
+    *)
+        if ! has_gpu; then
+            echo "cuda_checks: CUDA is not available here (torch is not importable and" \
+                "nvidia-smi lists no GPU); nothing to check, exiting 0"
+            exit 0
+        fi
+        ;;
+esac
+
+# ---------------------------------------------------------------- from here on: a GPU
+OUTDIR=${1:-${CUDA_CHECKS_OUT:-${OUT:-.}}}
+case "$OUTDIR" in /*) ;; *) OUTDIR="$CALLER_PWD/$OUTDIR" ;; esac
+LOGS="$OUTDIR/cuda_checks_logs"
+SUMMARY="$OUTDIR/cuda_checks_summary.txt"
+mkdir -p "$LOGS" || exit 1
+BUDGET=${CUDA_CHECKS_BUDGET_S:-450}
+GPU=${CUDA_CHECKS_DEVICE:-cuda}
+export CUDA_CHECKS_DEVICE=$GPU
+START=$SECONDS
+FAILED=0
+STEPS=0
+
+now() { date +%s.%N; }
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+{
+    echo "cuda_checks summary, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(hostname)"
+    echo "repository: $ROOT ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+    echo "python: $PY; device: $GPU; budget ${BUDGET} s; logs in $LOGS"
+    echo "each step: exit code (124: timed out), wall seconds, its limit, then key figures"
+} >"$SUMMARY"
+cat "$SUMMARY"
+
+# run_step NAME CAP_S EXTRACT CMD...: CMD under `timeout`, limited to CAP_S and to what is
+# left of the budget; its output in $LOGS/NAME.log; EXTRACT names how to pick key figures.
+run_step() {
+    local name=$1 cap=$2 extract=$3
+    shift 3
+    local log="$LOGS/$name.log" left=$((BUDGET - (SECONDS - START) - 5))
+    STEPS=$((STEPS + 1))
+    if ((left < 10)); then
+        say "== $name: SKIPPED, budget spent ($((SECONDS - START)) s of ${BUDGET} s)"
+        FAILED=$((FAILED + 1))
+        return 1
+    fi
+    local limit=$((cap < left ? cap : left))
+    echo "-- $name (limit ${limit} s) ..."
+    local t0 rc t1
+    t0=$(now)
+    timeout -k 10 "$limit" "$@" >"$log" 2>&1
+    rc=$?
+    t1=$(now)
+    local wall
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    local note=""
+    ((rc == 124 || rc == 137)) && note=" (TIMED OUT)"
+    ((rc != 0)) && FAILED=$((FAILED + 1))
+    say "== $name: exit $rc$note, ${wall} s (limit ${limit} s), log cuda_checks_logs/$name.log"
+    {
+        case "$extract" in
+            all) cat "$log" ;;
+            tail) tail -n 3 "$log" ;;
+            pytest)
+                grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$log"
+                tail -n 1 "$log"
+                ;;
+            bench_core) sed -n '/^median over the shapes/,$p' "$log" ;;
+            bench_attention) grep -E '^\| +[0-9]' "$log" ;;
+            key) grep '^KEY ' "$log" | sed 's/^KEY //' ;;
+        esac
+        if ((rc != 0)) && [ "$extract" != tail ] && [ "$extract" != all ]; then
+            echo "(last lines of the log)"
+            grep -v '^KEY ' "$log" | tail -n 5
+        fi
+    } | sed 's/^/   /' | tee -a "$SUMMARY"
+    return "$rc"
+}
+
+# installs go into $PY's environment; a bare machine's system python may be marked
+# "externally managed", which a throwaway machine can ignore
+PIP=(env PIP_BREAK_SYSTEM_PACKAGES=1 "$PY" -m pip install --disable-pip-version-check
+    --retries 1 --timeout 20)
+INSTALL=1
+[ "${CUDA_CHECKS_NO_INSTALL:-0}" = 1 ] && INSTALL=0
+
+# ---------------------------------------------------------------- set-up, only what is missing
+if [ -z "$state" ]; then
+    ((INSTALL)) && run_step install_torch 240 tail "${PIP[@]}" torch==2.13.0
+    state=$(cuda_state)
+    if [ "${state%% *}" != yes ]; then
+        say "== stopping: no torch with CUDA is importable (${state:-no torch})"
+        exit 1
+    fi
+fi
+DEPS='import sk_entmax, skorch, sklearn, pandas, pytest, hypothesis, entmax'
+if ! "$PY" -c "$DEPS" >/dev/null 2>&1 && ((INSTALL)); then
+    # the suite's constraints, but the torch that is there stays
+    grep -v '^torch==' tests/constraints.txt >"$LOGS/constraints.txt"
+    echo "torch==${state#yes }" >>"$LOGS/constraints.txt"
+    run_step install_project 150 tail "${PIP[@]}" -e ".[test]" -c "$LOGS/constraints.txt"
+fi
+if ! "$PY" -c 'import adasplash' >/dev/null 2>&1 && ((INSTALL)); then
+    # optional: --no-deps keeps the torch there; a failed install is no failed step
+    run_step install_adasplash 45 tail \
+        bash -c '"$@" || echo "skipped: adasplash did not install"' _ "${PIP[@]}" --no-deps adasplash
+fi
+
+run_step environment 30 all "$PY" - <<'EOF'
+import os, platform, subprocess
+
+import torch
+
+GPU = os.environ["CUDA_CHECKS_DEVICE"]
+query = ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"]
+try:
+    print(subprocess.run(query, capture_output=True, text=True, check=False).stdout.strip())
+except OSError as exc:
+    print("nvidia-smi:", exc)
+print(f"python {platform.python_version()}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+      f"{torch.get_num_threads()} CPU threads, checks on {GPU}")
+if GPU.startswith("cuda"):
+    print(torch.cuda.get_device_name(GPU), "capability", torch.cuda.get_device_capability(GPU))
+x = torch.randn(1024, 1024, device=GPU)
+print(f"a matmul on {GPU} is finite:", bool(torch.isfinite(x @ x).all()))
+for name in ("sk_entmax", "entmax", "skorch", "sklearn", "adasplash", "triton"):
+    try:
+        print(name, getattr(__import__(name), "__version__", "?"))
+    except Exception as exc:
+        print(name, "not importable:", type(exc).__name__)
+EOF
+
+# ---------------------------------------------------------------- 1. every CUDA test
+mapfile -t CUDA_TESTS < <(list_cuda_tests)
+printf '%s\n' "${CUDA_TESTS[@]}" >"$LOGS/cuda_tests_selected.txt"
+say "selected ${#CUDA_TESTS[@]} CUDA test functions (list: cuda_checks_logs/cuda_tests_selected.txt)"
+if ((${#CUDA_TESTS[@]} == 0)); then
+    say "== tests: FAILED, no CUDA test found"
+    FAILED=$((FAILED + 1))
+else
+    run_step tests 150 pytest "$PY" -m pytest -p no:cacheprovider -q -rA \
+        --junitxml="$LOGS/tests.xml" "${CUDA_TESTS[@]}"
+fi
+
+# ---------------------------------------------------------------- 2. fits: CPU beside CUDA
+run_step linear_200k 60 key "$PY" - <<'EOF'
+# EntmaxClassifier() and SparsemaxClassifier() at 200,000 rows (bench_linear_scale.py's data:
+# 20 features, 10 informative, 5 classes, 25% held out), CPU beside CUDA, alternating, 3 rounds;
+# the ratios are medians of per-round ratios.
+import os, statistics, time, warnings
+
+import numpy as np
+import torch
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from sk_entmax import EntmaxClassifier, SparsemaxClassifier
+
+DEVICES = {"cpu": "cpu", "cuda": os.environ["CUDA_CHECKS_DEVICE"]}
+X, y = make_classification(
+    n_samples=200_000, n_features=20, n_informative=10, n_classes=5, random_state=0
+)
+X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
+scaler = StandardScaler().fit(X_tr)
+X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
+
+
+def sync():
+    if DEVICES["cuda"].startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def fit(model):
+    sync()
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X_tr, y_tr)
+    sync()
+    return time.perf_counter() - start, model
+
+
+for device in DEVICES.values():  # first fits pay imports and the CUDA context: not timed
+    fit(EntmaxClassifier(device=device, max_iter=5))
+lr = statistics.median(fit(LogisticRegression())[0] for _ in range(3))
+print(f"KEY LogisticRegression (CPU): {lr:.2f} s", flush=True)
+for name, cls in (("EntmaxClassifier()", EntmaxClassifier), ("SparsemaxClassifier()", SparsemaxClassifier)):
+    times, ratios, fitted = {"cpu": [], "cuda": []}, [], {}
+    for r in range(3):
+        t = {}
+        for label in ("cpu", "cuda") if r % 2 == 0 else ("cuda", "cpu"):
+            t[label], fitted[label] = fit(cls(device=DEVICES[label]))
+            times[label].append(t[label])
+        ratios.append(t["cuda"] / t["cpu"])
+    cpu, cuda = fitted["cpu"], fitted["cuda"]
+    gap = np.abs(cpu.predict_proba(X_te) - cuda.predict_proba(X_te)).max()
+    print(
+        f"KEY {name}: cpu {statistics.median(times['cpu']):.2f} s, "
+        f"cuda {statistics.median(times['cuda']):.2f} s, cuda/cpu {statistics.median(ratios):.2f}, "
+        f"cpu/LR {statistics.median(times['cpu']) / lr:.2f}, "
+        f"cuda/LR {statistics.median(times['cuda']) / lr:.2f}; "
+        f"n_iter_ {cpu.n_iter_}/{cuda.n_iter_}; "
+        f"test acc {cpu.score(X_te, y_te):.4f}/{cuda.score(X_te, y_te):.4f}; "
+        f"max |p_cpu - p_cuda| {gap:.1e}",
+        flush=True,
+    )
+EOF
+
+run_step tabnet_200k 120 key "$PY" - <<'EOF'
+# TabNetEntmaxClassifier at its defaults with max_epochs=2, at 200,000 rows (bench_tabnet_scale.py's
+# data: 20 features, 8 informative, 40,000 test rows), CUDA first, then CPU; epoch times are
+# skorch's "dur".
+import os, statistics, time
+
+import numpy as np
+import torch
+from sklearn.datasets import make_classification
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+from sk_entmax import TabNetEntmaxClassifier
+
+DEVICES = {"cuda": os.environ["CUDA_CHECKS_DEVICE"], "cpu": "cpu"}
+X, y = make_classification(n_samples=240_000, n_features=20, n_informative=8, random_state=0)
+X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=40_000, stratify=y, random_state=0)
+scaler = StandardScaler().fit(X_tr)
+X_tr, X_te = (scaler.transform(a).astype(np.float32) for a in (X_tr, X_te))
+
+for device in DEVICES.values():  # first fits pay imports and the CUDA context: not timed
+    TabNetEntmaxClassifier(max_epochs=1, random_state=0, device=device).fit(X_tr[:2000], y_tr[:2000])
+epochs = {}
+for label, device in DEVICES.items():
+    model = TabNetEntmaxClassifier(max_epochs=2, random_state=0, device=device)
+    start = time.perf_counter()
+    model.fit(X_tr, y_tr)
+    elapsed = time.perf_counter() - start
+    epochs[label] = list(model.net_.history[:, "dur"])
+    print(
+        f"KEY {label}: epochs {', '.join(f'{d:.2f}' for d in epochs[label])} s, "
+        f"fit {elapsed:.1f} s, test acc {model.score(X_te, y_te):.4f}, "
+        f"batch_size {model.net_.batch_size}, torch threads {torch.get_num_threads()}",
+        flush=True,
+    )
+ratio = statistics.median(epochs["cuda"]) / statistics.median(epochs["cpu"])
+print(f"KEY epoch time cuda/cpu: {ratio:.2f}", flush=True)
+EOF
+
+# ---------------------------------------------------------------- 3. core and attention on CUDA
+run_step bench_core 75 bench_core "$PY" benchmarks/bench_core.py --device "$GPU" --repeats 7
+
+run_step bench_attention 75 bench_attention "$PY" benchmarks/bench_attention.py --device "$GPU" \
+    --lengths 512 2048 8192 --repeats 3 --skip-memory
+
+# ---------------------------------------------------------------- 4. against adasplash, if any
+if "$PY" -c 'import adasplash' >/dev/null 2>&1; then
+    run_step adasplash 90 key "$PY" - <<'EOF'
+# adasplash's Triton kernels beside ours and entmax 1.3: forward+backward in float32, medians of
+# 5 after a warm-up (Triton compiles on the first call); max |ours - theirs| on the outputs.
+import os, statistics, time
+
+import adasplash
+import entmax as reference
+import torch
+import torch.nn.functional as F
+
+import sk_entmax.entmax as ours
+
+GPU = os.environ["CUDA_CHECKS_DEVICE"]
+print(f"KEY adasplash {getattr(adasplash, '__version__', '?')}", flush=True)
+
+
+def sync():
+    if GPU.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(fn, inputs, d_out, repeats=5):
+    def once():
+        xs = [x.detach().requires_grad_() for x in inputs]
+        sync()
+        start = time.perf_counter()
+        fn(*xs).backward(d_out)
+        sync()
+        return time.perf_counter() - start
+
+    once()
+    return statistics.median(once() for _ in range(repeats))
+
+
+def ref_mapping(alpha):
+    if alpha == 1.5:
+        return reference.entmax15
+    if alpha == 2.0:
+        return reference.sparsemax
+    return lambda X: reference.entmax_bisect(X, alpha)
+
+
+def compare(line, mine, theirs_fn, ours_fn, inputs, d_out):
+    try:
+        theirs = timed(theirs_fn, inputs, d_out)
+        diff = (ours_fn(*inputs) - theirs_fn(*inputs)).abs().max().item()
+        line += f", adasplash {theirs * 1e3:.2f} ms, ours/adasplash {mine / theirs:.2f}"
+        line += f", max |diff| {diff:.1e}"
+    except Exception as exc:
+        line += f", adasplash failed ({type(exc).__name__}: {str(exc)[:80]})"
+    print("KEY " + line, flush=True)
+
+
+gen = torch.Generator().manual_seed(0)
+for shape in ((4096, 32), (1024, 1000), (64, 20000)):
+    X, dY = (torch.randn(*shape, generator=gen).to(GPU) for _ in range(2))
+    soft = timed(lambda X: torch.softmax(X, -1), [X], dY)
+    for alpha in (1.5, 2.0, 1.33):
+        mine_fn = lambda X, a=alpha: ours.entmax(X, a)  # noqa: E731
+        mine = timed(mine_fn, [X], dY)
+        line = f"mapping {shape[0]}x{shape[1]} alpha {alpha}: ours {mine * 1e3:.2f} ms "
+        line += f"({mine / soft:.1f}x softmax)"
+        try:
+            line += f", entmax 1.3 {timed(ref_mapping(alpha), [X], dY) * 1e3:.2f} ms"
+        except Exception as exc:
+            line += f", entmax 1.3 failed ({type(exc).__name__})"
+        theirs_fn = lambda X, a=alpha: adasplash.triton_entmax(X, alpha=a)  # noqa: E731
+        compare(line, mine, theirs_fn, mine_fn, [X], dY)
+
+B, H, D = 1, 8, 64
+for L in (2048, 8192):
+    q, k, v, d_out = (torch.randn(B, H, L, D, generator=gen).to(GPU) for _ in range(4))
+    sdpa = timed(F.scaled_dot_product_attention, [q, k, v], d_out)
+    for alpha, causal in ((1.5, False), (1.33, False), (1.5, True)):
+        mine_fn = lambda q, k, v, a=alpha, c=causal: ours.entmax_attention(  # noqa: E731
+            q, k, v, alpha=a, is_causal=c
+        )
+        mine = timed(mine_fn, [q, k, v], d_out)
+        line = f"attention L={L} alpha {alpha}{' causal' if causal else ''}: "
+        line += f"ours {mine * 1e3:.1f} ms ({mine / sdpa:.1f}x SDPA)"
+        theirs_fn = lambda q, k, v, a=alpha, c=causal: adasplash.adasplash(  # noqa: E731
+            q, k, v, alpha=a, is_causal=c
+        )
+        compare(line, mine, theirs_fn, mine_fn, [q, k, v], d_out)
+EOF
+else
+    say "== adasplash: not importable, comparison skipped"
+fi
+
+say "== total: $STEPS steps, $FAILED failed or skipped, $((SECONDS - START)) s of ${BUDGET} s"
+((FAILED == 0))
