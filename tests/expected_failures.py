@@ -43,10 +43,6 @@ LEARNED_ALPHA_FAILURES = {
     "check_sample_weight_equivalence_on_sparse_data": (
         "as for dense data: with learn_alpha the objective is not convex"
     ),
-    "check_decision_proba_consistency": (
-        "the alpha learned on the check's data is large, so predict_proba saturates: rows "
-        "whose probability is exactly 0 or 1 tie there while their scores still differ"
-    ),
 }
 
 #: TabNet's list (kept under its historical name)

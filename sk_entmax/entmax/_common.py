@@ -121,6 +121,37 @@ def row_stats(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tenso
     return max_val, empty
 
 
+def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Sums along ``dim`` (kept, of size 1) that ``-inf`` padding cannot change, bit for bit.
+
+    A sparse mapping gives masked (``-inf``) entries exact zeros; with these sums a row
+    padded with ``-inf`` (at its end) is solved exactly as the row alone is, and a row gives
+    the same sum along the last axis as in the column layout of narrow rows (``dim=0``).
+    ``T.sum(dim)`` promises neither: on CPU it splits a row among vector lanes by its
+    length, and a column sum's order depends on the number of columns.
+
+    Here the sum is a pairwise tree of elementwise additions, the same for every row: entry
+    ``i`` is added to entry ``i + h`` with ``h`` the largest power of two below the length,
+    then the first ``h`` entries are halved the same way down to one. Each addition is one
+    IEEE operation, so the result depends on neither the batch nor the machine's vector
+    width; and a longer row only adds zeros to the same tree (``x + 0 == x``).
+    """
+    n = T.shape[dim]
+    if n <= 1:
+        return T.sum(dim, keepdim=True)
+    h = 1 << ((n - 1).bit_length() - 1)  # h < n <= 2 h
+    shape = list(T.shape)
+    shape[dim] = h
+    acc = T.new_empty(shape)
+    torch.add(T.narrow(dim, 0, n - h), T.narrow(dim, h, n - h), out=acc.narrow(dim, 0, n - h))
+    if n < 2 * h:
+        acc.narrow(dim, n - h, 2 * h - n).copy_(T.narrow(dim, n - h, 2 * h - n))
+    while h > 1:
+        h //= 2
+        acc.narrow(dim, 0, h).add_(acc.narrow(dim, h, h))
+    return acc.narrow(dim, 0, 1)
+
+
 def safe_div(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:
     """``num / den`` where ``den`` is nonzero, 0 where it is 0 (NaN still propagates)."""
     zero = den == 0

@@ -2,9 +2,17 @@
 
 The threshold by bisection (in the power form, or the log1p form near alpha = 1) or by
 Newton steps where :func:`~sk_entmax.entmax.algorithms.newton_applies` says so (with the
-narrow-row column layout and the per-row alpha case), the Jacobian weights ``p ** (2 -
-alpha)`` and the alpha-derivative pieces the backward passes use, and the plain-op path whose
-autograd gradient is exact. The mathematics is in :mod:`sk_entmax.entmax.root_finding`.
+narrow-row column layout and the per-row alpha case), above alpha = 2 the exact support and
+Newton steps on the probability of its least entry (:func:`_power_polish`), the Jacobian
+weights ``p ** (2 - alpha)`` and the alpha-derivative pieces the backward passes use, and the
+plain-op path whose autograd gradient is exact. The mathematics is in
+:mod:`sk_entmax.entmax.root_finding`.
+
+A row padded with ``-inf`` gives what the row gives, bit for bit on CPU, wherever these
+solvers bisect or polish: the bracket is computed from the entries that are not ``-inf``
+(:func:`_row_count`), every sum that decides a step or normalizes is one that exact zeros do
+not change (:func:`_row_sum`, :func:`_sum_reaches_one`), and the powers are ``exp(m log q)``,
+whose rounding does not depend on the column (``pow``'s vectorized and scalar loops differ).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from sk_entmax.entmax._common import (
     phi,
     phi_no_graph,
     row_stats,
+    row_sum,
     safe_div,
     safe_log,
     safe_pow,
@@ -61,67 +70,315 @@ def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
     return torch.exp(torch.log1p((beta * U).clamp_min(-1)) / beta)
 
 
-def _bracket_width(d: int | torch.Tensor, beta: Param, like: torch.Tensor) -> Param:
-    """``(1 - d ** -beta) / beta``: from the row max, the threshold lies within this.
+def _row_count(Z: torch.Tensor, traced: bool = False) -> torch.Tensor:
+    """The entries of each row that are not ``-inf`` (at least 1), in ``Z``'s dtype.
 
-    ``d`` is the row width, a Python int or (on the traceable path, so that a trace is not
-    specialised to one width) a 0-d tensor, which makes the result a tensor.
+    The bracket of the bisection is computed from this count, not from the width of ``Z``,
+    so that padding a row with ``-inf`` (at the end or between its entries) leaves every
+    iterate unchanged. Without a ``-inf`` (nor a NaN) in ``Z`` it is the width, found
+    without counting unless ``traced`` (whose ops must not depend on the data).
     """
-    if isinstance(d, torch.Tensor):
-        log_d = d.to(like.dtype).log()
-        if isinstance(beta, torch.Tensor):
-            beta = beta.to(like.dtype)
-        elif beta == 0:
-            return log_d
-        else:
-            return -torch.expm1(-beta * log_d) / beta
-    else:
-        log_d = math.log(d) if d > 0 else 0.0
+    if not traced and bool(Z.amin() > float("-inf")):
+        return Z.new_full((*Z.shape[:-1], 1), Z.shape[-1])
+    return (Z != float("-inf")).sum(-1, keepdim=True).clamp_min_(1).to(Z.dtype)
+
+
+def _row_sum(p: torch.Tensor) -> torch.Tensor:
+    """Row sums (``keepdim``) that exact zeros between or after the entries do not change.
+
+    On CPU ``sum`` is vectorized with lane splits that depend on the row's width, so padding
+    moves its rounding; ``cumsum`` adds the entries one after the other (in a float64
+    accumulator for float32), where adding 0 changes nothing, wherever the zeros are. Other
+    devices take :func:`~sk_entmax.entmax._common.row_sum`'s pairwise tree, which zeros
+    after the entries do not change.
+    """
+    if p.device.type != "cpu":
+        return row_sum(p)
+    return p.cumsum(-1).narrow(-1, p.shape[-1] - 1, 1)
+
+
+def _sum_reaches_one(p: torch.Tensor, band: torch.Tensor | None) -> torch.Tensor:
+    """``sum(p) >= 1`` per row, the bisection's test, made independent of ``-inf`` padding.
+
+    The vectorized ``sum`` decides every row whose sum lies farther from 1 than ``band``
+    (a bound on the rounding error of any order of summation near 1, so that both orders
+    decide alike); the rows nearer 1 are summed again by :func:`_row_sum`. ``band`` None
+    keeps the vectorized ``sum``.
+    """
+    total = p.sum(-1, keepdim=True)
+    if band is not None:
+        near = (total - 1).abs_() <= band
+        if bool(near.any()):
+            if 4 * int(near.sum()) > near.numel():
+                total = torch.where(near, _row_sum(p), total)
+            else:
+                rows = near.squeeze(-1)
+                total[rows] = _row_sum(p[rows])
+    return total >= 1
+
+
+def _bracket_width(d: torch.Tensor, beta: Param) -> torch.Tensor:
+    """``(1 - d ** -beta) / beta`` per row: from the row max, the threshold lies within this.
+
+    ``d`` is the count of entries that are not ``-inf`` (:func:`_row_count`), one per row.
+    """
+    log_d = d.log()
     if isinstance(beta, torch.Tensor):
+        beta = beta.to(d.dtype)
         zero = beta == 0
         safe_beta = torch.where(zero, 1.0, beta)
-        width = -torch.expm1(-safe_beta * log_d) / safe_beta
-        return torch.where(zero, log_d, width).to(like.dtype)
+        return torch.where(zero, log_d, -torch.expm1(-safe_beta * log_d) / safe_beta)
     if beta == 0:
         return log_d
-    return -math.expm1(-beta * log_d) / beta
+    return -torch.expm1(-beta * log_d) / beta
 
 
 # Below this |alpha - 1| the power form loses float32 digits; the log1p form takes over.
 _POWER_FORM_MIN_BETA = 0.1
 
 
-def _entmax_threshold(Z: torch.Tensor, beta: Param, n_iter: int, traced_width: bool = False):
+def _entmax_threshold(
+    Z: torch.Tensor, beta: Param, n_iter: int, traced: bool = False, exact_tests: bool = True
+):
     """Bisection for the threshold of rows ``Z`` whose max is 0; returns ``(t, p)``.
 
     For a float alpha away from 1 the loop runs in the cheaper power form
     ``p = [beta z - tau]_+ ** (1 / beta)`` with ``tau = beta t - 1`` (a linear change of
     variable, so the bisection steps are the same); otherwise in the log1p form.
-    ``traced_width`` computes the bracket from the width as a tensor (see
-    :func:`_bracket_width`), which ``torch.jit.trace`` records instead of a constant.
+
+    A row padded with ``-inf`` takes the same steps as the row itself: the bracket comes
+    from the count of entries that are not ``-inf``, and (on CPU, with ``exact_tests``)
+    each test of the sum is made as :func:`_sum_reaches_one` makes it. Once no row's
+    midpoint moves any more (``t_lo + width == t_lo`` in floating point, which float32
+    reaches after about 24 steps) the remaining steps would all test ``t_lo`` again, so
+    the loop stops there with the same result. ``traced`` (the plain-op path) runs every
+    step with the plain ``sum`` test, ops that do not depend on the data
+    (``torch.jit.trace``).
     """
-    d = Z.new_ones(Z.shape[-1:]).sum() if traced_width else Z.shape[-1]
-    width = _bracket_width(d, beta, Z)
-    shape = (*Z.shape[:-1], 1)
+    d = _row_count(Z, traced)
+    width = _bracket_width(d, beta)
+    eager = not traced and Z.device.type == "cpu"
+    band = None
+    if eager and exact_tests:
+        # twice the rounding of the sum (d u) and of its terms (u each) near 1, and a margin
+        band = (d + 2) * (1.25 * torch.finfo(Z.dtype).eps)
+        band = band / (1 - band).clamp_min_(0.5)
     if isinstance(beta, torch.Tensor) or abs(beta) < _POWER_FORM_MIN_BETA:
-        t_lo = torch.zeros(shape, dtype=Z.dtype, device=Z.device)
-        for _ in range(n_iter):
-            width = width / 2
-            t_mid = t_lo + width
-            p = _entmax_p(Z - t_mid, beta)
-            t_lo = torch.where(p.sum(-1, keepdim=True) >= 1, t_mid, t_lo)
-        return t_mid, p
-    Zb = Z if beta == 1 else Z * beta
-    tau_lo = torch.full(shape, -1.0, dtype=Z.dtype, device=Z.device)
-    width = width * beta
-    for _ in range(n_iter):
+
+        def evaluate(t: torch.Tensor) -> torch.Tensor:
+            return _entmax_p(Z - t, beta)
+
+        lo, to_threshold = torch.zeros_like(width), None
+    else:
+        Zb = Z if beta == 1 else Z * beta
+        m = 1 / beta
+        # q ** m as exp(m log q) on q clamped up to a floor whose power is still a normal
+        # number, times the sign of q: pow's vectorized and scalar loops round differently
+        # (an entry's p would depend on its column), and log and exp are slow at 0
+        floor = 2.0 ** (-100 / m) if m >= 1 else torch.finfo(Z.dtype).tiny
+
+        def evaluate(tau: torch.Tensor) -> torch.Tensor:
+            q = (Zb - tau).clamp_(min=0)
+            if beta == 1:
+                return q
+            return torch.clamp(q, min=floor).log_().mul_(m).exp_().mul_(q.sign_())
+
+        lo, width = torch.full_like(width, -1.0), width * beta
+        to_threshold = beta
+    # no midpoint rounds to lo before the bracket is a few units of rounding wide
+    first_check = round(-math.log2(torch.finfo(Z.dtype).eps)) - 4 if eager else n_iter
+    for step in range(n_iter):
         width = width / 2
-        tau_mid = tau_lo + width
-        p = (Zb - tau_mid).clamp_(min=0)
-        if beta != 1:
-            p.pow_(1 / beta)
-        tau_lo = torch.where(p.sum(-1, keepdim=True) >= 1, tau_mid, tau_lo)
-    return (tau_mid + 1) / beta, p
+        mid = lo + width
+        if step >= first_check and bool((mid == lo).all()):  # the steps left all test lo
+            mid = lo
+            p = evaluate(mid)
+            break
+        p = evaluate(mid)
+        lo = torch.where(_sum_reaches_one(p, band), mid, lo)
+    if to_threshold is None:
+        return mid, p
+    return (mid + 1) / to_threshold, p
+
+
+def _compact(Z: torch.Tensor, keep: torch.Tensor):
+    """The kept entries of each row of ``Z`` (2-d), in their order, at the front of a
+    ``(rows, k)`` tensor filled with ``-inf`` (``k`` the most any row keeps), and where
+    they came from: ``(Zc, (row, column), slot)``, ``Zc[row, slot] == Z[row, column]``.
+
+    Sums along a compacted row (by :func:`_row_sum`) equal those along the full row with
+    zeros off ``keep``, so compacting changes no result, only the work.
+    """
+    row, column = keep.nonzero(as_tuple=True)  # in row-major order
+    counts = torch.bincount(row, minlength=Z.shape[0])
+    starts = counts.cumsum(0) - counts
+    slot = torch.arange(row.numel(), device=Z.device) - starts[row]
+    k = max(int(counts.max()), 1) if counts.numel() else 1
+    Zc = Z.new_full((Z.shape[0], k), float("-inf"))
+    Zc[row, slot] = Z[row, column]
+    return Zc, (row, column), slot
+
+
+def _tail_mass(Z: torch.Tensor, v: torch.Tensor, beta: Param) -> torch.Tensor:
+    """``sum_{z_i > v} (beta (z_i - v)) ** (1 / beta)`` per row, by :func:`_row_sum`.
+
+    The mass of the entries above ``v`` when the threshold puts ``v``'s own entry at 0: an
+    entry of score ``v`` is in the support exactly when this is below 1. Every term is a
+    power of a difference of two scores, so there is no cancellation; a row whose ``v`` is
+    ``-inf`` gets ``inf``.
+    """
+    finite = v > float("-inf")
+    D = Z - torch.where(finite, v, 0.0)
+    above = D > 0
+    log_beta = beta.log() if isinstance(beta, torch.Tensor) else math.log(beta)
+    log_terms = (torch.where(above, D, 1.0).log_() + log_beta) / beta
+    mass = _row_sum(torch.where(above, log_terms.exp_(), 0.0))
+    return torch.where(finite, mass, float("inf"))
+
+
+# Bisection steps that give the support's first guess (the polish's result does not depend
+# on them, only its work does: with fewer, more entries are misplaced and moved one by one),
+# and the moves after which a row's guess is remade with twice the steps
+_GUESS_STEPS = 12
+_MAX_MOVES = 4
+
+
+def _support_floor(Z: torch.Tensor, beta: Param, steps: int = _GUESS_STEPS) -> torch.Tensor:
+    """The least score in the support of each row of ``Z`` (2-d, max 0), by the exact
+    test of :func:`_tail_mass`.
+
+    ``steps`` bisection steps give the first guess, the scores at which ``p > 0``; the
+    guess then moves one distinct score at a time, down while the largest score left out
+    passes the test, up while the least score kept fails it. Only entries within the last
+    bracket of the bisection are misplaced; a row still moving after ``_MAX_MOVES`` moves
+    starts again from a guess of twice the steps. Both tests need only the entries kept,
+    so they run on those alone (:func:`_compact`).
+    """
+    inf = float("inf")
+    _, p = _entmax_threshold(Z, beta, steps, exact_tests=False)
+    lo = torch.where(p > 0, Z, inf).amin(-1, keepdim=True)
+    out = torch.where(Z < lo, Z, -inf).amax(-1, keepdim=True)
+    rows = None  # all rows
+    # from 4 * _GUESS_STEPS steps on, as many moves as it takes (fewer than the row's width)
+    moves = 0 if steps < 4 * _GUESS_STEPS else -Z.shape[-1]
+    while moves < _MAX_MOVES:
+        moves += 1
+        Zr = Z if rows is None else Z[rows]
+        br = beta if rows is None or not isinstance(beta, torch.Tensor) else beta[rows]
+        lo_r = lo if rows is None else lo[rows]
+        out_r = out if rows is None else out[rows]
+        Zc = _compact(Zr, Zr >= lo_r)[0]
+        shrink = _tail_mass(Zc, lo_r, br) >= 1  # lo's entry is not in the support
+        grow = _tail_mass(Zc, out_r, br) < 1  # out's entry is in the support
+        moved = (shrink | grow).squeeze(-1)
+        if not bool(moved.any()):
+            return lo
+        Zr, lo_r, out_r = Zr[moved], lo_r[moved], out_r[moved]
+        shrink, grow = shrink[moved], grow[moved]
+        up = torch.where(Zr > lo_r, Zr, inf).amin(-1, keepdim=True)
+        down = torch.where(Zr < out_r, Zr, -inf).amax(-1, keepdim=True)
+        rows = torch.nonzero(moved).squeeze(-1) if rows is None else rows[moved]
+        lo[rows] = torch.where(shrink, up, torch.where(grow, out_r, lo_r))
+        out[rows] = torch.where(shrink, lo_r, torch.where(grow, down, out_r))
+    br = beta if not isinstance(beta, torch.Tensor) else beta[rows]
+    lo[rows] = _support_floor(Z[rows], br, 2 * steps)
+    return lo
+
+
+# Newton steps of the polish at most (each row stops when its step reaches rounding noise)
+_POLISH_MAX_STEPS = 60
+
+
+def _power_polish(Z: torch.Tensor, beta: Param) -> torch.Tensor:
+    """alpha-entmax (alpha > 2) of rows ``Z`` (2-d, max 0), exact to rounding.
+
+    With ``beta = alpha - 1 > 1`` the entries near the threshold have bases
+    ``1 + beta (z_i - t)`` far below the rounding of ``t`` (``p_i ** beta``: ``1e-18`` for
+    ``p_i = 0.01`` at alpha = 10), so any ``t`` in floating point misplaces them. Here the
+    support is found by the exact test of :func:`_support_floor`, and with ``r`` the
+    probability of its least entry (score ``v``) every other one is
+    ``p_i = (r ** beta + g_i ** beta) ** (1 / beta)`` with
+    ``g_i = (beta (z_i - v)) ** (1 / beta)``: a sum of positive terms, whatever their size,
+    computed as ``max * (1 + (min / max) ** beta) ** (1 / beta)`` in logarithms, so that
+    nothing underflows. ``H(r) = sum_i p_i - 1`` is increasing and convex with
+    ``H' = sum_i (r / p_i) ** (beta - 1) >= 1``, so Newton's steps from the first one taken
+    from ``r = 0`` (which lands above the root) decrease to the root without overshooting.
+    The result depends on the support only, not on how it was found; every row sum is a
+    :func:`_row_sum` over the support's entries in their order, so a row padded with
+    ``-inf`` gives the same result bit for bit (on CPU), and so does a row whatever the
+    other rows of the batch.
+    """
+    v = _support_floor(Z, beta)
+    Zc, (row, column), slot = _compact(Z, Z >= v)
+    log_beta = math.log(beta) if not isinstance(beta, torch.Tensor) else beta.log()
+    D = Zc - v
+    support = D >= 0
+    above = D > 0
+    log_g = torch.where(above, (torch.where(above, D, 1.0).log() + log_beta) / beta, -math.inf)
+    count = support.sum(-1, keepdim=True).to(Z.dtype)
+    ties = count - above.sum(-1, keepdim=True).to(Z.dtype)
+    r = (1 - _row_sum(torch.where(above, log_g.exp(), 0.0))) / ties  # the step from r = 0
+    eps = torch.finfo(Z.dtype).eps
+    tiny = torch.finfo(Z.dtype).tiny
+    for _ in range(_POLISH_MAX_STEPS):
+        log_r = r.log()
+        high = torch.maximum(log_g, log_r)
+        low = torch.minimum(log_g, log_r)
+        log_p = ((low - high) * beta).exp_().log1p_().div_(beta).add_(high)
+        Pc = torch.where(support, log_p.exp(), 0.0)
+        slope = torch.where(support, ((log_r - log_p) * (beta - 1)).exp_(), 0.0)
+        derivative = _row_sum(slope)
+        step = (_row_sum(Pc) - 1) / derivative
+        # converged: a step within the rounding of r, or of H (about count * eps)
+        done = step <= eps * (4 * r + count / derivative)
+        if bool(done.all()):
+            break
+        r = torch.where(done, r, (r - step).clamp_min_(tiny))
+    P = torch.zeros_like(Z)
+    P[row, column] = Pc[row, slot]
+    return P
+
+
+def _bisect_rows(Z: torch.Tensor, beta: Param, n_iter: int, ensure_sum_one: bool) -> torch.Tensor:
+    """alpha-entmax of rows ``Z`` (max 0) by ``n_iter`` bisection steps, or exact to
+    rounding (:func:`_power_polish`) on the rows with alpha > 2 from ``NEWTON_MIN_ITER``
+    steps on (at least as accurate as those steps, as Newton's steps are for alpha in
+    ``[1.1, 2]``)."""
+    if not isinstance(beta, torch.Tensor):
+        if n_iter >= NEWTON_MIN_ITER and beta > 1:
+            shape = Z.shape
+            P = _polished(Z.reshape(-1, shape[-1]), beta).reshape(shape)
+        else:
+            _, P = _entmax_threshold(Z, beta, n_iter)
+        return _normalize(P) if ensure_sum_one else P
+    shape = Z.shape
+    Z = Z.reshape(-1, shape[-1])
+    beta = beta.expand(*shape[:-1], 1).reshape(-1, 1)
+    polish = (beta > 1).squeeze(-1) if n_iter >= NEWTON_MIN_ITER else None
+    if polish is None or not bool(polish.any()):
+        _, P = _entmax_threshold(Z, beta, n_iter)
+    elif bool(polish.all()):
+        P = _polished(Z, beta)
+    else:
+        P = torch.empty_like(Z)
+        P[polish] = _polished(Z[polish], beta[polish])
+        rest = ~polish
+        P[rest] = _entmax_threshold(Z[rest], beta[rest], n_iter)[1]
+    P = _normalize(P) if ensure_sum_one else P
+    return P.reshape(shape)
+
+
+def _polished(Z: torch.Tensor, beta: Param) -> torch.Tensor:
+    """alpha-entmax of rows ``Z`` (2-d, max 0) with alpha > 2 by :func:`_power_polish`; the
+    rows without a finite maximum (fully masked, or holding a NaN) by bisection, as
+    before (zeros, NaNs)."""
+    ok = (Z.amax(-1) == 0) & ~torch.isnan(Z).any(-1)
+    if bool(ok.all()):
+        return _power_polish(Z, beta)
+    P = _entmax_threshold(Z, beta, 1)[1]
+    if bool(ok.any()):
+        P[ok] = _power_polish(Z[ok], beta[ok] if isinstance(beta, torch.Tensor) else beta)
+    return P
 
 
 def _softmax_last(Z: torch.Tensor) -> torch.Tensor:
@@ -131,7 +388,9 @@ def _softmax_last(Z: torch.Tensor) -> torch.Tensor:
 
 
 def _normalize(p: torch.Tensor) -> torch.Tensor:
-    return safe_div(p, p.sum(-1, keepdim=True))
+    """``p`` divided by its row sum (a :func:`_row_sum`, so ``-inf`` padding changes
+    nothing); a row summing to 0 stays 0."""
+    return safe_div(p, _row_sum(p))
 
 
 def _entmax_alpha_grad(
@@ -180,16 +439,14 @@ def _entmax_newton_rows(
         P, settled = _power_newton(Z * beta, 1 / beta, normalize=ensure_sum_one)
         rows = _unsettled_rows(settled)
         if rows is not None:
-            _, p = _entmax_threshold(Z[rows], beta[rows], n_iter)
-            P[rows] = _normalize(p) if ensure_sum_one else p
+            P[rows] = _bisect_rows(Z[rows], beta[rows], n_iter, ensure_sum_one)
         return P
     rows = newton.squeeze(-1)
     P = torch.empty_like(Z)
     if bool(rows.any()):
         P[rows] = _entmax_newton_rows(Z[rows], alpha[rows], n_iter, ensure_sum_one)
     others = ~rows
-    _, p = _entmax_threshold(Z[others], beta[others], n_iter)
-    P[others] = _normalize(p) if ensure_sum_one else p
+    P[others] = _bisect_rows(Z[others], beta[others], n_iter, ensure_sum_one)
     return P
 
 
@@ -198,7 +455,7 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
     if mapping_for(alpha) is Mapping.SPARSEMAX:
         P = _sparsemax_fast(Z)  # exact: sums to 1 up to rounding
         if ensure_sum_one:
-            total = P.sum(-1, keepdim=True)
+            total = row_sum(P)  # the same sum as the column layout's, padding or not
             P.div_(torch.where(total > 0, total, 1))
         return P
     beta = alpha - 1
@@ -206,8 +463,7 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
     P, settled = _power_newton(Zb, 1 / beta, normalize=ensure_sum_one)
     rows = _unsettled_rows(settled)
     if rows is not None:
-        _, p = _entmax_threshold(Zb[rows] / beta, beta, n_iter)
-        P[rows] = _normalize(p) if ensure_sum_one else p
+        P[rows] = _bisect_rows(Zb[rows] / beta, beta, n_iter, ensure_sum_one)
     return P
 
 
@@ -221,7 +477,7 @@ def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum
     if mapping_for(alpha) is Mapping.SPARSEMAX:
         PT, settled = _sparsemax_newton(ZT, dim=0)
         if ensure_sum_one:
-            total = PT.sum(0, keepdim=True)
+            total = row_sum(PT, 0)
             PT.div_(torch.where(total > 0, total, 1))
             finish = lambda rows: _normalize(_sparsemax_sorted_rows(rows))  # noqa: E731
         else:
@@ -232,8 +488,7 @@ def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum
     PT, settled = _power_newton(ZbT, 1 / beta, normalize=ensure_sum_one, dim=0)
 
     def finish(rows: torch.Tensor) -> torch.Tensor:
-        _, p = _entmax_threshold(rows / beta, beta, n_iter)
-        return _normalize(p) if ensure_sum_one else p
+        return _bisect_rows(rows / beta, beta, n_iter, ensure_sum_one)
 
     return _from_columns(PT, settled, ZbT, Z.shape, finish)
 
@@ -254,9 +509,7 @@ def _entmax_bisect_last(
     Z = Z - max_val
     if isinstance(value, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
         return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
-    beta = alpha - 1
-    _, p = _entmax_threshold(Z, beta, n_iter)
-    return _normalize(p) if ensure_sum_one else p
+    return _bisect_rows(Z, value - 1, n_iter, ensure_sum_one)
 
 
 def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
@@ -306,7 +559,7 @@ def _entmax_bisect_plain(
     Z = Z - max_val
     beta = alpha - 1
     with torch.no_grad():
-        t, p = _entmax_threshold(Z, beta, n_iter, traced_width=True)
+        t, p = _entmax_threshold(Z, beta, n_iter, traced=True)
         gppr = safe_pow(p, 1 - beta)
         sum_g = gppr.sum(-1, keepdim=True)
     finite = torch.isfinite(Z)

@@ -110,11 +110,22 @@ def tsallis_terms(P: torch.Tensor, alpha: float) -> torch.Tensor:
 
 
 def _tsallis_dalpha(P: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-    """d/dalpha of :func:`tsallis_entropy` at fixed ``P``; ``alpha`` has shape (n, 1)."""
+    """d/dalpha of :func:`tsallis_entropy` at fixed ``P``; ``alpha`` has shape (n, 1).
+
+    The second sum's terms ``p ** alpha log(p) ** 2 phi(z)``, ``z = -beta log p``, are
+    ``(p - p ** alpha (1 + z)) / beta ** 2`` (as ``p ** alpha e ** z = p``), the form taken
+    where ``z > 1``: at large alpha ``phi(z)`` overflows there while ``p ** alpha``
+    underflows, and their product would be NaN.
+    """
     log_p = safe_log(P)
     beta = alpha - 1
     s = (P * log_p * (1 + beta * log_p * phi(beta * log_p))).sum(-1, keepdim=True)
-    t = (safe_pow(P, alpha) * log_p * log_p * phi(-beta * log_p)).sum(-1, keepdim=True)
+    z = -beta * log_p
+    large = z > 1
+    pa = safe_pow(P, alpha)
+    near = pa * log_p * log_p * phi(torch.where(large, 0.0, z))
+    far = (P - pa * (1 + z)) / torch.where(large, beta, 1.0) ** 2
+    t = torch.where(large, far, near).sum(-1, keepdim=True)
     return s / alpha**2 - t / alpha
 
 

@@ -13,7 +13,10 @@ threshold :math:`t` at which the entries sum to 1. We write it as
 :math:`u_i = x_i - t`, which tends to :math:`\\exp(u_i)` (softmax) as :math:`\\beta \\to 0`
 without the loss of precision of the power form, so alpha close to 1 works in float32, and
 alpha = 1 is softmax exactly. The threshold lies in ``[max x, max x + w]`` with
-``w = (1 - d^{-beta}) / beta``, a bracket that bisection halves ``n_iter`` times.
+``w = (1 - d^{-beta}) / beta``, a bracket that bisection halves ``n_iter`` times; ``d`` counts
+the entries that are not ``-inf``, and each test of the sum is made so that its rounding does
+not depend on where the ``-inf`` entries are, so that padding a row with ``-inf`` changes none
+of the steps (on CPU, bit for bit; elsewhere the device's reductions decide).
 
 Bisection needs about 24 halvings for float32 precision. So for ``n_iter >= 24`` (the
 default is 50) and alpha in ``[1.1, 2]``, the threshold is instead found to the working
@@ -22,10 +25,21 @@ precision by Newton steps that start below it and never overshoot (the solvers o
 ``||[beta x - tau]_+||_{1/beta}`` otherwise), typically in 3 to 8 passes over the input. The
 result is at least as accurate as ``n_iter`` bisection steps; rows that do not settle within
 the pass cap (crafted inputs) are finished by bisection. With one alpha per row, the rows
-with alpha in ``[1.1, 2]`` take Newton and the others bisection. A smaller ``n_iter``, and
-alpha outside ``[1.1, 2]``, run exactly ``n_iter`` bisection steps, as the reference does.
-The plain-op path (``training=False``) always bisects, so that its graph does not depend on
-the data.
+with alpha in ``[1.1, 2]`` take Newton and the others bisection.
+
+Above alpha = 2 the threshold itself cannot carry the answer: near it the bases
+``1 + beta (x_i - t)`` are ``p_i^beta`` (``1e-18`` for ``p_i = 0.01`` at alpha = 10), far
+below the rounding of ``t``, so that bisection in float64 misplaces such entries by up to
+1e-2 (the reference package too). There, for ``n_iter >= 24``, the support is found by an
+exact test (the entry of score ``v`` is in it when the entries above it give
+``sum_i (beta (x_i - v))^{1/beta} < 1``, a sum of positive terms), from a first guess by a
+few bisection steps, and then the probability ``r`` of its least entry by Newton's steps on
+``sum_i (r^beta + beta (x_i - v))^{1/beta} = 1``, increasing and convex in ``r``: every
+entry is a sum of positive terms, exact to rounding whatever its size, and the result
+depends on the support alone. A smaller ``n_iter``, and the other alphas outside
+``[1.1, 2]``, run exactly ``n_iter`` bisection steps, as the reference does. The plain-op
+path (``training=False``) always bisects, so that its graph does not depend on the data
+(above alpha = 2 it is therefore as inaccurate near the threshold as the reference).
 
 Gradients: with :math:`g_i = p_i^{2 - \\alpha}` on the support, the Jacobian in :math:`x` is
 :math:`\\operatorname{diag}(g) - g g^\\top / \\sum g`. The derivative in alpha follows
@@ -92,10 +106,16 @@ class EntmaxBisectFunction(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha, n_iter, ensure_sum_one):
+        # an output that reaches the loss without a gradient (a Fenchel-Young loss takes the
+        # mapping as optimal) gets None, not zeros: at large alpha the Jacobian's weights
+        # p ** (2 - alpha) overflow, and zeros times them would make NaNs
+        ctx.set_materialize_grads(False)
         return save_alpha(ctx, _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one), alpha)
 
     @staticmethod
     def backward(ctx, dY):
+        if dY is None:
+            return None, None, None, None
         Y, alpha = saved_alpha(ctx)
         gppr = _gppr(Y, alpha)
         dX = entmax_vjp(dY, gppr)
@@ -137,8 +157,9 @@ def entmax_bisect(
         The accuracy asked of the threshold, in bisection steps: the result is at least as
         accurate as ``n_iter`` halvings of its bracket make it (about 24 reach float32
         precision). From 24 on, for alpha in ``[1.1, 2]`` (per row), Newton steps reach the
-        working precision instead, typically in 3 to 8 passes; otherwise (and on the plain
-        path) exactly ``n_iter`` bisection steps run, as in the reference package.
+        working precision instead, typically in 3 to 8 passes, and above 2 the exact support
+        and Newton steps on its least entry do (module docstring); otherwise (and on the
+        plain path) exactly ``n_iter`` bisection steps run, as in the reference package.
         ``None`` means the default, 50 (``SparsemaxBisect`` in the reference package
         defaults to ``None``, and drop-in code passes it).
     ensure_sum_one : bool, default=True

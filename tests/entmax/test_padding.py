@@ -1,0 +1,98 @@
+"""Padding with ``-inf`` is invisible: a row padded at its end gives the row's own output.
+
+This is what attention with a key-padding mask relies on (the same sentence gets the same
+weights however long its batch's padding), and what the reference ``entmax`` 1.3's own
+``test_mask`` checks (run against our core in ``tests/dropin``). The exact mappings promise
+it bit for bit, at every width (including a narrow row padded past the column layout's
+width), dtype and batch size; root finding within a few units of rounding of 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sk_entmax.entmax import (
+    Entmax15,
+    Sparsemax,
+    entmax,
+    entmax15,
+    entmax_bisect,
+    sparsemax,
+    sparsemax_bisect,
+)
+from sk_entmax.entmax._common import row_sum
+
+NEG_INF = float("-inf")
+WIDTHS = [2, 3, 9, 10, 11, 17, 100, 257]
+PADS = [1, 300]
+EXACT = {
+    "sparsemax": sparsemax,
+    "entmax15": entmax15,
+    "Sparsemax(k=4)": Sparsemax(k=4),
+    "Entmax15(k=4)": Entmax15(k=4),
+    "entmax_bisect_1.5": lambda X: entmax_bisect(X, 1.5),
+    "sparsemax_bisect": sparsemax_bisect,
+    "entmax(alpha=2)": lambda X: entmax(X, 2.0),
+    "eval": lambda X: entmax15(X, training=False),
+}
+
+
+def _rows(width: int, rows: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    scale = torch.tensor([0.05, 1.0, 8.0], dtype=dtype).repeat(rows)[:rows, None]
+    return torch.randn(rows, width, generator=gen, dtype=dtype) * scale
+
+
+def _padded(X: torch.Tensor, pad: int) -> torch.Tensor:
+    return torch.cat([X, X.new_full((X.shape[0], pad), NEG_INF)], dim=1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", list(EXACT))
+def test_exact_mappings_ignore_padding_bit_for_bit(name, dtype):
+    fn = EXACT[name]
+    for width in WIDTHS:
+        for rows in (1, 64):
+            X = _rows(width, rows, dtype, seed=width * 100 + rows)
+            P = fn(X)
+            for pad in PADS:
+                Pp = fn(_padded(X, pad))
+                assert torch.equal(Pp[:, :width], P), (width, rows, pad)
+                assert (Pp[:, width:] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("alpha", [1.05, 1.25, 1.7, 1.9, 2.5, 3.0])
+def test_root_finding_ignores_padding_to_rounding(alpha, dtype):
+    eps = torch.finfo(dtype).eps
+    worst = 0.0
+    for width in WIDTHS:
+        for rows in (1, 64):
+            X = _rows(width, rows, dtype, seed=width + rows)
+            P = entmax_bisect(X, alpha)
+            for pad in PADS:
+                Pp = entmax_bisect(_padded(X, pad), alpha)
+                worst = max(worst, (Pp[:, :width] - P).abs().max().item() / eps)
+                assert (Pp[:, width:] == 0).all()
+    assert worst <= 16, worst
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_row_sum_is_padding_and_batch_invariant(dtype):
+    gen = torch.Generator().manual_seed(0)
+    for width in [1, 2, 3, 7, 8, 9, 31, 64, 1000]:
+        X = torch.rand(5, width, generator=gen, dtype=dtype) * torch.logspace(
+            -6, 6, width, dtype=dtype
+        )
+        alone = row_sum(X)
+        assert alone.shape == (5, 1)
+        for pad in (1, width, 513):
+            padded = torch.cat([X, X.new_zeros(5, pad)], dim=1)
+            assert torch.equal(row_sum(padded), alone)
+            # the column layout: the same tree along the first axis
+            assert torch.equal(row_sum(padded.t().contiguous(), 0).t(), alone)
+        for i in range(5):  # a row alone, as in any batch
+            assert torch.equal(row_sum(X[i : i + 1]), alone[i : i + 1])
+        rtol = 1e-12 if dtype == torch.float64 else 1e-5
+        torch.testing.assert_close(alone, X.sum(-1, keepdim=True), rtol=rtol, atol=0)
