@@ -121,21 +121,15 @@ def row_stats(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tenso
     return max_val, empty
 
 
-def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """Sums along ``dim`` (kept, of size 1) that ``-inf`` padding cannot change, bit for bit.
+# row_sum: the head of a row summed by a pairwise tree (as narrow rows are), the rest by
+# torch's sums of fixed blocks of this many entries (as fast as a plain sum, nearly)
+_SUM_HEAD = 256
+_SUM_BLOCK = 256
 
-    A sparse mapping gives masked (``-inf``) entries exact zeros; with these sums a row
-    padded with ``-inf`` (at its end) is solved exactly as the row alone is, and a row gives
-    the same sum along the last axis as in the column layout of narrow rows (``dim=0``).
-    ``T.sum(dim)`` promises neither: on CPU it splits a row among vector lanes by its
-    length, and a column sum's order depends on the number of columns.
 
-    Here the sum is a pairwise tree of elementwise additions, the same for every row: entry
-    ``i`` is added to entry ``i + h`` with ``h`` the largest power of two below the length,
-    then the first ``h`` entries are halved the same way down to one. Each addition is one
-    IEEE operation, so the result depends on neither the batch nor the machine's vector
-    width; and a longer row only adds zeros to the same tree (``x + 0 == x``).
-    """
+def _tree_sum(T: torch.Tensor, dim: int) -> torch.Tensor:
+    """The pairwise tree of :func:`row_sum`: entry ``i`` plus entry ``i + h``, ``h`` the
+    largest power of two below the length, then the first ``h`` halved the same way."""
     n = T.shape[dim]
     if n <= 1:
         return T.sum(dim, keepdim=True)
@@ -150,6 +144,41 @@ def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
         h //= 2
         acc.narrow(dim, 0, h).add_(acc.narrow(dim, h, h))
     return acc.narrow(dim, 0, 1)
+
+
+def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """Sums along ``dim`` (kept, of size 1) that ``-inf`` padding cannot change, bit for bit.
+
+    A sparse mapping gives masked (``-inf``) entries exact zeros; with these sums a row
+    padded with ``-inf`` (at its end) is solved exactly as the row alone is, and a narrow
+    row gives the same sum along the last axis as in the column layout (``dim=0``).
+    ``T.sum(dim)`` promises neither: on CPU it splits a row among vector lanes by its
+    length, and a column sum's order depends on the number of columns.
+
+    The first :data:`_SUM_HEAD` entries are summed by a pairwise tree of elementwise
+    additions (entry ``i`` plus entry ``i + h``, ``h`` the largest power of two below the
+    length, then the first ``h`` halved the same way), as are the columns of narrow rows:
+    each addition one IEEE operation, so neither the batch nor the vector width matters,
+    and zeros appended only add zeros to the same tree. The rest of a row is cut into
+    blocks of :data:`_SUM_BLOCK` entries, the last one completed with zeros, each summed by
+    torch (a block's sum depends only on its entries: every block has the same length), and
+    the block sums by the tree again; appended zeros only add zero blocks.
+    """
+    n = T.shape[dim]
+    if dim == 0 or n <= _SUM_HEAD:
+        return _tree_sum(T, dim)
+    head = _tree_sum(T.narrow(-1, 0, _SUM_HEAD), -1)
+    full, tail = divmod(n - _SUM_HEAD, _SUM_BLOCK)
+    parts = []
+    if full:
+        blocks = T.narrow(-1, _SUM_HEAD, full * _SUM_BLOCK).unflatten(-1, (full, _SUM_BLOCK))
+        parts.append(blocks.sum(-1))
+    if tail:
+        last = T.new_zeros((*T.shape[:-1], _SUM_BLOCK))
+        last.narrow(-1, 0, tail).copy_(T.narrow(-1, n - tail, tail))
+        parts.append(last.sum(-1, keepdim=True))
+    sums = parts[0] if len(parts) == 1 else torch.cat(parts, -1)
+    return head.add_(_tree_sum(sums, -1))
 
 
 def safe_div(num: torch.Tensor, den: torch.Tensor) -> torch.Tensor:

@@ -349,7 +349,7 @@ def _entmax15_closed_form(Zb: torch.Tensor, P: torch.Tensor, dim: int) -> torch.
     alone, not on the Newton steps that found it: a row padded with ``-inf`` gives the same
     output, bit for bit.
     """
-    indicator = torch.sign(P)
+    indicator = P.sign_()  # P is scratch from here on
     size = indicator.sum(dim, keepdim=True).clamp_(min=1)  # exact: a sum of ones
     masked = _on_support(indicator, Zb)
     s1 = row_sum(masked, dim)
