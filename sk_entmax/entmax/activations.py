@@ -260,7 +260,11 @@ def _power_newton(
     noise does. The error of ``tau`` is then about that last step, and that of ``p`` about
     ``m`` times it. For ``m = 2`` (1.5-entmax) the result is then computed again from the
     support found, in closed form (:func:`_entmax15_closed_form`), so that it does not depend
-    on the steps taken, and so not on ``-inf`` padding either.
+    on the steps taken, and so not on ``-inf`` padding either. For other ``m`` the start
+    (``-1``) and the sums (:func:`~sk_entmax.entmax._common.row_sum`) ignore ``-inf``
+    padding; only ``exp2`` and ``log2``, which on CPU round an entry differently by its
+    position (vectorized or not), can move a padded row's result, by a unit of rounding
+    (``exp`` and ``log`` would not, at 1.5 times the cost).
     """
     per_row = isinstance(m, torch.Tensor)
     square = not per_row and m == 2
@@ -305,8 +309,10 @@ def _power_newton(
                     G.mul_(torch.sign(D, out=indicator))
                 elif not per_row and m < 2:
                     nn.functional.threshold_(G, g_floor, 0.0)
-            g_sum = G.sum(dim, keepdim=True)
-            total = G.mul_(D).sum(dim, keepdim=True)
+            # sums that -inf padding cannot change: the steps, and so the result, do not
+            # depend on it
+            g_sum = row_sum(G, dim)
+            total = row_sum(G.mul_(D), dim)
         # S ** (1 / m) as exp2(log2(S) / m): pow costs several times that on CPU
         norm = total.sqrt() if square else torch.log2(total).mul_(inv_m).exp2_()
         # a fully masked row has S = 0, and 0 rather than 0 / 0 as its step; elsewhere the

@@ -4,7 +4,7 @@ This is what attention with a key-padding mask relies on (the same sentence gets
 weights however long its batch's padding), and what the reference ``entmax`` 1.3's own
 ``test_mask`` checks (run against our core in ``tests/dropin``). The exact mappings promise
 it bit for bit, at every width (including a narrow row padded past the column layout's
-width), dtype and batch size; root finding within a few units of rounding of 1.
+width), dtype and batch size; root finding within 2 units of rounding of 1.
 """
 
 from __future__ import annotations
@@ -63,19 +63,26 @@ def test_exact_mappings_ignore_padding_bit_for_bit(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-@pytest.mark.parametrize("alpha", [1.05, 1.25, 1.7, 1.9, 2.5, 3.0])
+@pytest.mark.parametrize("alpha", [1.05, 1.3, 1.7, 1.9, 2.5, "per row"])
 def test_root_finding_ignores_padding_to_rounding(alpha, dtype):
+    """Within 2 units of rounding of 1 (Newton's powers, exp2 and log2, round an entry
+    differently by its position on CPU; the bisection's are exact to the bit)."""
     eps = torch.finfo(dtype).eps
     worst = 0.0
     for width in WIDTHS:
         for rows in (1, 64):
             X = _rows(width, rows, dtype, seed=width + rows)
-            P = entmax_bisect(X, alpha)
+            a = (
+                torch.linspace(1.1, 3.0, rows, dtype=dtype)[:, None]
+                if alpha == "per row"
+                else alpha
+            )
+            P = entmax_bisect(X, a)
             for pad in PADS:
-                Pp = entmax_bisect(_padded(X, pad), alpha)
+                Pp = entmax_bisect(_padded(X, pad), a)
                 worst = max(worst, (Pp[:, :width] - P).abs().max().item() / eps)
                 assert (Pp[:, width:] == 0).all()
-    assert worst <= 16, worst
+    assert worst <= 2, worst
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
