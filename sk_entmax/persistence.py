@@ -46,6 +46,7 @@ True
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import numbers
@@ -960,7 +961,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     - it names an estimator or a network this package does not have, or a network the
       estimator does not train;
     - a parameter is not one of the estimator's ``get_params()`` names (or one is missing),
-      or its value is not a plain number, string, list or dict;
+      or its value is not a plain number, string, list or dict, or not one ``fit`` accepts
+      (the message is ``fit``'s, after ``cannot load <path>:``);
     - a network argument is not a plain value, or a size in it exceeds the stored tensors':
       the network the header describes is built on PyTorch's meta device (shapes only, no
       memory) and each of its tensors must be stored under its name, with its shape and
@@ -991,7 +993,7 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     ValueError
         If the file is not a valid model file, as listed above; the message says why.
     OSError
-        If the file cannot be read.
+        If the file cannot be read (``IsADirectoryError`` for a directory).
 
     Notes
     -----
@@ -1003,6 +1005,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     device = resolve_device(device)
     st = _safetensors()
     name = os.fspath(path)
+    if os.path.isdir(name):  # (safetensors would say "No such device")
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a model file", name)
     try:
         with st.safe_open(name, framework="pt", device="cpu") as handle:
             metadata = handle.metadata() or {}
@@ -1067,6 +1071,10 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
         expected = _skeleton_state(module_cls, kwargs)
     source = _match_tensors(expected, stored, spec["aliases"], trains)
     estimator = cls(**_check_params(cls, header["params"]))
+    try:  # each value against its constraint, as fit checks it
+        estimator._checked(*estimator._constraints)
+    except ValueError as error:
+        raise _Invalid(str(error)) from None
     fitted = _check_fitted(name, header["fitted"], kwargs)
     history = _check_history(_decode(spec["history"], "history"))
     return estimator, module_cls, kwargs, source, fitted, history

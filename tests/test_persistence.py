@@ -676,3 +676,21 @@ def test_load_initialises_under_the_fit_lock_and_keeps_the_global_generator(
     assert torch.equal(torch.rand(4), expected)
     assert held and all(held)
     np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+
+
+# --------------------------------------------------------------------------- load's messages
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("lr", -1.0), ("C", 0.0), ("n_jobs", 0), ("n_jobs", "two")]
+)
+def test_a_bad_parameter_in_a_file_reads_cannot_load(saved, tmp_path, name, value):
+    header, tensors = _edit(saved, "linear", lambda h: h["params"].__setitem__(name, value))
+    path = _write_edited(tmp_path, header, tensors)
+    with pytest.raises(ValueError, match=rf"^cannot load .*: {name} must be"):
+        load(path)
+
+
+def test_a_directory_reads_as_a_directory(tmp_path):
+    with pytest.raises(IsADirectoryError, match="directory"):
+        load(tmp_path)
