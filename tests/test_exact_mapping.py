@@ -10,51 +10,16 @@ a row's probabilities must not depend on the other rows predicted with it.
 
 from __future__ import annotations
 
-import math
 import warnings
 
-import mpmath
 import numpy as np
 import pytest
+from mp_truth import truth
 from sklearn.datasets import make_blobs
 
 from sk_entmax import EntmaxClassifier
 
 TOL = 1e-12
-
-
-def _truth_at(scores: list[float], alpha: float, dps: int) -> list:
-    with mpmath.workdps(dps):
-        x = [mpmath.mpf(v) for v in scores]
-        beta = mpmath.mpf(alpha) - 1
-        top = max(x)
-
-        def p_at(t):
-            return [(1 + beta * (v - t)) ** (1 / beta) if 1 + beta * (v - t) > 0 else 0 for v in x]
-
-        lo, hi = top, top + 1 / beta  # the sum is >= 1 at lo, 0 at hi
-        for _ in range(int(3.33 * dps) + 10):
-            mid = (lo + hi) / 2
-            if sum(p_at(mid)) >= 1:
-                lo = mid
-            else:
-                hi = mid
-        p = p_at(lo)
-        total = sum(p)
-        return [v / total for v in p]
-
-
-def truth(scores: list[float], alpha: float) -> list[float]:
-    """alpha-entmax of ``scores`` by mpmath bisection, with 40 significant digits in the
-    bases of the support."""
-    dps = 40
-    while True:
-        p = _truth_at(scores, alpha, dps)
-        smallest = min(v for v in p if v > 0)
-        need = 40 + max(0, math.ceil((alpha - 1) * -float(mpmath.log10(smallest))))
-        if need <= dps:
-            return [float(v) for v in p]
-        dps = need
 
 
 def _data(spread: float):
