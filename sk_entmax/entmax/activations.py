@@ -608,6 +608,8 @@ def sparsemax(
     X : torch.Tensor
         Scores. ``-inf`` entries are masked: they get probability 0, and a row that is all
         ``-inf`` maps to all zeros with a zero gradient. A NaN gives NaN in its row only.
+        So does ``+inf``, which has no limit defined here (as in ``torch.softmax``): its
+        row gets NaN at least at the ``+inf`` entries; clip scores that may overflow.
         float16 and bfloat16 are computed in float32 and returned in the input dtype.
     dim : int, default=-1
         The axis along which to project; any axis, negative or not.
@@ -664,7 +666,7 @@ def entmax15(
     Parameters
     ----------
     X : torch.Tensor
-        Scores; ``-inf`` masking, NaN and half precision are handled as in
+        Scores; ``-inf`` masking, NaN, ``+inf`` and half precision are handled as in
         :func:`sparsemax`.
     dim : int, default=-1
         The axis along which to apply the mapping.

@@ -86,7 +86,7 @@ def budget_bisect(
     Parameters
     ----------
     X : torch.Tensor
-        Scores.
+        Scores; ``-inf`` masking, NaN and ``+inf`` as in :func:`~sk_entmax.entmax.sparsemax`.
     budget : float or torch.Tensor, default=2
         The total mass, ``0 < budget <= X.shape[dim]``: a number or a per-row tensor (size 1
         along ``dim``). Differentiable when a tensor.

@@ -33,7 +33,7 @@ def entmax(
     Parameters
     ----------
     X : torch.Tensor
-        Scores.
+        Scores; ``-inf`` masking, NaN and ``+inf`` as in :func:`~sk_entmax.entmax.sparsemax`.
     alpha : float or torch.Tensor, default=1.5
         1 gives softmax, 1.5 exact 1.5-entmax, 2 exact sparsemax; other numbers and tensors
         use :func:`~sk_entmax.entmax.entmax_bisect`.
@@ -84,7 +84,7 @@ def entmax_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores.
+        Scores; ``-inf`` masks a class; ``+inf`` or NaN gives a NaN loss in its row only.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     alpha : float or torch.Tensor, default=1.5

@@ -292,7 +292,9 @@ def sparsemax_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores; leading axes beyond one are flattened and restored. ``-inf`` masks a class.
+        Scores; leading axes beyond one are flattened and restored. ``-inf`` masks a class;
+        ``+inf`` or NaN gives a NaN loss in its row only (``+inf`` has no limit defined here,
+        as in ``torch.softmax``).
     target : torch.Tensor
         Class indices of shape (n_samples,), ``0 <= target < n_classes``, or a distribution
         of shape (n_samples, n_classes) whose rows sum to 1 (e.g. multi-label ``y / |y|``).
@@ -333,7 +335,7 @@ def sparsemax_bisect_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores.
+        Scores; ``-inf`` masks a class; ``+inf`` or NaN gives a NaN loss in its row only.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     n_iter : int or None, default=50
@@ -371,7 +373,7 @@ def entmax15_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores.
+        Scores; ``-inf`` masks a class; ``+inf`` or NaN gives a NaN loss in its row only.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     k : int or None, default=None
@@ -405,7 +407,7 @@ def entmax_bisect_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores.
+        Scores; ``-inf`` masks a class; ``+inf`` or NaN gives a NaN loss in its row only.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     alpha : float or torch.Tensor, default=1.5
@@ -448,7 +450,7 @@ def normmax_bisect_loss(
     Parameters
     ----------
     X : torch.Tensor of shape (n_samples, n_classes)
-        Scores.
+        Scores; ``-inf`` masks a class; ``+inf`` or NaN gives a NaN loss in its row only.
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     alpha : float or torch.Tensor, default=2

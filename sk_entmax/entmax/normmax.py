@@ -91,7 +91,7 @@ def normmax_bisect(
     Parameters
     ----------
     X : torch.Tensor
-        Scores.
+        Scores; ``-inf`` masking, NaN and ``+inf`` as in :func:`~sk_entmax.entmax.sparsemax`.
     alpha : float or torch.Tensor, default=2
         The norm's order, > 1: a number or a per-row tensor (size 1 along ``dim``).
         Differentiable when a tensor.

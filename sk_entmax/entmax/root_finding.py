@@ -146,7 +146,7 @@ def entmax_bisect(
     Parameters
     ----------
     X : torch.Tensor
-        Scores; ``-inf`` masking, NaN and half precision are handled as in
+        Scores; ``-inf`` masking, NaN, ``+inf`` and half precision are handled as in
         :func:`~sk_entmax.entmax.sparsemax`.
     alpha : float or torch.Tensor, default=1.5
         A number, or a tensor broadcastable to ``X``'s shape with size 1 along ``dim`` (one
@@ -226,7 +226,7 @@ def sparsemax_bisect(
     Parameters
     ----------
     X : torch.Tensor
-        Scores.
+        Scores; ``-inf`` masking, NaN and ``+inf`` as in :func:`~sk_entmax.entmax.sparsemax`.
     dim : int, default=-1
         The axis along which to project.
     n_iter : int or None, default=50

@@ -229,6 +229,34 @@ def test_nan_stays_in_its_row(name, training):
     assert torch.equal(P[[0, 2]], clean[[0, 2]])
 
 
+@pytest.mark.parametrize("name", list(MAPPINGS))
+def test_posinf_gives_nan_in_its_row_only(name):
+    # documented (issue 26.5): +inf has no limit here, as in torch.softmax; the row holding
+    # it gets NaN at least at its +inf entry, every other row is solved as if alone
+    torch.manual_seed(4)
+    for training in (True, False):
+        X = torch.randn(3, 5, dtype=torch.float64)
+        clean = _call(name, X, training)
+        X[1, 2] = float("inf")
+        P = _call(name, X, training)
+        assert P[1, 2].isnan()
+        assert not P[1].isinf().any()
+        assert torch.equal(P[[0, 2]], clean[[0, 2]])
+
+
+def test_posinf_gives_a_nan_loss_in_its_row_only():
+    torch.manual_seed(4)
+    X = torch.randn(3, 4, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2])
+    for Loss in LOSS_MODULES:
+        clean = Loss(reduction="none")(X, y)
+        Xi = X.clone()
+        Xi[1, 3] = float("inf")
+        loss = Loss(reduction="none")(Xi, y)
+        assert loss[1].isnan(), Loss.__name__
+        assert torch.equal(loss[[0, 2]], clean[[0, 2]]), Loss.__name__
+
+
 # --------------------------------------------------------------- 4. ignore_index
 
 
