@@ -729,3 +729,18 @@ def test_n_iter_none_means_the_default():
 def test_n_iter_still_rejects_other_values(bad):
     with pytest.raises(ValueError, match="n_iter must be one of None or an integer >= 1"):
         entmax_bisect(torch.randn(2, 3), n_iter=bad)
+
+
+def test_posinf_is_documented_for_every_mapping_and_loss():
+    # the behaviour above is a documented contract, not an accident (failed before: the
+    # docstrings spoke of -inf and NaN only)
+    import sk_entmax.entmax as core
+
+    functions = [getattr(core, name) for name in core.__all__ if name[0].islower()]
+    undocumented = [
+        f.__name__
+        for f in functions
+        if f.__name__ not in ("entmax_attention", "entmax_attention_weights")
+        and "``+inf``" not in (f.__doc__ or "")
+    ]
+    assert not undocumented
