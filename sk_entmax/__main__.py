@@ -6,6 +6,12 @@ report; ``report`` does the same for a CSV file of the user's. Errors in what th
 written) end with one line on standard error and exit status 2, before any fit where they
 can be seen then; anything unforeseen ends with one line and exit status 1, an interrupt
 with one line and exit status 130. Never a traceback.
+
+What it prints comes partly from the user's files (column names, class labels, paths):
+characters that are not printable, such as the escape that starts a terminal's colour
+codes, are printed escaped as in a Python string literal (``\\x1b``), so a CSV cannot
+drive the terminal; ordinary unicode letters are printed as they are. Column names are
+kept exactly as the CSV's header writes them, spaces included.
 """
 
 from __future__ import annotations
@@ -88,7 +94,13 @@ def _parser() -> argparse.ArgumentParser:
         "for every model.",
     )
     report.add_argument("--data", required=True, type=Path, help="a CSV file with a header")
-    report.add_argument("--target", required=True, help="the column holding the class labels")
+    report.add_argument(
+        "--target",
+        required=True,
+        help="the column holding the class labels, named as in the header; when no column "
+        "is named exactly so, the one column whose name matches once leading and trailing "
+        "spaces are set aside",
+    )
     report.add_argument(
         "--model", choices=MODELS, default="tabnet", help="the classifier (default: tabnet)"
     )
@@ -149,13 +161,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _report(args)
     except UsageError as exc:
-        print(f"{prefix}: error: {exc}", file=sys.stderr)
+        _say(f"{prefix}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{prefix}: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug or a case not foreseen: still one line, no traceback
-        print(f"{prefix}: error: {type(exc).__name__}: {_first_line(exc)}", file=sys.stderr)
+        _say(f"{prefix}: error: {type(exc).__name__}: {_first_line(exc)}", file=sys.stderr)
         return 1
     return 0
 
@@ -163,6 +175,30 @@ def main(argv: list[str] | None = None) -> int:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _printable(text: str) -> str:
+    """``text`` with its characters that are not printable escaped (``\\x1b``, ``\\n``);
+    ordinary unicode letters are kept."""
+    from sk_entmax.report._common import _printable
+
+    return _printable(text)
+
+
+def _say(text: str, **kwargs: Any) -> None:
+    """Print ``text`` with its characters that are not printable escaped: it may hold what
+    the user's files hold (names, labels, paths, and the messages that quote them)."""
+    print(_printable(text), **kwargs)
+
+
+def _name(name: Any) -> str:
+    """A column name as printed: as it is when that reads unambiguously (not empty,
+    printable, without leading or trailing spaces, not starting with a quote), otherwise as
+    Python's ``repr`` writes it, quoted and escaped: ``' a'``, ``'\\x1b[31mred'``."""
+    text = str(name)
+    if text and text.isprintable() and text == text.strip() and text[0] not in "'\"":
+        return text
+    return repr(text)
 
 
 def _check_out(path: Path) -> None:
@@ -260,6 +296,7 @@ class _Table:
 
     X: Any
     y: Any
+    target: str  # the name of the label column, as in the file
     n_rows: int  # data rows in the file
     n_unlabelled: int  # rows without a label, dropped (the model needs a label per row)
 
@@ -288,15 +325,13 @@ def _read_table(path: Path, target: str) -> _Table:
         raise UsageError(
             f"{path} is not a readable CSV table ({encoding}): {_first_line(exc)}"
         ) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame.columns = [str(c) for c in frame.columns]  # as written: " a" and "a " are two
     if frame.shape[1] < 2:
         raise UsageError(
             f"{path} has {frame.shape[1]} column; a table needs at least one feature column "
             "and the target column (is it comma, semicolon or tab separated, with a header?)"
         )
-    if target not in frame.columns:
-        names = ", ".join(frame.columns[:12]) + (", ..." if frame.shape[1] > 12 else "")
-        raise UsageError(f"no column {target!r} in {path}; its columns are: {names}")
+    target = _find_target(list(frame.columns), target, path)
     n_rows = len(frame)
     frame = frame[frame[target].notna()]
     X = frame.drop(columns=[target])
@@ -304,7 +339,26 @@ def _read_table(path: Path, target: str) -> _Table:
     if len(frame) < 10:
         raise UsageError(f"{path} has {len(frame)} labelled rows; the report needs at least 10")
     _check_target(y, target)
-    return _Table(X, y, n_rows, n_rows - len(frame))
+    return _Table(X, y, target, n_rows, n_rows - len(frame))
+
+
+def _find_target(columns: list[str], target: str, path: Path) -> str:
+    """The column ``--target`` names: the one named exactly so, or else the one column
+    whose name is the same once leading and trailing spaces are set aside (a header written
+    ``x, y, label``); several such columns, or none, is a UsageError naming them in full."""
+    if target in columns:
+        return target
+    near = [c for c in columns if c.strip() == target.strip()]
+    if len(near) == 1:
+        return near[0]
+    if near:
+        raise UsageError(
+            f"no column {target!r} in {path}, and {len(near)} columns differ from it only in "
+            f"leading or trailing spaces: {', '.join(map(repr, near))}; give the one you "
+            "mean exactly, spaces included"
+        )
+    names = ", ".join(map(repr, columns[:12])) + (", ..." if len(columns) > 12 else "")
+    raise UsageError(f"no column {target!r} in {path}; its columns are: {names}")
 
 
 def _label_kind(value: Any) -> str:
@@ -415,7 +469,7 @@ def _gaps(X: Any) -> tuple[dict[str, int], dict[str, int]]:
 def _counted(train: dict[str, int], test: dict[str, int]) -> str:
     """``name (n training, m held out)`` for each column with gaps in either part."""
     return ", ".join(
-        f"{name} ({train.get(name, 0)} training, {test.get(name, 0)} held out)"
+        f"{_name(name)} ({train.get(name, 0)} training, {test.get(name, 0)} held out)"
         for name in dict.fromkeys([*train, *test])
     )
 
@@ -436,7 +490,7 @@ def _data_notes(
         notes.append(
             (
                 "infinite values read as missing",
-                ", ".join(f"{name} ({count})" for name, count in infinite.items()),
+                ", ".join(f"{_name(name)} ({count})" for name, count in infinite.items()),
             )
         )
     notes.append(_missing_values_note(X_train, X_test, model))
@@ -507,18 +561,28 @@ def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, st
 def _report(args: argparse.Namespace) -> None:
     _require_matplotlib()
     table = _read_table(args.data, args.target)
+    target = table.target  # the column's name as in the file
     X, infinite = _infinite_to_missing(table.X)
     y = table.y
     clf = _estimator(args.model, X, args.max_epochs, args.random_state)
     X_train, X_test, y_train, y_test, stratified = _split(X, y, args.random_state)
-    notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, args.target)
+    notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, target)
+    if target != args.target:
+        notes.insert(
+            0,
+            (
+                "target column",
+                f"{target!r}, the one column named {args.target!r} once leading and trailing "
+                "spaces are set aside",
+            ),
+        )
     for label, text in notes:
-        print(f"{label}: {text}")
+        _say(f"{label}: {text}")
     name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
-    _fit(clf, name, X_train, y_train, X, y, args.target)
+    _fit(clf, name, X_train, y_train, X, y, target)
     proba, predicted, said = _predict_held_out(clf, X_test)
     notes += [("note", message) for message in said]
-    path, intervals = _write_report(clf, name, X_test, y_test, notes, said, args)
+    path, intervals = _write_report(clf, name, X_test, y_test, notes, said, target, args)
     _print_outcome(proba, predicted, X_test, y_test, intervals, path)
 
 
@@ -548,7 +612,7 @@ def _split(X: Any, y: Any, random_state: int) -> tuple[Any, Any, Any, Any, bool]
 def _fit(clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target: str) -> None:
     """Fit ``clf`` on the training rows, saying so and how long it took; a ValueError from
     the fit is the data's fault, a UsageError."""
-    print(
+    _say(
         f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns "
         f"({y.nunique()} classes in {target!r}) ...",
         end="",
@@ -575,7 +639,7 @@ def _predict_held_out(clf: Any, X_test: Any) -> tuple[Any, Any, list[str]]:
         predicted = clf.predict(X_test)
     said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
     for message in said:
-        print(f"note: {message}")
+        _say(f"note: {message}")
     return proba, predicted, said
 
 
@@ -586,13 +650,18 @@ def _write_report(
     y_test: Any,
     notes: list[tuple[str, str]],
     said: list[str],
+    target: str,
     args: argparse.Namespace,
 ) -> tuple[Path, Any]:
     """Write the HTML report on the held-out rows (the warnings already said silenced);
-    returns its path and, for TabNet, the importance intervals (else None)."""
+    returns the path written and, for TabNet, the importance intervals (else None).
+
+    The report functions write a temporary file and rename it over ``--out``: a link put
+    at ``--out`` after :func:`_check_out` (during the fit, say) is refused, never written
+    through, and ends as a UsageError naming ``--out``."""
     from sk_entmax.report import feature_mask_report, probability_support_report
 
-    title = f"{name} on {args.data.name}: {args.target}"
+    title = f"{name} on {args.data.name}: {target}"
     write = feature_mask_report if args.model == "tabnet" else probability_support_report
     try:
         with warnings.catch_warnings():
@@ -605,7 +674,7 @@ def _write_report(
             else:
                 path = write(clf, X_test, args.out, y=y_test, title=title, data=notes)
                 intervals = None
-    except OSError as exc:  # the folder changed during the fit, say
+    except OSError as exc:  # the folder changed during the fit, say: a link planted there
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     return path, intervals
 
@@ -613,7 +682,8 @@ def _write_report(
 def _print_outcome(
     proba: Any, predicted: Any, X_test: Any, y_test: Any, intervals: Any, path: Path
 ) -> None:
-    """The held-out accuracy and sparsity, the top importances (TabNet), the report's path."""
+    """The held-out accuracy and sparsity, the top importances (TabNet), and the path the
+    report was written to (as the report function returns it)."""
     accuracy = float((predicted == y_test.to_numpy()).mean())
     print(
         f"held-out accuracy {accuracy:.3f} on {len(X_test)} rows; "
@@ -622,8 +692,8 @@ def _print_outcome(
     )
     if intervals is not None:
         for line in _importance_lines(intervals):
-            print(line)
-    print(f"report written to {path}")
+            _say(line)
+    _say(f"report written to {path}")
 
 
 #: the features listed on the terminal (the report lists all of them)
@@ -640,9 +710,11 @@ def _intervals(clf: Any, X: Any, args: argparse.Namespace) -> Any:
 
 
 def _importance_lines(intervals: Any) -> list[str]:
-    """The top features with their intervals, and whether the rows settle their ranking."""
+    """The top features with their intervals, and whether the rows settle their ranking;
+    the names as :func:`_name` prints them (escaped and quoted where need be)."""
     order = intervals.order()[:_TERMINAL_FEATURES]
-    width = max(len(intervals.feature_names[i]) for i in order)
+    shown = {i: _name(intervals.feature_names[i]) for i in order}
+    width = max(len(shown[i]) for i in order)
     lines = [
         f"feature importances on the {intervals.n_rows} held-out rows, "
         f"{100 * intervals.confidence:.0f}% interval over {intervals.n_resamples} bootstrap "
@@ -650,7 +722,7 @@ def _importance_lines(intervals: Any) -> list[str]:
     ]
     for i in order:
         lines.append(
-            f"  {intervals.feature_names[i]:<{width}}  {100 * intervals.importances[i]:5.1f}% "
+            f"  {shown[i]:<{width}}  {100 * intervals.importances[i]:5.1f}% "
             f"({100 * intervals.low[i]:.1f}% to {100 * intervals.high[i]:.1f}%)"
         )
     lines.append(f"ranking: {intervals.verdict()}")

@@ -11,7 +11,10 @@ the probability support, that is which classes get probability mass
 probability rows themselves (:func:`plot_probabilities`).
 
 :func:`feature_mask_report` and :func:`probability_support_report` write all of it as one
-HTML file with the images embedded, so it can be mailed or archived as is.
+HTML file with the images embedded, so it can be mailed or archived as is. The file is
+written whole or not at all (a temporary file renamed over the path), and never through a
+symbolic link: a link, a folder or any other file that is not a regular file at the path is
+refused with an OSError.
 
 Every ``plot_*`` function draws on ``ax`` (or ``fig``) when given, otherwise on a new
 :mod:`matplotlib.pyplot` figure, and returns the matplotlib object it drew on. matplotlib is

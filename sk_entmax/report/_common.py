@@ -1,9 +1,15 @@
 """What the report modules share: loading matplotlib, checking and unwrapping the estimator,
-choosing rows, and writing labels and shares as text."""
+choosing rows, writing labels and shares as text, and writing a report file to disk."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import secrets
+import stat
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -138,12 +144,24 @@ def _proba(clf: Any, X: Any) -> np.ndarray:
     return np.asarray(clf.predict_proba(X), dtype=np.float64)
 
 
+def _printable(text: str) -> str:
+    """``text`` with every character that is not printable written as Python writes it in a
+    string literal: control characters (the escape that starts a terminal's colour codes
+    reads ``\\x1b``, a line break ``\\n``) and invisible format characters (``\\u200b``).
+
+    Printable characters, ordinary unicode letters included, are left as they are (the test
+    is :meth:`str.isprintable`, the one :func:`repr` uses), so ``"été"`` stays ``"été"``.
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _as_text(labels: Sequence[str]) -> list[str]:
     """Labels for matplotlib, shown as written: it reads text between two ``$`` as math (and
     raises on a bad expression when drawing), unless each ``$`` is escaped as ``\\$``,
     which it then shows as ``$``. Column names, class labels and row labels are data, not
-    math."""
-    return [str(label).replace("$", r"\$") for label in labels]
+    math. Characters that are not printable are shown escaped (see :func:`_printable`):
+    fonts have no glyph for them."""
+    return [_printable(str(label)).replace("$", r"\$") for label in labels]
 
 
 def _rotation(labels: Sequence[str]) -> int:
@@ -158,3 +176,119 @@ def _format_share(value: float) -> str:
     if value < 0.001:
         return "<0.1%"
     return f"{100 * value:.0f}%" if value >= 0.0995 else f"{100 * value:.1f}%"
+
+
+# ---------------------------------------------------------------------- writing the file
+
+_KINDS = [
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+]
+
+
+def _existing(path: Path, shown: str) -> int | None:
+    """The permission bits of the regular file at ``path``, None when there is nothing.
+
+    Does not follow a link at ``path``: a link, a folder or any other file that is not a
+    regular file raises an OSError whose ``filename`` is ``shown``.
+    """
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    mode = found.st_mode
+    if stat.S_ISLNK(mode):
+        raise OSError(
+            errno.ELOOP,
+            "is a symbolic link; a report is not written through one (that would overwrite "
+            "the file it points to): remove the link or choose another path",
+            shown,
+        )
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", shown)
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+        raise FileExistsError(
+            errno.EEXIST,
+            f"is not a regular file ({kind}); a report only replaces a regular file",
+            shown,
+        )
+    return stat.S_IMODE(mode) & 0o777
+
+
+def _new_file(folder: Path, name: str) -> tuple[int, Path]:
+    """A new, empty file of a random name in ``folder``, open for writing: its descriptor and
+    path. Created exclusively (never an existing file, never through a link), with the
+    permissions a new file gets (``0o666`` less the umask)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        temp = folder / f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(temp, flags, 0o666), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
+
+
+def _write_atomically(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path``: whole, or not at all, and never through a link.
+
+    Missing parent folders are created. The text goes to a new temporary file in the
+    target folder, which is then renamed over ``path`` (:func:`os.replace`): a reader sees
+    the old file or the new one, never half of one, and an error at any point (a full disk,
+    an interrupt) removes the temporary file and leaves the old file as it was.
+
+    What is at ``path`` when the report is written:
+
+    - nothing: the file is created, with the permissions a new file gets;
+    - a regular file: it is replaced, and its permission bits are kept; its other names
+      (hard links) keep the old text;
+    - a symbolic link (dangling or not), a folder, a named pipe, a socket or a device: the
+      write is refused with an OSError naming ``path``, and it is left as it was. The check
+      is made before writing and again just before the rename; a link planted after that
+      is replaced by the rename, which renames over the link itself, never its target.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Where to write. Links in its folders are followed (they are the user's choice of
+        folder); a link at the path itself is not.
+    text : str
+        The file's content.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written: its folder resolved to an absolute path without links, then the
+        file name as given.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be written, or ``path`` is a link or not a regular file.
+    """
+    path = Path(path)
+    shown = str(path)
+    if path.name in ("", ".", ".."):
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", shown)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = path.parent.resolve() / path.name
+    mode = _existing(target, shown)
+    fd, temp = _new_file(target.parent, path.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), mode)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _existing(target, shown)  # again: anything planted while the page was written?
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return target

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._common import _class_names, _format_share, _positions, _proba, _require_matplotlib, _tabnet
+from ._common import (
+    _class_names,
+    _existing,
+    _format_share,
+    _positions,
+    _proba,
+    _require_matplotlib,
+    _tabnet,
+    _write_atomically,
+)
 from .intervals import _check_confidence, _check_count, _importances_from, _intervals_from
 from .masks import (
     _draw_importances,
@@ -284,10 +293,13 @@ def _write_html(
             "</body></html>",
         ]
     )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
-    return path.resolve()
+    return _write_atomically(path, page)
+
+
+def _check_path(path: str | Path) -> None:
+    """Refuse, before any drawing, a ``path`` that is a link or not a regular file (the
+    write checks again: something may be put there while the page is drawn)."""
+    _existing(Path(path), str(path))
 
 
 def feature_mask_report(
@@ -320,7 +332,11 @@ def feature_mask_report(
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data to report on (held-out data says most). DataFrame columns name the features.
     path : str or path-like
-        Where to write the HTML file (parent folders are created).
+        Where to write the HTML file (parent folders are created). The page is written to
+        a temporary file in that folder, then renamed over ``path``: it is written whole or
+        not at all, an existing regular file is replaced (its permissions kept), and a
+        symbolic link, a folder or any other file that is not a regular file found at
+        ``path`` is refused, never written through.
     y : array-like of shape (n_samples,), default=None
         True labels of ``X``; when given, the accuracy on ``X`` is reported.
     rows : sequence of int, default=None
@@ -344,13 +360,17 @@ def feature_mask_report(
     Returns
     -------
     pathlib.Path
-        The absolute path of the file written.
+        The absolute path of the file written (its folder without links, then the file
+        name).
 
     Raises
     ------
     ValueError
         When ``n_resamples`` or ``confidence`` is out of range, or ``data`` is not a
         sequence of pairs.
+    OSError
+        When the file cannot be written, or ``path`` is a symbolic link or not a regular
+        file (checked before drawing and again when writing); ``filename`` is ``path``.
 
     Examples
     --------
@@ -363,6 +383,7 @@ def feature_mask_report(
     """
     _require_matplotlib()
     data = _check_data(data)
+    _check_path(path)
     n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
     confidence = _check_confidence(confidence)
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
@@ -408,7 +429,11 @@ def probability_support_report(
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data to report on.
     path : str or path-like
-        Where to write the HTML file (parent folders are created).
+        Where to write the HTML file (parent folders are created). The page is written to
+        a temporary file in that folder, then renamed over ``path``: it is written whole or
+        not at all, an existing regular file is replaced (its permissions kept), and a
+        symbolic link, a folder or any other file that is not a regular file found at
+        ``path`` is refused, never written through.
     y : array-like of shape (n_samples,), default=None
         True labels of ``X``; when given, the accuracy on ``X`` is reported.
     rows : sequence of int, default=None
@@ -422,10 +447,20 @@ def probability_support_report(
     Returns
     -------
     pathlib.Path
-        The absolute path of the file written.
+        The absolute path of the file written (its folder without links, then the file
+        name).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is not a sequence of pairs.
+    OSError
+        When the file cannot be written, or ``path`` is a symbolic link or not a regular
+        file (checked before drawing and again when writing); ``filename`` is ``path``.
     """
     _require_matplotlib()
     data = _check_data(data)
+    _check_path(path)
     proba = _proba(clf, X)
     positions, labels = _positions(X, rows)
     est = clf[-1] if hasattr(clf, "steps") else clf
