@@ -31,7 +31,11 @@ class TrainedNetMixin:
 
     def _inference_threads(self, n_jobs: int | None, X) -> int:
         """torch threads for running the fitted network on ``X`` (validated) at the checked
-        ``n_jobs``: the work is the fitted network's, whatever sizes were set since fit."""
+        ``n_jobs``: the work is the fitted network's, whatever sizes were set since fit.
+
+        Capped at the available cores by :func:`~sk_entmax._threads.resolve_n_jobs`, which
+        warns when ``n_jobs`` asks for more: each public method resolves its count once (and
+        ``predict_proba`` reuses the count of :meth:`_scores`), so it warns once per call."""
         sizes = self.net_.get_params_for("module")
         return self._n_threads(n_jobs, sizes, X.shape[0], X.shape[1], self._n_outputs())
 
