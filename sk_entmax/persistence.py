@@ -18,10 +18,15 @@ simpler and leaves nothing to trust. An attribute that JSON cannot hold (a ``Ran
 as ``random_state``, a category of an unsupported type) is refused at save time with an
 error that names it, never written in a form that needs code to read.
 
-A hostile file cannot make :func:`load` allocate more than the file holds either: before
+A hostile file cannot make :func:`load` build more than the file holds either: before
 anything is built it checks the whole header (see :func:`load` for the list) against the
 tensors' names, shapes and dtypes, which safetensors reads without reading the tensors.
-Whatever is wrong, the error is a ``ValueError`` that says why.
+Every stored tensor must be named as one of the network's can be, every size in the header
+must be held by the stored tensors it sizes, and the network the header describes is first
+built as a skeleton on PyTorch's meta device (shapes, no memory), stopped as soon as it has
+more tensors than the file, and compared with the stored tensors. Whatever is wrong, the
+error is a ``ValueError`` that says why. :func:`save` writes only to a regular file or a new
+path, whole or not at all.
 
 The file keeps no device: tensors are stored on the CPU and :func:`load` puts them on the
 ``device`` it is given, so a model trained on a GPU loads on a CPU-only machine. The
@@ -46,11 +51,16 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import itertools
 import json
 import math
 import numbers
 import os
+import re
+import secrets
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -65,7 +75,6 @@ from torch.overrides import TorchFunctionMode
 from sk_entmax._classifier import BaseEntmaxClassifier
 from sk_entmax._device import resolve_device
 from sk_entmax._tabular import categorical_encoder, encoder_with_categories, same_categories
-from sk_entmax._training import _INIT_LOCK
 from sk_entmax._version import __version__
 from sk_entmax.entmax._checks import ALPHA
 from sk_entmax.entmax._checks import check as check_value
@@ -129,6 +138,13 @@ class _Attribute:
     required: bool | str = True
 
 
+#: how far a sum of fractions (feature_importances_) may be from 1: float64 rounding
+_SUM_RTOL = 1e-6
+#: how far ``alpha_`` and ``mask_alpha_`` may be from the alphas of the stored network: a
+#: learned alpha is float32 arithmetic, perhaps done on another device when it was fitted
+_ALPHA_RTOL = 1e-5
+
+
 def _size(sizes: Mapping[str, Any], entry: int | str | None) -> int | None:
     return sizes[entry] if isinstance(entry, str) else entry
 
@@ -178,10 +194,12 @@ def _array(
     equals: str | None = None,
     unique: bool = False,
     strings: bool = False,
+    total: float | None = None,
     required: bool | str = True,
 ) -> _Attribute:
     """An ndarray of a dtype kind in ``kinds`` whose shape matches ``shape``, each entry an
-    int, the name of a network argument, or None (any length)."""
+    int, the name of a network argument, or None (any length); with ``total``, its values
+    sum to that (within float64 rounding)."""
 
     def check(value, sizes, fitted):
         if not isinstance(value, np.ndarray):
@@ -206,6 +224,10 @@ def _array(
             raise _Invalid("it repeats a value")
         if equals is not None and value.tolist() != list(sizes[equals]):
             raise _Invalid(f"it does not match the network's {equals} = {sizes[equals]}")
+        if total is not None and not math.isclose(
+            float(value.sum()), total, rel_tol=_SUM_RTOL, abs_tol=_SUM_RTOL
+        ):
+            raise _Invalid(f"it sums to {float(value.sum())!r}, not {total!r}")
         return value
 
     return _Attribute(check, required)
@@ -306,7 +328,7 @@ def _missing_features() -> _Attribute:
 # add one line, e.g. "coef_": _array("f", ("n_outputs", "n_features")).
 _COMMON_FITTED: dict[str, _Attribute] = {
     "n_features_in_": _integer(1, equals="n_features"),
-    "feature_names_in_": _array("O", ("n_features",), strings=True, required=False),
+    "feature_names_in_": _array("O", ("n_features",), strings=True, unique=True, required=False),
     "classes_": _array("biufUO", ("n_outputs",), unique=True),
     "multilabel_": _boolean(),
     "_y_dtype": _dtype_of("biufO", required="multilabel_"),
@@ -321,7 +343,7 @@ _TABNET_FITTED: dict[str, _Attribute] = {
     "_encoder": _encoder(),
     "missing_features_": _missing_features(),
     "mask_alpha_": _array("f", ("n_steps",), low=1.0, high=2.0),
-    "feature_importances_": _array("f", ("n_features",), low=0.0),
+    "feature_importances_": _array("f", ("n_features",), low=0.0, total=1.0),
 }
 _FITTED: dict[str, dict[str, _Attribute]] = {
     "EntmaxClassifier": _LINEAR_FITTED,
@@ -460,7 +482,12 @@ def _array_from(dtype: np.dtype, shape: Any, values: Any, where: str) -> np.ndar
             out[:] = values
     except (OverflowError, ValueError, TypeError) as error:
         raise _Invalid(f"{where}: the values do not fit dtype {dtype}: {error}") from None
-    return out.reshape(shape)
+    try:  # an empty array may still claim dimensions numpy cannot hold
+        return out.reshape(shape)
+    except ValueError as error:
+        raise _Invalid(
+            f"{where}: shape {tuple(shape)} is not one numpy can hold ({error})"
+        ) from None
 
 
 def _decode(value: Any, where: str, depth: int = 0) -> Any:
@@ -593,10 +620,27 @@ def _decode_encoder(value: dict, where: str, depth: int) -> _SavedEncoder:
 
 
 # --------------------------------------------------------------------------- network checks
+#
+# A network's size is in its arguments (n_d, n_steps, n_features, ...), its memory in the
+# tensors they make. Before it builds anything, load checks both against what the file
+# holds, from the tensors' names and shapes alone (safetensors reads them without reading the
+# tensors):
+#
+# 1. names: every stored tensor (and alias) must be named as a tensor of a network of that
+#    class can be (_NETWORKS[...].names): an extra tensor is refused before it can lend its
+#    shape to a size;
+# 2. arguments: each must be one the class takes, a plain value, and every int that sizes a
+#    tensor at most what the stored tensors hold for it: the extent of an axis of the
+#    non-empty tensors it sizes (n_d: the final layer's input width), or how many tensors it
+#    makes (n_steps: one attention layer per step); so a size of N needs at least N stored
+#    values, never an empty tensor of shape [N, 0];
+# 3. skeleton: the network the arguments describe is built on PyTorch's meta device (shapes
+#    only, no memory), and stopped as soon as it makes more tensors than the file holds
+#    (stored ones and aliases, and _SKELETON_SLACK): its Python modules come with their
+#    tensors, so the build is as small as the file, whatever the arguments multiply
+#    (n_steps times n_independent);
+# 4. the skeleton's tensors must be the stored ones, name for name, shape for shape.
 
-#: network arguments that size no tensor; any other int must not exceed the largest
-#: dimension of the stored tensors, or their number
-_UNSIZED_ARGUMENTS = frozenset({"virtual_batch_size"})
 _MAX_INT = 2**31 - 1
 _TORCH_DTYPES = {
     "F64": torch.float64,
@@ -612,20 +656,172 @@ _TORCH_DTYPES = {
 }
 _WEIGHT_DTYPES = (torch.float32, torch.float64)
 _LAYER_FACTORIES = frozenset({torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor})
+#: the skeleton may make this many tensors beyond the file's (stored and aliased), so that a
+#: file that lacks a few is told which
+_SKELETON_SLACK = 64
+_INDEX = re.compile("[0-9]+")
+
+
+def _form(name: str) -> str:
+    """A tensor name with each index as ``<i>``: ``layers.2.weight`` -> ``layers.<i>.weight``."""
+    return _INDEX.sub("<i>", name)
+
+
+def _forms(*templates: str) -> frozenset[str]:
+    """Every name form the templates stand for, each ``(a|b)`` in a template being either."""
+    out: set[str] = set()
+    for template in templates:
+        parts = re.split(r"\(([^()]*)\)", template)  # literal, choices, literal, ...
+        choices = [[p] if i % 2 == 0 else p.split("|") for i, p in enumerate(parts)]
+        out.update("".join(pick) for pick in itertools.product(*choices))
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class _Extent:
+    """How far the stored tensors of one name form (or of one name) let a network argument
+    go.
+
+    With ``axis``: the largest extent of that axis among the non-empty stored tensors of the
+    form (an empty tensor holds nothing, whatever its shape says). Without: how many tensors
+    of the form are stored, less ``less``. ``absent`` is the extent when the file stores no
+    tensor of the form (an argument that then sizes nothing, such as ``cat_emb_dims``
+    without categorical columns); None refuses every size.
+    """
+
+    form: str
+    axis: int | None = None
+    less: int = 0
+    absent: int | None = None
+
+    def of(self, shapes: Mapping[str, list[tuple[int, ...]]]) -> int:
+        found = shapes.get(self.form, [])
+        if not found and self.absent is not None:
+            return self.absent
+        if self.axis is None:
+            return max(len(found) - self.less, 0)
+        return max((s[self.axis] for s in found if len(s) > self.axis and math.prod(s)), default=0)
+
+    def describe(self, shapes: Mapping[str, list[tuple[int, ...]]]) -> str:
+        if self.axis is None:
+            less = f" less {self.less}" if self.less else ""
+            return f"the {len(shapes.get(self.form, []))} stored tensors {self.form}{less}"
+        extent = self.of(shapes)
+        if not extent:
+            return f"0: the file stores no non-empty {self.form}"
+        return f"{extent}, the extent of axis {self.axis} of the stored {self.form}"
+
+
+@dataclass(frozen=True)
+class _Argument:
+    """One network argument: ``kind`` (int, ints, int or ints, real, reals or None, bool,
+    str), and for ints what bounds each (``each``; None: any int up to 2**31 - 1) and the
+    number of entries of a sequence (``length``)."""
+
+    kind: str
+    each: _Extent | None = None
+    length: _Extent | None = None
+
+
+@dataclass(frozen=True)
+class _Network:
+    """What load knows of a network class: the forms of its tensors' names, its arguments."""
+
+    names: frozenset[str]
+    arguments: dict[str, _Argument]
+
+
+_REAL, _BOOL, _STR = _Argument("real"), _Argument("bool"), _Argument("str")
+_BN = "(weight|bias|running_mean|running_var)"
+_WIDTH = _Extent("tabnet.initial_bn.weight", axis=0)  # the post-embedding width
+_EMBEDDINGS = _Extent("tabnet.embeddings.<i>.weight")
+_NETWORKS: dict[str, _Network] = {
+    "EntmaxLinearNet": _Network(
+        names=_forms("layers.<i>.(weight|bias)", "head.alpha_map.alpha_raw"),
+        arguments={
+            "n_features": _Argument("int", _Extent("layers.0.weight", axis=1)),
+            "n_outputs": _Argument("int", _Extent("layers.<i>.weight", axis=0)),
+            "hidden_layer_sizes": _Argument(
+                "ints",
+                _Extent("layers.<i>.weight", axis=0),
+                length=_Extent("layers.<i>.weight", less=1),
+            ),
+            "alpha": _REAL,
+            "learn_alpha": _BOOL,
+        },
+    ),
+    "TabNetClassifierNet": _Network(
+        names=_forms(
+            f"tabnet.initial_bn.({_BN[1:-1]}|num_batches_tracked)",
+            "tabnet.shared.<i>.weight",
+            "tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.fc.weight",
+            f"tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.bn.{_BN}",
+            "tabnet.attentive_transformers.<i>.fc.weight",
+            f"tabnet.attentive_transformers.<i>.bn.{_BN}",
+            "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
+            "tabnet.embeddings.<i>.weight",
+            "tabnet.final_mapping.(weight|bias)",
+        ),
+        arguments={
+            "lambda_sparse": _REAL,
+            "alpha": _REAL,
+            "n_features": _Argument("int", _WIDTH),
+            "n_outputs": _Argument("int", _Extent("tabnet.final_mapping.weight", axis=0)),
+            "n_d": _Argument("int", _Extent("tabnet.final_mapping.weight", axis=1)),
+            "n_a": _Argument("int", _Extent("tabnet.attentive_transformers.<i>.fc.weight", 1)),
+            "n_steps": _Argument("int", _Extent("tabnet.attentive_transformers.<i>.fc.weight")),
+            "gamma": _REAL,
+            # the shared and independent GLU layers: a batch norm each
+            "n_independent": _Argument(
+                "int", _Extent("tabnet.initial_splitter.layers.<i>.bn.weight")
+            ),
+            "n_shared": _Argument("int", _Extent("tabnet.shared.<i>.weight")),
+            "virtual_batch_size": _Argument("int"),  # sizes no tensor
+            "momentum": _REAL,
+            "entmax_mode": _STR,
+            "entmax_alpha": _REAL,
+            "cat_idxs": _Argument("ints", _WIDTH, length=_EMBEDDINGS),
+            "cat_dims": _Argument(
+                "ints", _Extent("tabnet.embeddings.<i>.weight", axis=0), length=_EMBEDDINGS
+            ),
+            "cat_emb_dims": _Argument(
+                "int or ints",
+                _Extent("tabnet.embeddings.<i>.weight", axis=1, absent=_MAX_INT),
+                length=_EMBEDDINGS,
+            ),
+            "missing_idxs": _Argument("ints", _WIDTH, length=_WIDTH),
+            "missing_fill": _Argument("reals or None", length=_WIDTH),
+        },
+    ),
+}
 
 
 class _Skeleton(TorchFunctionMode):
-    """Build a network's skeleton: every shape, no memory.
+    """Build a network's skeleton: every shape, no memory, at most ``limit`` tensors.
 
-    torch.nn layers allocate their parameters and buffers with factory calls given
-    ``device=None`` explicitly (their ``factory_kwargs``); those go on the meta device, which
-    records shapes and dtypes and allocates nothing. Other calls (a network's own small
-    index tensors) run as usual.
+    Entered inside ``torch.device("meta")``, which puts every tensor the network makes on
+    the meta device: it records shapes and dtypes and allocates nothing. torch.nn layers
+    make their parameters and buffers with factory calls given ``device=None`` explicitly
+    (their ``factory_kwargs``; :class:`~sk_entmax.nn.tabnet.GhostBatchNorm` does the same):
+    each such call is one tensor of the network's state, and the build stops with
+    :class:`_Invalid` at the first beyond ``limit``.
     """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self.made = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in _LAYER_FACTORIES and "device" in kwargs and kwargs["device"] is None:
+            self.made += 1
+            if self.made > self.limit:
+                raise _Invalid(
+                    "the network arguments describe far more tensors than the file holds "
+                    f"(stored and aliased, {self.limit - _SKELETON_SLACK}): the network is "
+                    "not the one stored"
+                )
             kwargs = {**kwargs, "device": "meta"}
         return func(*args, **kwargs)
 
@@ -634,33 +830,89 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def _check_arguments(kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]:
-    """The network's keyword arguments: plain values, every size within the tensors'."""
+def _check_names(module_name: str, stored: Mapping[str, tuple], aliases: Any) -> None:
+    """Every stored tensor and alias named as a tensor of a ``module_name`` can be."""
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+    ):
+        raise _Invalid("the tensor aliases are not a mapping of names to names")
+    names = _NETWORKS[module_name].names
+
+    def known(name: str) -> bool:
+        return "<" not in name and _form(name) in names
+
+    unknown = sorted(name for name in stored if not known(name))
+    if unknown:
+        raise _Invalid(
+            f"the file holds {len(unknown)} tensor(s) no {module_name} has (not read): "
+            f"{unknown[:5]}"
+        )
+    unknown = sorted({n for pair in aliases.items() for n in pair if not known(n)})
+    if unknown:
+        raise _Invalid(f"aliases name tensors no {module_name} has: {unknown[:5]}")
+
+
+def _is_real(value: Any) -> bool:
+    return (_is_int(value) and abs(value) <= _MAX_INT) or (
+        isinstance(value, float) and math.isfinite(value)
+    )
+
+
+def _of_kind(kind: str, value: Any, items: list) -> bool:
+    """Whether ``value`` (``items``: its entries, or itself) is of an argument ``kind``."""
+    sequence = isinstance(value, (list, tuple))
+    if kind == "int":
+        return _is_int(value)
+    if kind == "ints":
+        return sequence and all(_is_int(v) for v in items)
+    if kind == "int or ints":
+        return all(_is_int(v) for v in items)
+    if kind == "real":
+        return _is_real(value)
+    if kind == "reals or None":
+        return value is None or (sequence and all(_is_real(v) for v in items))
+    return isinstance(value, {"bool": bool, "str": str}[kind])
+
+
+def _check_arguments(module_name: str, kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]:
+    """The network's keyword arguments: ones a ``module_name`` takes, each a plain value of
+    its kind, every size within what the stored tensors hold for it."""
     if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
         raise _Invalid("the network arguments are not a mapping of names to values")
-    bound = max([len(stored), *(d for shape, _ in stored.values() for d in shape)])
+    arguments = _NETWORKS[module_name].arguments
+    unknown = sorted(set(kwargs) - set(arguments))
+    if unknown:
+        raise _Invalid(f"network arguments {unknown[:5]} are not ones a {module_name} takes")
+    shapes: dict[str, list[tuple[int, ...]]] = {}  # by name form, and by indexed name
+    for name, (shape, _) in stored.items():
+        form = _form(name)
+        shapes.setdefault(form, []).append(shape)
+        if form != name:
+            shapes.setdefault(name, []).append(shape)
 
-    def check(name: str, value: Any, nested: bool = False) -> None:
-        if isinstance(value, (list, tuple)) and not nested:
-            for item in value:
-                check(name, item, nested=True)
-        elif isinstance(value, bool) or value is None or isinstance(value, str):
-            pass
-        elif _is_int(value):
-            limit = _MAX_INT if name in _UNSIZED_ARGUMENTS else bound
-            if abs(value) > limit:
-                raise _Invalid(
-                    f"network argument {name} = {value} exceeds every size of the stored "
-                    f"tensors (the largest is {bound}): the network is not the one stored"
-                )
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                raise _Invalid(f"network argument {name} = {value} is not finite")
-        else:
-            raise _Invalid(f"network argument {name} = {value!r} is not a plain value")
+    def bounded(name: str, value: int, extent: _Extent | None, what: str = "") -> None:
+        limit = _MAX_INT if extent is None else min(extent.of(shapes), _MAX_INT)
+        if abs(value) > limit:
+            bound = "2**31 - 1" if extent is None else extent.describe(shapes)
+            raise _Invalid(
+                f"network argument {name}{what} = {value} exceeds {bound}: the network is "
+                "not the one stored"
+            )
 
     for name, value in kwargs.items():
-        check(name, value)
+        spec = arguments[name]
+        sequence = isinstance(value, (list, tuple))
+        items = list(value) if sequence else [value]
+        if not _of_kind(spec.kind, value, items):
+            raise _Invalid(f"network argument {name} = {value!r} is not {spec.kind}")
+        if sequence and spec.length is not None and len(items) > spec.length.of(shapes):
+            raise _Invalid(
+                f"network argument {name} has {len(items)} entries, more than "
+                f"{spec.length.describe(shapes)}: the network is not the one stored"
+            )
+        if spec.kind.startswith("int"):
+            for i, item in enumerate(items):
+                bounded(name, item, spec.each, f"[{i}]" if sequence else "")
     if "alpha" in kwargs:
         try:
             check_value("alpha", kwargs["alpha"], ALPHA)
@@ -669,16 +921,15 @@ def _check_arguments(kwargs: Any, stored: Mapping[str, tuple]) -> dict[str, Any]
     return kwargs
 
 
-def _skeleton_state(module_cls: type, kwargs: dict[str, Any]) -> dict[str, tuple]:
-    """Name -> (shape, dtype) of the network ``kwargs`` build, built without memory."""
+def _skeleton(module_cls: type, kwargs: dict[str, Any], limit: int) -> torch.nn.Module:
+    """The network ``kwargs`` build, on the meta device, with at most ``limit`` tensors."""
     try:
-        with _Skeleton():
-            skeleton = module_cls(**kwargs)
-    except (TypeError, ValueError, RuntimeError, IndexError) as error:
+        with torch.device("meta"), _Skeleton(limit):
+            return module_cls(**kwargs)
+    except (TypeError, ValueError, RuntimeError, IndexError, OverflowError) as error:
         raise _Invalid(
             f"the network arguments do not build a {module_cls.__name__}: {error}"
         ) from None
-    return {name: (tuple(t.shape), t.dtype) for name, t in skeleton.state_dict().items()}
 
 
 def _match_tensors(
@@ -824,7 +1075,9 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         A fitted estimator of this package (not a subclass: :func:`load` only builds the
         classes it knows).
     path : str or os.PathLike
-        The file to write (conventionally ``*.safetensors``); overwritten if it exists.
+        The file to write (conventionally ``*.safetensors``): a new path, or a regular file,
+        which is replaced (through a symbolic link: the file the link names, the link
+        stays). Nothing else is written to, see Raises.
 
     Raises
     ------
@@ -835,6 +1088,24 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         message names it.
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
+    IsADirectoryError
+        If ``path`` is a directory, or a symbolic link to one.
+    OSError
+        If ``path`` is neither a regular file nor a new path: a fifo, a character or block
+        device (``/dev/null``), a socket, or a symbolic link to one of those. This is
+        checked before anything is written, and again just before the file is replaced;
+        nothing is written to such a path, and it is left as it was. Also if the file
+        cannot be written (a missing or read-only folder, a full disk, ...), safetensors'
+        own errors included. Every such error names ``path``, and leaves the file at
+        ``path``, if any, as it was.
+
+    Notes
+    -----
+    The file is written whole or not at all: into a new file in the same folder
+    (``.<name>.<random>.tmp``), flushed to disk, then moved over ``path`` in one step
+    (:func:`os.replace`), so a reader never sees half a file and a failed save leaves the
+    old one; saving needs permission to create files in that folder. A file replaced keeps
+    its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
     classes = _estimator_classes()
     name = type(estimator).__name__
@@ -844,6 +1115,8 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
             "for other objects (a pipeline, a subclass)"
         )
     check_is_fitted(estimator)
+    target = os.fspath(path)
+    _save_target(target)  # refuse a fifo, a device, ... before any work
     net = estimator.net_
     module_name = type(net.module_).__name__
     if _module_classes().get(module_name) is not type(net.module_):
@@ -893,7 +1166,80 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     tensors, aliases = _state_tensors(net.module_)
     header["net"]["aliases"] = aliases
     metadata = {_METADATA_KEY: json.dumps(header, allow_nan=False)}
-    _safetensors().torch.save_file(tensors, os.fspath(path), metadata=metadata)
+    _write_file(target, tensors, metadata)
+
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def _save_target(path: str) -> tuple[str, int | None]:
+    """The file :func:`save` writes for ``path`` (the file a symbolic link names), with the
+    permission bits it is to keep (None for a new file); refuses anything but a regular file
+    or a new path with an OSError naming ``path``."""
+    try:
+        info = os.stat(path)  # follows symbolic links: what the path names is what counts
+    except FileNotFoundError:
+        return os.path.realpath(path), None
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(
+            errno.EISDIR, "is a directory; save writes a file (give a file name)", path
+        )
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((k for test, k in _FILE_KINDS if test(info.st_mode)), "special file")
+        raise OSError(
+            errno.EINVAL,
+            f"is a {kind}, not a regular file; save replaces a regular file or writes a new "
+            "one, nothing else",
+            path,
+        )
+    return os.path.realpath(path), stat.S_IMODE(info.st_mode)
+
+
+def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> None:
+    """Write the safetensors file for ``path`` whole or not at all (see :func:`save`)."""
+    st = _safetensors()
+    real, mode = _save_target(path)
+    folder, base = os.path.split(real)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(temporary, flags, 0o666)  # the mode open() gives, under the umask
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise type(error)(
+                error.errno, f"cannot create a file beside it ({error.strerror})", path
+            ) from None
+        break
+    try:
+        try:
+            created = stat.S_IMODE(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
+        try:
+            st.torch.save_file(tensors, temporary, metadata=metadata)
+        except st.SafetensorError as error:
+            raise OSError(errno.EIO, f"the file could not be written ({error})", path) from None
+        # the mode of the file replaced, or of a new file; safetensors may have made the
+        # temporary file anew, with its own
+        os.chmod(temporary, created if mode is None else mode)
+        fd = os.open(temporary, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _save_target(path)  # what the path names now, just before it is replaced
+        os.replace(temporary, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
@@ -952,7 +1298,7 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     """Read an estimator written by :func:`save`; reads data only and runs no code from it.
 
     Before it builds anything, ``load`` checks the whole file, and refuses it with a
-    ``ValueError`` saying why when:
+    ``ValueError`` reading ``cannot load <path>: <why>`` when, in this order:
 
     - it is not a safetensors file, or one :func:`save` did not write;
     - its header is not JSON, has entries a model file does not have, lacks some, or nests
@@ -960,19 +1306,44 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     - its ``format_version`` is not an int from 1 to :data:`FORMAT_VERSION`;
     - it names an estimator or a network this package does not have, or a network the
       estimator does not train;
+    - a stored tensor, or a tensor alias, is named as no tensor of that network class can
+      be (``x``; ``layers.0.weight`` in a TabNet): checked from the names alone, first;
+    - a network argument is not one that network takes, or not a plain value of its kind
+      (an int, a list of ints, a finite number, ...), an int in it exceeds 2**31 - 1, or an
+      int that sizes tensors exceeds what the stored tensors hold for it: the extent of an
+      axis of the non-empty stored tensors it sizes (``n_d`` is at most the input width of
+      the stored ``tabnet.final_mapping.weight``, ``n_features`` the stored input width; an
+      empty tensor of shape ``[N, 0]`` holds no size) or the number of stored tensors it
+      makes (``n_steps`` is at most the number of stored attention layers
+      ``tabnet.attentive_transformers.<i>.fc.weight``; the length of ``cat_idxs`` the
+      number of stored embeddings);
+    - the network the arguments describe is not the one stored: it is built on PyTorch's
+      meta device (shapes only, no memory), and stopped once it has more tensors than the
+      file stores and aliases (and a few, to name the missing ones); each of its tensors
+      must be stored under its name, with its shape and dtype (nothing is cast: float
+      weights are float32 or float64, as the network that estimator builds holds them), and
+      no other tensor may be stored (none is read);
     - a parameter is not one of the estimator's ``get_params()`` names (or one is missing),
       or its value is not a plain number, string, list or dict, or not one ``fit`` accepts
       (the message is ``fit``'s, after ``cannot load <path>:``);
-    - a network argument is not a plain value, or a size in it exceeds the stored tensors':
-      the network the header describes is built on PyTorch's meta device (shapes only, no
-      memory) and each of its tensors must be stored under its name, with its shape and
-      dtype (nothing is cast: float weights are float32 or float64, as the network that
-      estimator builds holds them), and no other tensor may be stored (none is read);
+    - an array in the parameters or fitted attributes claims a shape numpy cannot hold (an
+      empty array of shape ``[0, 2**63]``), or does not fit its dtype;
     - a fitted attribute is not one the estimator documents, a required one is missing, or
       one has the wrong type, dtype or shape (``classes_`` must have one entry per network
       output, ``n_features_in_`` must be the network's input width, ...), an array's dtype
-      is not plain or is wider than its values;
-    - a stored weight is NaN or infinite.
+      is not plain or is wider than its values, ``feature_names_in_`` repeats a name, or
+      ``feature_importances_`` are not finite, non-negative numbers summing to 1 (within
+      float64 rounding);
+    - then, the stored tensors read: a stored weight is NaN or infinite, or ``alpha_`` or
+      ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
+      learned one computed from its stored tensor), within float32 rounding (a relative
+      1e-5: a learned alpha may have been computed on another device).
+
+    So what a file makes ``load`` allocate before it is refused, or before the network is
+    built, is the header parsed (the JSON's values as Python objects, the tensors' names and
+    shapes), a skeleton with no more modules and (meta) tensors than the file has tensors,
+    and, once every check but the last has passed, the stored tensors; the network then
+    built holds exactly the stored tensors.
 
     Parameters
     ----------
@@ -997,10 +1368,11 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
 
     Notes
     -----
-    The network's weights are initialised (then overwritten) under the lock ``fit`` takes on
-    torch's global generator, whose state ``load`` leaves as it found it: a load running
-    next to fits in other threads changes neither their results nor the caller's seeded
-    random numbers.
+    The skeleton is built on the meta device and draws no random numbers; the network is
+    then initialised as ``fit`` initialises one (its initial weights, overwritten by the
+    stored ones, leave torch's global generator as ``load`` found it): a load running next to
+    fits in other threads changes neither their results nor the caller's seeded random
+    numbers.
     """
     device = resolve_device(device)
     st = _safetensors()
@@ -1015,8 +1387,18 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
             stored = _stored_tensors(handle)
             header = _parse_header(metadata[_METADATA_KEY])
             checked = _check_header(header, stored)
-            estimator, module_cls, kwargs, source, fitted, history = checked
+            estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
             tensors = {key: handle.get_tensor(key) for key in sorted(set(source.values()))}
+            for key, tensor in tensors.items():
+                if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                    raise _Invalid(
+                        f"tensor {key} holds values that are not finite (NaN or infinity); "
+                        "the saved network had diverged or the file was altered"
+                    )
+            with torch.no_grad():
+                state = {key: tensors[src] for key, src in source.items()}
+                skeleton.load_state_dict(state, assign=True)
+            _check_alphas(fitted, skeleton)
     except _Invalid as error:
         raise ValueError(f"cannot load {name!r}: {error}") from None
     except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
@@ -1025,12 +1407,6 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
         ) from None
     except st.SafetensorError as error:
         raise ValueError(f"cannot load {name!r}: not a safetensors file ({error})") from None
-    for key, tensor in tensors.items():
-        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            raise ValueError(
-                f"cannot load {name!r}: tensor {key} holds values that are not finite (NaN "
-                "or infinity); the saved network had diverged or the file was altered"
-            )
     spec = header["net"]
     # initialised under fit's lock: the draws (overwritten below) never interleave with a
     # fit's seeded ones in another thread, and the global generator is left as found
@@ -1066,10 +1442,14 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
     batch_size = spec["batch_size"]
     if not _is_int(batch_size) or not 1 <= batch_size <= _MAX_INT:
         raise _Invalid(f"batch size {batch_size!r} is not a positive int")
-    kwargs = _check_arguments(_decode(spec["module_kwargs"], "network arguments"), stored)
-    with _INIT_LOCK, torch.random.fork_rng(devices=[]):
-        expected = _skeleton_state(module_cls, kwargs)
-    source = _match_tensors(expected, stored, spec["aliases"], trains)
+    aliases = spec["aliases"]
+    _check_names(trains, stored, aliases)
+    kwargs = _decode(spec["module_kwargs"], "network arguments")
+    kwargs = _check_arguments(trains, kwargs, stored)
+    # on the meta device: no memory, and no draw from any generator (nothing to lock or fork)
+    skeleton = _skeleton(module_cls, kwargs, len(stored) + len(aliases) + _SKELETON_SLACK)
+    expected = {name: (tuple(t.shape), t.dtype) for name, t in skeleton.state_dict().items()}
+    source = _match_tensors(expected, stored, aliases, trains)
     estimator = cls(**_check_params(cls, header["params"]))
     try:  # each value against its constraint, as fit checks it
         estimator._checked(*estimator._constraints)
@@ -1077,4 +1457,27 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
         raise _Invalid(str(error)) from None
     fitted = _check_fitted(name, header["fitted"], kwargs)
     history = _check_history(_decode(spec["history"], "history"))
-    return estimator, module_cls, kwargs, source, fitted, history
+    return estimator, module_cls, kwargs, source, fitted, history, skeleton
+
+
+def _check_alphas(fitted: dict[str, Any], skeleton: torch.nn.Module) -> None:
+    """``alpha_`` and ``mask_alpha_`` against the alphas of the network: the skeleton, its
+    stored tensors assigned (a learned alpha is a function of one of them)."""
+    alpha = skeleton.alpha
+    if isinstance(alpha, torch.Tensor):
+        alpha = float(alpha.detach())
+    if not math.isclose(fitted["alpha_"], alpha, rel_tol=_ALPHA_RTOL):
+        raise _Invalid(
+            f"fitted attribute alpha_: {fitted['alpha_']!r} does not match the network's "
+            f"alpha = {alpha!r}"
+        )
+    if "mask_alpha_" in fitted:
+        masks = skeleton.tabnet.mask_alphas()
+        if not all(
+            math.isclose(a, b, rel_tol=_ALPHA_RTOL)
+            for a, b in zip(fitted["mask_alpha_"].tolist(), masks, strict=True)
+        ):
+            raise _Invalid(
+                f"fitted attribute mask_alpha_: {fitted['mask_alpha_'].tolist()} does not "
+                f"match the network's mask alphas {masks}"
+            )

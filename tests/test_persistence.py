@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
+import stat
 import subprocess
 import sys
 
@@ -322,6 +324,7 @@ def saved(tmp_path_factory):
         ),
         ("multilabel", CASES["sparsemax-multilabel"]),
         ("tabnet", CASES["tabnet-categorical-adaptive"]),
+        ("learned", CASES["entmax-strings-hidden-learned"]),
     ]:
         clf = make().set_params(max_epochs=2).fit(X, y)
         path = folder / f"{name}.safetensors"
@@ -650,31 +653,19 @@ def test_load_refuses_extra_and_missing_tensors_without_reading_them(saved, tmp_
         load(_write_edited(tmp_path, header, missing, "missing.safetensors"))
 
 
-# 5. load and threads: the initialisation lock, the global generator left alone
+# 5. load and threads: the global generator left alone
 
 
-def test_load_initialises_under_the_fit_lock_and_keeps_the_global_generator(
-    saved, tmp_path, monkeypatch
-):
-    from sk_entmax import _training
-
+def test_load_keeps_the_global_generator(saved, tmp_path):
+    """The skeleton draws nothing (meta device) and the network is initialised as fit
+    initialises one: the caller's seeded random numbers are those it would have drawn."""
     clf, X, header, tensors = saved["tabnet"]
     path = _write_edited(tmp_path, header, tensors)
-    held = []
-    original = torch.nn.init.kaiming_uniform_
-
-    def spy(tensor, *args, **kwargs):
-        if tensor.device.type != "meta":  # a real draw from the global generator
-            held.append(_training._INIT_LOCK.locked())
-        return original(tensor, *args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.init, "kaiming_uniform_", spy)
     torch.manual_seed(7)
     expected = torch.rand(4)
     torch.manual_seed(7)
     restored = load(path)
     assert torch.equal(torch.rand(4), expected)
-    assert held and all(held)
     np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
 
 
@@ -694,3 +685,178 @@ def test_a_bad_parameter_in_a_file_reads_cannot_load(saved, tmp_path, name, valu
 def test_a_directory_reads_as_a_directory(tmp_path):
     with pytest.raises(IsADirectoryError, match="directory"):
         load(tmp_path)
+
+
+# --------------------------------------------------------------------------- fitted attributes
+# against the network: what the stored tensors and network arguments make of them
+
+
+def _floats(*values):
+    return {"__ndarray__": "<f8", "shape": [len(values)], "values": list(values)}
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "value", "match"),
+    [
+        ("linear", "alpha_", 1.7, r"alpha_.*1\.5"),  # a fixed alpha of 1.5
+        ("learned", "alpha_", 1.9, "alpha_"),  # a learned one: the stored tensor's
+        ("tabnet", "alpha_", 2.0, "alpha_"),
+        ("tabnet", "mask_alpha_", _floats(1.2, 1.9), "mask_alpha_"),
+        ("tabnet", "feature_importances_", _floats(*[0.2] * 6), "feature_importances_.*sum"),
+        ("tabnet", "feature_importances_", _floats(*[0.5] + [0.1] * 4 + [0.0]), "sum"),
+        (
+            "tabnet",
+            "feature_importances_",
+            _floats(*[1.0] + [0.0] * 4 + [{"__float__": "nan"}]),
+            "feature_importances_",
+        ),
+        (
+            "tabnet",
+            "feature_names_in_",
+            {"__ndarray__": "|O", "shape": [6], "values": ["a", "a", "b", "c", "d", "e"]},
+            "feature_names_in_.*repeat",
+        ),
+    ],
+    ids=[
+        "alpha-fixed",
+        "alpha-learned",
+        "alpha-tabnet",
+        "mask-alpha",
+        "importances-sum",
+        "importances-sum-below",
+        "importances-nan",
+        "names-repeated",
+    ],
+)
+def test_load_checks_fitted_attributes_against_the_network(
+    saved, tmp_path, kind, name, value, match
+):
+    header, tensors = _edit(saved, kind, _set(("fitted", name), value))
+    with pytest.raises(ValueError, match=rf"^cannot load .*{match}"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+def test_a_learned_alpha_is_checked_within_float32_rounding(saved, tmp_path):
+    clf, _, header, tensors = saved["learned"]
+    assert isinstance(clf.net_.module_.alpha, torch.Tensor)
+    close = float(np.nextafter(np.float32(clf.alpha_), np.float32(3.0)))  # one float32 ulp
+    header, tensors = _edit(saved, "learned", _set(("fitted", "alpha_"), close))
+    assert load(_write_edited(tmp_path, header, tensors)).alpha_ == close
+
+
+@pytest.mark.parametrize("shape", [[0, 2**63], [0, 2**62, 4], [0, 2**31 - 1, 2**31 - 1, 2**31]])
+def test_an_array_shape_numpy_cannot_hold_reads_cannot_load(saved, tmp_path, shape):
+    header, tensors = _edit(
+        saved,
+        "linear",
+        _set(("fitted", "classes_"), {"__ndarray__": "<i8", "shape": shape, "values": []}),
+    )
+    with pytest.raises(ValueError, match=r"^cannot load .*classes_"):
+        load(_write_edited(tmp_path, header, tensors))
+
+
+# --------------------------------------------------------------------------- save's target
+
+
+@pytest.fixture(scope="module")
+def small():
+    return EntmaxClassifier(max_epochs=2).fit(X_IRIS, Y_IRIS)
+
+
+def _refuse_fifo(clf, fifo):
+    """save(clf, fifo) must raise an OSError naming it and leave it a fifo."""
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that no writer could block
+    try:
+        with pytest.raises(OSError, match=re.escape(os.path.basename(fifo))) as raised:
+            save(clf, fifo)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    return raised.value
+
+
+def test_save_refuses_a_fifo_and_leaves_it_as_it_was(small, tmp_path):
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    error = _refuse_fifo(small, fifo)
+    assert "regular file" in str(error)
+    assert os.listdir(tmp_path) == ["pipe.safetensors"]  # no temporary file left behind
+
+
+def test_save_refuses_a_symlink_to_a_fifo(small, tmp_path):
+    fifo, link = tmp_path / "pipe", tmp_path / "model.safetensors"
+    os.mkfifo(fifo)
+    link.symlink_to(fifo)
+    _refuse_fifo(small, link)
+    assert link.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["model.safetensors", "pipe"]
+
+
+def test_save_refuses_a_directory_with_an_oserror(small, tmp_path):
+    folder = tmp_path / "model.safetensors"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match=r"model\.safetensors"):
+        save(small, folder)
+    assert folder.is_dir() and not any(folder.iterdir())
+    assert os.listdir(tmp_path) == ["model.safetensors"]
+
+
+def test_save_refuses_device_files(small, tmp_path):
+    """Only once a fifo is refused (so a broken save cannot get this far): character devices
+    such as /dev/null and /dev/full are refused before anything is written, and stay
+    devices (save as root used to replace them with a regular file)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    _refuse_fifo(small, fifo)
+    devices = [d for d in ("/dev/null", "/dev/full") if os.path.exists(d)]
+    devices = [d for d in devices if stat.S_ISCHR(os.stat(d).st_mode)]
+    if not devices:
+        pytest.skip("no /dev/null or /dev/full character device here")
+    for device in devices:
+        with pytest.raises(OSError, match=device):
+            save(small, device)
+        assert stat.S_ISCHR(os.stat(device).st_mode), device
+
+
+def test_save_through_a_symlink_writes_the_file_it_names(small, tmp_path):
+    target, link = tmp_path / "real.safetensors", tmp_path / "link.safetensors"
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    save(small, link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    np.testing.assert_array_equal(load(target).predict_proba(X_IRIS), small.predict_proba(X_IRIS))
+
+
+def test_a_failed_save_raises_oserror_and_leaves_the_old_file(small, tmp_path, monkeypatch):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(b"old model")
+
+    def full_disk(tensors, filename, metadata=None):
+        with open(filename, "wb") as partial:
+            partial.write(b"half a mod")
+        raise safetensors.SafetensorError("Error while serializing: No space left on device")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", full_disk)
+    with pytest.raises(OSError, match=r"No space left.*model\.safetensors") as raised:
+        save(small, path)
+    assert not isinstance(raised.value, safetensors.SafetensorError)
+    assert path.read_bytes() == b"old model"
+    assert os.listdir(tmp_path) == ["model.safetensors"]
+
+
+def test_save_keeps_the_mode_of_a_file_it_replaces_and_the_umask_for_a_new_one(small, tmp_path):
+    old = tmp_path / "old.safetensors"
+    old.write_bytes(b"")
+    os.chmod(old, 0o640)
+    save(small, old)
+    assert stat.S_IMODE(os.stat(old).st_mode) == 0o640
+    reference = tmp_path / "reference"
+    reference.write_bytes(b"")  # created as open() creates files, under the umask
+    new = tmp_path / "new.safetensors"
+    save(small, new)
+    assert stat.S_IMODE(os.stat(new).st_mode) == stat.S_IMODE(os.stat(reference).st_mode)
+
+
+def test_save_documents_its_oserrors():
+    raises = save.__doc__.split("Raises\n    ------")[1].split("Notes\n")[0]
+    assert "\n    OSError\n" in raises and "\n    IsADirectoryError\n" in raises

@@ -99,6 +99,11 @@ class GhostBatchNorm(nn.Module):
         Weight of the new statistics in the running averages, in [0, 1].
     eps : float, default=1e-5
         Added to the variance before the square root.
+    device, dtype : optional
+        Where and of what float dtype the parameters and buffers are made, as for the layers
+        of :mod:`torch.nn` (None: the defaults). Like theirs, the factory calls pass them on
+        explicitly, so that :func:`sk_entmax.persistence.load` can build the network's
+        skeleton on the meta device (shapes only, no memory).
 
     Attributes
     ----------
@@ -122,6 +127,8 @@ class GhostBatchNorm(nn.Module):
         virtual_batch_size: int = 128,
         momentum: float = 0.02,
         eps: float = 1e-5,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
         self.num_features = check("num_features", num_features, Integer(1))
@@ -130,10 +137,11 @@ class GhostBatchNorm(nn.Module):
         )
         self.momentum = check("momentum", momentum, ARGUMENTS["momentum"])
         self.eps = float(eps)
-        self.weight = nn.Parameter(torch.ones(self.num_features))
-        self.bias = nn.Parameter(torch.zeros(self.num_features))
-        self.register_buffer("running_mean", torch.zeros(self.num_features))
-        self.register_buffer("running_var", torch.ones(self.num_features))
+        factory = {"device": device, "dtype": dtype}
+        self.weight = nn.Parameter(torch.ones(self.num_features, **factory))
+        self.bias = nn.Parameter(torch.zeros(self.num_features, **factory))
+        self.register_buffer("running_mean", torch.zeros(self.num_features, **factory))
+        self.register_buffer("running_var", torch.ones(self.num_features, **factory))
 
     def _eval_norm(self, X: torch.Tensor) -> torch.Tensor:
         return F.batch_norm(

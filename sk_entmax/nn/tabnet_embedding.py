@@ -61,15 +61,29 @@ class ColumnEmbedding(nn.Module):
         missing_fill: Sequence[float] | None,
     ) -> None:
         """Check the column arguments; build the post-embedding layout and the embeddings."""
-        n_features = self.n_features
         cat_idxs, cat_dims, emb_dims = self._check_categorical(cat_idxs, cat_dims, cat_emb_dims)
         self.cat_idxs, self.cat_dims, self.cat_emb_dims = cat_idxs, cat_dims, emb_dims
         self.missing_idxs, fill = self._check_missing(missing_idxs, missing_fill)
 
-        # Post-embedding layout: each column in its original place, a categorical column
-        # widened to its embedding, a column with a missing indicator to its value and the
-        # indicator. ``_group`` maps each post-embedding feature to its column; ``_order``
-        # puts [continuous columns, indicators, embedding 0, embedding 1, ...] in that layout.
+        if torch.empty(0).is_meta:
+            layout = self._layout_shapes(fill)
+        else:
+            layout = self._layout(fill)
+        for name, buffer in layout.items():
+            self.register_buffer(name, buffer, persistent=False)
+        self.embeddings = nn.ModuleList(
+            nn.Embedding(n, d) for n, d in zip(cat_dims, emb_dims, strict=True)
+        )
+
+    def _layout(self, fill: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The post-embedding layout's buffers; sets ``post_embedding_dim``.
+
+        Each column in its original place, a categorical column widened to its embedding, a
+        column with a missing indicator to its value and the indicator. ``_group`` maps each
+        post-embedding feature to its column; ``_order`` puts [continuous columns,
+        indicators, embedding 0, embedding 1, ...] in that layout.
+        """
+        n_features, cat_idxs, emb_dims = self.n_features, self.cat_idxs, self.cat_emb_dims
         widths = [1] * n_features
         for idx, dim in zip(cat_idxs, emb_dims, strict=True):
             widths[idx] = dim
@@ -88,22 +102,38 @@ class ColumnEmbedding(nn.Module):
                 *(torch.full((d,), i) for i, d in zip(cat_idxs, emb_dims, strict=True)),
             ]
         )
-        order = torch.argsort(concat_group, stable=True)
-        self.register_buffer("_group", group, persistent=False)
-        self.register_buffer("_continuous", continuous, persistent=False)
-        self.register_buffer("_order", order, persistent=False)
-        self.register_buffer("_missing_idxs", missing, persistent=False)
-        # float, so that .to(dtype) moves it with the weights; not saved (it is an argument)
-        self.register_buffer("_fill", fill[continuous], persistent=False)
-        self.register_buffer(
-            "_cat_idxs", torch.tensor(cat_idxs, dtype=torch.long), persistent=False
-        )
-        self.register_buffer(
-            "_cat_dims", torch.tensor(cat_dims, dtype=torch.long), persistent=False
-        )
-        self.embeddings = nn.ModuleList(
-            nn.Embedding(n, d) for n, d in zip(cat_dims, emb_dims, strict=True)
-        )
+        return {
+            "_group": group,
+            "_continuous": continuous,
+            "_order": torch.argsort(concat_group, stable=True),
+            "_missing_idxs": missing,
+            # float, so that .to(dtype) moves it with the weights; not saved (an argument)
+            "_fill": fill[continuous],
+            "_cat_idxs": torch.tensor(cat_idxs, dtype=torch.long),
+            "_cat_dims": torch.tensor(self.cat_dims, dtype=torch.long),
+        }
+
+    def _layout_shapes(self, fill: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The buffers of :meth:`_layout` with their shapes and dtypes only, on the meta
+        device; sets ``post_embedding_dim``.
+
+        For a network built on the meta device (the skeleton :func:`sk_entmax.persistence.load`
+        checks a file against, shapes only): no work per column, whatever ``n_features`` a
+        file says, and no layout operations, which would load torch's Python meta kernels.
+        """
+        n_cat, n_missing = len(self.cat_idxs), len(self.missing_idxs)
+        n_continuous = self.n_features - n_cat
+        self.post_embedding_dim = n_continuous + n_missing + sum(self.cat_emb_dims)
+        long = {"dtype": torch.long, "device": "meta"}
+        return {
+            "_group": torch.empty(self.post_embedding_dim, **long),
+            "_continuous": torch.empty(n_continuous, **long),
+            "_order": torch.empty(self.post_embedding_dim, **long),
+            "_missing_idxs": torch.empty(n_missing, **long),
+            "_fill": torch.empty(n_continuous, dtype=fill.dtype, device="meta"),
+            "_cat_idxs": torch.empty(n_cat, **long),
+            "_cat_dims": torch.empty(n_cat, **long),
+        }
 
     def _check_categorical(
         self,
