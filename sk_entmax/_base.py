@@ -16,9 +16,11 @@ parameters set since (those count at the next fit).
 
 Faults: a NaN or infinite batch loss stops ``fit`` with :class:`NonFiniteLossError`; an
 interrupted fit (``KeyboardInterrupt``, which skorch's ``partial_fit`` catches) keeps the best
-weights so far and finishes setting the fitted attributes. Fits are reproducible under
-threads too: weight initialisation takes a lock on torch's global generator and shuffling has
-a generator of its own.
+weights so far and finishes setting the fitted attributes. Any other failure of ``fit`` (or of
+``partial_fit``) leaves the estimator as it was before the call: unfitted before a first fit,
+else with the previous fit's attributes and network. Fits are reproducible under threads too:
+weight initialisation and shuffling draw from generators of their own, seeded by
+``random_state``; torch's global generator is never seeded, forked, read or drawn from.
 """
 
 from __future__ import annotations
@@ -224,15 +226,23 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         ------
         NonFiniteLossError
             When a mini-batch loss becomes NaN or infinite (training diverged); the error
-            names the epoch and batch. The estimator is then left unfitted, as after any
-            failed fit.
+            names the epoch and batch. The estimator is then left as it was before the call,
+            as after any failed fit.
 
         Notes
         -----
+        A fit that fails (an invalid parameter or data, a diverged training, an error or
+        ``BaseException`` raised while it runs) leaves the estimator as it was before the
+        call: unfitted if it was, else with every fitted attribute and the network of the
+        previous fit, untouched (as ``LogisticRegression`` keeps its ``coef_``). With
+        ``warm_start=True`` the next fit therefore still starts from those weights. A fit
+        that succeeds replaces all the fitted state (a ``partial_fit`` stream's included).
+
         An interrupted fit (Ctrl-C, i.e. ``KeyboardInterrupt``, while the network trains)
         returns a usable, fitted model with a warning: it keeps the weights of the best epoch
         so far (validation loss with early stopping, training loss without).
         """
+        previous = self._fitted_state()
         try:
             params = self._checked_params()
             plan = self._plan(params)
@@ -241,6 +251,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                 start_from = warm_start_snapshot(
                     self.net_, self._outputs_key(), self.n_features_in_
                 )
+            self._forget_fit()  # the new fit starts from a clean slate
             X, y = self._validate_fit_data(X, y, plan)
             y_enc, weight = self._fit_targets(X, y, sample_weight, params)
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
@@ -250,8 +261,29 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                 self._after_fit(X)
             return self
         except BaseException:
-            self._forget_fit()  # a failed fit leaves no half-fitted model behind
+            self._restore_fitted_state(previous)  # no half-fitted model, the last fit kept
             raise
+
+    def _fitted_state(self) -> dict[str, Any]:
+        """Every attribute but the parameters, by name (the fitted ones, the private ones a
+        fit sets, scikit-learn's configuration): what :meth:`_restore_fitted_state` puts
+        back after a failed call. The values are not copied: a call replaces them, never
+        changes them in place (``partial_fit``'s net excepted, see
+        :class:`~sk_entmax._training.NetCheckpoint`)."""
+        params = set(self._get_param_names())
+        return {key: value for key, value in vars(self).items() if key not in params}
+
+    def _restore_fitted_state(self, state: dict[str, Any]) -> None:
+        """Replace every attribute but the parameters by those of ``state`` (from
+        :meth:`_fitted_state`)."""
+        for key in self._fitted_state():
+            delattr(self, key)
+        self.__dict__.update(state)
+
+    def _forget_fit(self) -> None:
+        """Delete the fitted attributes (by scikit-learn's convention, those ending in ``_``)."""
+        for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, attr)
 
     def _record_alpha(self, net: NeuralNet) -> None:
         alpha = net.module_.alpha
@@ -306,7 +338,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             shuffle_generator=torch.Generator().manual_seed(seed),
             total_weight=float(weight.sum(dtype=np.float64)),
         )
-        initialize_net(net, seed, params["device"])
+        initialize_net(net, seed)
         if start_from is not None:
             load_warm_start(net, start_from, self._outputs_key(), X.shape[1])
         elif plan.full_batch:
@@ -323,18 +355,23 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             self.n_iter_ = len(net.history)
         return net
 
-    def _forget_fit(self) -> None:
-        for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, attr)
-
     def _net_for(
         self, module: type, module_kwargs: dict[str, Any], *, batch_size: int, device: str
     ) -> FenchelYoungNet:
         """The initialised skorch net a fitted model of this estimator holds, with weights
         still to be loaded: :func:`sk_entmax.persistence.load` rebuilds a saved model's net
-        with it. The initial weights are drawn under fit's lock and thrown away."""
+        with it. The initial weights are drawn from a private generator and thrown away
+        (torch's global generator is left alone); a later ``partial_fit`` shuffles with a
+        generator seeded by ``random_state``, as a fitted net does."""
         params = self._checked(*self._constraints)
         plan = self._plan(params)
-        net = make_net(module, module_kwargs, plan, batch_size=batch_size, device=device)
-        initialize_net(net, None, device)
+        net = make_net(
+            module,
+            module_kwargs,
+            plan,
+            batch_size=batch_size,
+            device=device,
+            shuffle_generator=torch.Generator().manual_seed(self._seed()),
+        )
+        initialize_net(net, None)
         return net

@@ -68,7 +68,8 @@ _PARAMS_DOC = """
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's weights (same features and classes) instead of
-        from scratch.
+        from scratch. A fit that fails keeps the previous fit, so its weights stay there to
+        start from.
     n_jobs : int or None, default=None
         torch threads while fitting and predicting, restored afterwards. None picks by the
         size of the task: one thread (the fastest for small and medium data, and on a busy
@@ -79,7 +80,8 @@ _PARAMS_DOC = """
         CPU-only machine (on the CPU).
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation (of hidden layers; the linear L-BFGS fit starts at zero),
-        shuffling and the validation split; the global torch random state is left untouched.
+        shuffling and the validation split, each through a generator of its own: torch's
+        global generator is never seeded, read or drawn from.
         The same value gives identical predictions on CPU at a given ``n_jobs``.
     verbose : int, default=0
         1 prints a line per epoch (skorch's progress log); 0 is silent."""

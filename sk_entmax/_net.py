@@ -24,8 +24,9 @@ __all__ = [
 class NonFiniteLossError(FloatingPointError):
     """Training diverged: a mini-batch loss became NaN or infinite.
 
-    Raised by :class:`FiniteLossCheck` during ``fit``; the message names the epoch and the
-    batch. The estimator is left unfitted.
+    Raised by :class:`FiniteLossCheck` during ``fit`` or ``partial_fit``; the message names
+    the epoch and the batch. The estimator is left as it was before the call (unfitted
+    before its first fit).
     """
 
 

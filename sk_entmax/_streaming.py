@@ -16,7 +16,7 @@ from sklearn.utils.validation import validate_data
 from sk_entmax._callbacks import FiniteLossCheck
 from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._threads import torch_threads
-from sk_entmax._training import ADAM, TrainingPlan, initialize_net, make_net
+from sk_entmax._training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
 
 __all__ = ["StreamingMixin"]
 
@@ -50,8 +50,24 @@ class StreamingMixin:
         -------
         self
             The estimator, updated.
+
+        Raises
+        ------
+        NonFiniteLossError
+            When a mini-batch loss becomes NaN or infinite (training diverged); the error
+            names the batch.
+
+        Notes
+        -----
+        A call that fails (invalid data, a diverged training, an error or ``BaseException``
+        raised while it runs) leaves the estimator as it was before the call: the weights,
+        the optimizer's state, the history, the shuffling generator, ``n_iter_`` and every
+        fitted attribute, so the stream can go on as if the chunk had never come. A first
+        call that fails leaves the estimator unfitted.
         """
         first = not hasattr(self, "net_")
+        previous = self._fitted_state()
+        checkpoint = None
         try:
             params = self._checked_params()
             with _numeric_hint(self):
@@ -72,7 +88,10 @@ class StreamingMixin:
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, len(self.classes_))
             with torch_threads(n_threads):
-                net = self._stream_net(params, X, seen)
+                net = self._stream_net(params, X)
+                if net is getattr(self, "net_", None):  # trained in place: undone on failure
+                    checkpoint = NetCheckpoint(net)
+                net.set_params(batch_size=self._batch_size(params, X.shape[0]), total_weight=seen)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
                 net.partial_fit(data, y_enc, epochs=1)
@@ -82,8 +101,9 @@ class StreamingMixin:
             self._record_alpha(net)
             return self
         except BaseException:
-            if first:
-                self._forget_fit()
+            if checkpoint is not None:
+                checkpoint.restore()
+            self._restore_fitted_state(previous)
             raise
 
     def _encode_stream(self, y: np.ndarray, classes: Any, first: bool) -> np.ndarray:
@@ -133,9 +153,11 @@ class StreamingMixin:
             )
         return np.searchsorted(self.classes_, y).astype(np.int64)
 
-    def _stream_net(self, params: dict[str, Any], X: Any, seen: float):
+    def _stream_net(self, params: dict[str, Any], X: Any):
         """The Adam net that partial_fit trains on chunk ``X``: the current one, or a new one
-        started from the fitted weights (or from scratch on the first call)."""
+        started from the fitted weights (or from scratch on the first call). Each chunk is
+        then batched as fit batches its data, and the penalty scales with all the weight
+        seen so far: the caller sets both, once it can undo them."""
         net = getattr(self, "net_", None)
         if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
             previous, net = net.module_.state_dict(), None
@@ -156,9 +178,7 @@ class StreamingMixin:
                 verbose=params["verbose"],
                 shuffle_generator=torch.Generator().manual_seed(seed),
             )
-            initialize_net(net, seed, params["device"])
+            initialize_net(net, seed)
             if previous is not None:
                 net.module_.load_state_dict(previous)
-        # each chunk is batched as fit batches its data; the penalty scales with all seen
-        net.set_params(batch_size=self._batch_size(params, X.shape[0]), total_weight=seen)
         return net

@@ -119,7 +119,8 @@ class TabNetEntmaxClassifier(
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N" or "auto".
     random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling and the validation split.
+        Seeds initialisation, shuffling and the validation split, each through a generator
+        of its own: torch's global generator is never seeded, read or drawn from.
     verbose : int, default=0
         1 prints a line per epoch.
 

@@ -3,17 +3,22 @@
 An estimator turns its checked parameters into a :class:`TrainingPlan` (which solver, how
 long, which regularisers, when to stop); :func:`make_net` builds the skorch net for that plan
 around a torch module, full-batch L-BFGS or mini-batch Adam; :func:`initialize_net` draws its
-initial weights from a seed, without disturbing other threads' fits.
+initial weights from a private generator seeded by the fit, leaving torch's global generator
+alone (not seeded, forked, read or drawn from), so fits in other threads and a caller's seeded
+random numbers are undisturbed.
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 from skorch import NeuralNet
+from torch.overrides import TorchFunctionMode
 
 from sk_entmax._net import BatchDataset, FenchelYoungNet, collate_batch
 from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options
@@ -21,6 +26,8 @@ from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options
 __all__ = [
     "ADAM",
     "LBFGS",
+    "NetCheckpoint",
+    "PrivateDraws",
     "TrainingPlan",
     "initialize_net",
     "load_warm_start",
@@ -30,9 +37,53 @@ __all__ = [
 
 LBFGS, ADAM = "lbfgs", "adam"
 
-# Weight initialisation draws from torch's global generator; fits running in threads of one
-# process (joblib's threading backend, a Dask worker with several threads) take turns there.
+# Unused here since initialisation draws from private generators (see initialize_net); kept
+# importable for sk_entmax.persistence, which still imports it.
 _INIT_LOCK = threading.Lock()
+
+#: torch's random operations that take a ``generator``: the in-place draws of a tensor, the
+#: random factories, and every torch.nn.init function that draws (modules' reset_parameters
+#: call these, which then call the tensor's in-place draws)
+_RANDOM_OPS = frozenset(
+    [
+        *(
+            getattr(torch.Tensor, name)
+            for name in (
+                "uniform_",
+                "normal_",
+                "bernoulli_",
+                "random_",
+                "exponential_",
+                "geometric_",
+                "log_normal_",
+                "cauchy_",
+            )
+        ),
+        *(
+            getattr(torch, name)
+            for name in (
+                "rand",
+                "randn",
+                "randint",
+                "randperm",
+                "rand_like",
+                "randn_like",
+                "randint_like",
+                "normal",
+                "bernoulli",
+                "multinomial",
+                "poisson",
+            )
+        ),
+        *(
+            function
+            for name, function in vars(torch.nn.init).items()
+            if not name.startswith("_")
+            and inspect.isfunction(function)
+            and "generator" in inspect.signature(function).parameters
+        ),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -115,6 +166,11 @@ def make_net(
         )
     if shuffle_generator is not None:
         extra["iterator_train__generator"] = shuffle_generator
+        # a DataLoader draws a base seed per pass, from torch's global generator unless it
+        # has one: the validation passes of early stopping get a generator of their own
+        extra["iterator_valid__generator"] = torch.Generator().manual_seed(
+            shuffle_generator.initial_seed()
+        )
     return FenchelYoungNet(
         **common,
         optimizer=torch.optim.Adam,
@@ -128,15 +184,109 @@ def make_net(
     )
 
 
-def initialize_net(net: FenchelYoungNet, seed: int | None, device: str) -> None:
-    """``net.initialize()`` under the lock, with torch's global generator seeded by ``seed``
-    (None: not seeded, the draws are thrown away, as when a saved model is loaded) and then
-    restored as it was."""
-    devices = [torch.device(device)] if device != "cpu" else []
-    with _INIT_LOCK, torch.random.fork_rng(devices=devices):
-        if seed is not None:
-            torch.manual_seed(seed)
+class PrivateDraws(TorchFunctionMode):
+    """Route torch's random draws, in this thread, to private generators seeded by ``seed``.
+
+    A ``TorchFunctionMode`` (torch's documented way to intercept its functions) that passes
+    ``generator=`` to each random operation (:data:`_RANDOM_OPS`) called without one: a
+    generator per device, all seeded by ``seed``. torch's global generator is then neither
+    read nor drawn from. A mode is active in the thread that enters it only, so other
+    threads' draws are untouched. Random operations without a ``generator`` argument
+    (dropout) are not covered; the estimators' modules have none.
+
+    Parameters
+    ----------
+    seed : int
+        The seed of every private generator.
+    """
+
+    def __init__(self, seed: int):
+        super().__init__()
+        self.seed = seed
+        self.generators: dict[torch.device, torch.Generator] = {}
+
+    def generator(self, device: torch.device) -> torch.Generator:
+        """The private generator of ``device`` (made on its first draw)."""
+        if device not in self.generators:
+            self.generators[device] = torch.Generator(device=device).manual_seed(self.seed)
+        return self.generators[device]
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in _RANDOM_OPS and kwargs.get("generator") is None:
+            device = _draw_device(args, kwargs)
+            if device.type != "meta":  # a meta tensor draws nothing
+                kwargs["generator"] = self.generator(device)
+        return func(*args, **kwargs)
+
+
+def _draw_device(args: tuple, kwargs: dict[str, Any]) -> torch.device:
+    """The device a random operation draws on: its first tensor's, else its ``device``."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return value.device
+    device = kwargs.get("device")
+    return torch.device(device) if device is not None else torch.get_default_device()
+
+
+#: the seed of the initial weights of a net whose weights are then loaded (thrown away)
+_LOAD_SEED = 0
+
+
+def initialize_net(net: FenchelYoungNet, seed: int | None) -> None:
+    """``net.initialize()`` with the initial weights drawn from private generators seeded by
+    ``seed`` (None: the draws are thrown away, as when a saved model is loaded).
+
+    torch's global generator is left alone: not seeded, forked, read or drawn from (see
+    :class:`PrivateDraws`), so neither fits in other threads nor a caller's seeded random
+    numbers are disturbed, and no lock is needed. A given seed gives the initial weights
+    that seeding the global generator with it gave (the same algorithm, a private state).
+    """
+    with PrivateDraws(_LOAD_SEED if seed is None else seed):
         net.initialize()
+
+
+class NetCheckpoint:
+    """What a training call (skorch's ``partial_fit``) changes in ``net`` in place, copied,
+    so that :meth:`restore` can undo a call that failed.
+
+    The copy holds the module's weights and buffers (batch-norm statistics included) and
+    train/eval modes, the optimizer's state (Adam's moments and step counts), the number of
+    epochs in the history (a call only appends epochs), the state of the data loaders'
+    generators (shuffling) and the ``batch_size`` and ``total_weight`` the call may set. The
+    callbacks' own state is not copied: skorch resets it when the next call begins training.
+
+    Parameters
+    ----------
+    net : skorch.NeuralNet
+        An initialized net.
+    """
+
+    def __init__(self, net: NeuralNet):
+        self.net = net
+        module = net.module_
+        self.weights = {key: value.detach().clone() for key, value in module.state_dict().items()}
+        self.modes = [m.training for m in module.modules()]
+        self.optimizer = copy.deepcopy(net.optimizer_.state_dict())
+        self.epochs = len(net.history)
+        self.generators = {
+            name: generator.get_state()
+            for name in ("iterator_train", "iterator_valid")
+            if (generator := net.get_params_for(name).get("generator")) is not None
+        }
+        self.params = {"batch_size": net.batch_size, "total_weight": net.total_weight}
+
+    def restore(self) -> None:
+        """Put ``net`` back as it was when the checkpoint was taken."""
+        net = self.net
+        net.module_.load_state_dict(self.weights)
+        for m, training in zip(net.module_.modules(), self.modes, strict=True):
+            m.training = training
+        net.optimizer_.load_state_dict(self.optimizer)
+        del net.history[self.epochs :]
+        for name, state in self.generators.items():
+            net.get_params_for(name)["generator"].set_state(state)
+        net.set_params(**self.params)
 
 
 def warm_start_snapshot(net: NeuralNet, outputs: Any, n_features: int) -> dict[str, Any]:

@@ -351,13 +351,19 @@ def _nan_loss(net, step):
 @pytest.mark.parametrize("name", sorted(FACTORIES))
 def test_nan_loss_stops_with_an_error_naming_epoch_and_batch(monkeypatch, name):
     clf = _make(name, batch_size=50, max_epochs=5).fit(X_IRIS, Y_IRIS)  # then a refit fails
+    before = clf.predict_proba(X_IRIS)
     _fail_at(monkeypatch, 2, 2, _nan_loss)
     with pytest.raises(NonFiniteLossError, match=r"loss became nan at epoch 2, train batch 2"):
         clf.fit(X_IRIS, Y_IRIS)
-    for attribute in ("net_", "classes_", "n_features_in_"):
-        assert not hasattr(clf, attribute)
+    # the failed refit leaves the previous fit as it was (as LogisticRegression does)
+    np.testing.assert_array_equal(clf.predict_proba(X_IRIS), before)
+    fresh = _make(name, batch_size=50, max_epochs=5)
+    with pytest.raises(NonFiniteLossError):
+        fresh.fit(X_IRIS, Y_IRIS)
+    for attribute in ("net_", "classes_", "n_features_in_"):  # a failed first fit: unfitted
+        assert not hasattr(fresh, attribute)
     with pytest.raises(NotFittedError):
-        clf.predict(X_IRIS)
+        fresh.predict(X_IRIS)
 
 
 def test_nan_validation_loss_stops_too(monkeypatch):
