@@ -1088,6 +1088,10 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         message names it.
     sklearn.exceptions.NotFittedError
         If ``estimator`` is not fitted.
+    ValueError
+        If the model's header would exceed what :func:`load` reads (4 MiB, 300,000 JSON
+        values, 100,000 lists and objects: a categorical column of hundreds of thousands of
+        categories), so that every file ``save`` writes loads.
     IsADirectoryError
         If ``path`` is a directory, or a symbolic link to one.
     OSError
@@ -1165,8 +1169,16 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         ) from None
     tensors, aliases = _state_tensors(net.module_)
     header["net"]["aliases"] = aliases
-    metadata = {_METADATA_KEY: json.dumps(header, allow_nan=False)}
-    _write_file(target, tensors, metadata)
+    text = json.dumps(header, allow_nan=False)
+    try:
+        _check_json_size(text)
+    except _Invalid as error:
+        raise ValueError(
+            f"cannot save {name}: {error} (a categorical column with that many categories, "
+            "or that many classes or feature names); use pickle or joblib where the file's "
+            "source is trusted"
+        ) from None
+    _write_file(target, tensors, {_METADATA_KEY: text})
 
 
 _FILE_KINDS = (
@@ -1226,6 +1238,10 @@ def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str,
             st.torch.save_file(tensors, temporary, metadata=metadata)
         except st.SafetensorError as error:
             raise OSError(errno.EIO, f"the file could not be written ({error})", path) from None
+        try:
+            _check_header_bytes(temporary)  # load reads every file save writes
+        except _Invalid as error:
+            raise ValueError(f"cannot save to {path!r}: {error}") from None
         # the mode of the file replaced, or of a new file; safetensors may have made the
         # temporary file anew, with its own
         os.chmod(temporary, created if mode is None else mode)
@@ -1243,6 +1259,44 @@ def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str,
 
 
 _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
+
+#: the most a file's header may hold, so that reading it costs tens of MB at most: its bytes
+#: (the tensors' table and the JSON document), then the JSON's values (each costs up to about
+#: 60 bytes as a Python object) and containers (about 70 bytes each). save refuses a model
+#: beyond them, so every file it writes loads; a model's header is kilobytes, and a
+#: categorical column of 100,000 categories takes 100,000 values
+_MAX_HEADER_BYTES = 4 * 2**20
+_MAX_JSON_VALUES = 300_000
+_MAX_JSON_CONTAINERS = 100_000
+
+
+def _check_json_size(text: str) -> None:
+    """Refuse a header document with more values or containers than a model file holds,
+    counted from its text before it is parsed (commas and brackets inside strings count
+    too, so the counts are upper bounds)."""
+    values = text.count(",") + 1
+    containers = text.count("[") + text.count("{")
+    if values > _MAX_JSON_VALUES or containers > _MAX_JSON_CONTAINERS:
+        raise _Invalid(
+            f"the header holds about {values:,} values in {containers:,} lists and objects; "
+            f"a model file holds at most {_MAX_JSON_VALUES:,} and {_MAX_JSON_CONTAINERS:,}"
+        )
+
+
+def _check_header_bytes(name: str) -> None:
+    """Refuse a file whose header (its first 8 bytes give the length) exceeds
+    :data:`_MAX_HEADER_BYTES`, before safetensors reads it."""
+    with open(name, "rb") as file:
+        head = file.read(8)
+    if len(head) == 8:  # shorter: safetensors says what is wrong
+        size = int.from_bytes(head, "little")
+        if size > _MAX_HEADER_BYTES:
+            raise _Invalid(
+                f"its header claims {size:,} bytes; a model file's header is at most "
+                f"{_MAX_HEADER_BYTES:,}"
+            )
+
+
 _NET_KEYS = {"module", "module_kwargs", "batch_size", "history", "aliases"}
 
 
@@ -1251,6 +1305,7 @@ def _refuse_constant(name: str) -> float:
 
 
 def _parse_header(text: str) -> dict[str, Any]:
+    _check_json_size(text)
     try:
         header = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
@@ -1300,6 +1355,9 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     Before it builds anything, ``load`` checks the whole file, and refuses it with a
     ``ValueError`` reading ``cannot load <path>: <why>`` when, in this order:
 
+    - its header claims more than 4 MiB (read from its first 8 bytes, before anything
+      else), or its JSON document more than 300,000 values or 100,000 lists and objects
+      (counted in its text, before it is parsed);
     - it is not a safetensors file, or one :func:`save` did not write;
     - its header is not JSON, has entries a model file does not have, lacks some, or nests
       deeper than saved values do;
@@ -1380,6 +1438,7 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     if os.path.isdir(name):  # (safetensors would say "No such device")
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a model file", name)
     try:
+        _check_header_bytes(name)
         with st.safe_open(name, framework="pt", device="cpu") as handle:
             metadata = handle.metadata() or {}
             if _METADATA_KEY not in metadata:

@@ -214,6 +214,17 @@ def _crafted(models):
             files[f"{kind}-{key}"] = (edited, tensors)
             files[f"{kind}-{key}-extra"] = (edited, {**tensors, "x": _empty(TOP, 0)})
             files[f"{kind}-{key}-hollow"] = (edited, {k: _empty(TOP, TOP, 0) for k in tensors})
+    # the JSON itself: parsed, 3.6 MB of empty lists take ~80 MB and 6 MB ~160 MB; refused
+    # from the header's length or from the values counted in its text
+    _, header, tensors = models["tabnet"]
+    for name, history in [
+        ("json-lists-1.2e6", [[]] * 1_200_000),
+        ("json-floats-1e6", [0.5] * 1_000_000),
+        ("json-lists-2e6", [[]] * 2_000_000),
+    ]:
+        edited = copy.deepcopy(header)
+        edited["net"]["history"] = history
+        files[name] = (edited, tensors)
     return files
 
 
@@ -417,3 +428,21 @@ def test_the_skeleton_is_built_on_the_meta_device_only(models, monkeypatch, kind
     assert len(devices) == 2
     assert devices[0] == {"meta"}, devices
     assert devices[1] == {"cpu"}
+
+
+def test_a_header_longer_than_a_model_file_has_is_refused_unread(tmp_path, no_network):
+    # the first 8 bytes claim a 1 TB header: refused before safetensors reads it
+    path = tmp_path / "long.safetensors"
+    path.write_bytes((2**40).to_bytes(8, "little") + b"{}")
+    with pytest.raises(ValueError, match=r"cannot load .*header claims 1,099,511,627,776"):
+        load(path)
+
+
+def test_save_refuses_a_model_whose_header_load_would_refuse(models, monkeypatch, tmp_path):
+    from sk_entmax import persistence
+
+    clf = load(models["linear"][0])
+    monkeypatch.setattr(persistence, "_MAX_JSON_VALUES", 10)
+    with pytest.raises(ValueError, match=r"cannot save EntmaxClassifier: the header holds"):
+        save(clf, tmp_path / "big.safetensors")
+    assert not list(tmp_path.iterdir())  # nothing written
