@@ -579,8 +579,9 @@ def _report(args: argparse.Namespace) -> None:
     for label, text in notes:
         _say(f"{label}: {text}")
     name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
-    _fit(clf, name, X_train, y_train, X, y, target)
+    fit_said = _fit(clf, name, X_train, y_train, X, y, target)
     proba, predicted, said = _predict_held_out(clf, X_test)
+    said = list(dict.fromkeys([*fit_said, *said]))
     notes += [("note", message) for message in said]
     path, intervals = _write_report(clf, name, X_test, y_test, notes, said, target, args)
     _print_outcome(proba, predicted, X_test, y_test, intervals, path)
@@ -609,9 +610,13 @@ def _split(X: Any, y: Any, random_state: int) -> tuple[Any, Any, Any, Any, bool]
     return X_train, X_test, y_train, y_test, stratify is not None
 
 
-def _fit(clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target: str) -> None:
+def _fit(
+    clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target: str
+) -> list[str]:
     """Fit ``clf`` on the training rows, saying so and how long it took; a ValueError from
-    the fit is the data's fault, a UsageError."""
+    the fit is the data's fault, a UsageError. Returns the distinct UserWarning messages of
+    the fit (a column of numbers with stray text, an identifier column), each printed once
+    as a note."""
     _say(
         f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns "
         f"({y.nunique()} classes in {target!r}) ...",
@@ -620,12 +625,21 @@ def _fit(clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target
     )
     start = time.perf_counter()
     try:
-        clf.fit(X_train, y_train)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            clf.fit(X_train, y_train)
     except ValueError as exc:
         print()
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "ValueError"
         raise UsageError(f"fitting failed: {message}") from None
     print(f" {time.perf_counter() - start:.1f} s")
+    for w in caught:  # other warnings (a ConvergenceWarning) go out as they would have
+        if w.category is not UserWarning:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
+    for message in said:
+        _say(f"note: {message}")
+    return said
 
 
 def _predict_held_out(clf: Any, X_test: Any) -> tuple[Any, Any, list[str]]:

@@ -255,8 +255,10 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             X, y = self._validate_fit_data(X, y, plan)
             y_enc, weight = self._fit_targets(X, y, sample_weight, params)
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
-            with torch_threads(n_threads):
-                self.net_ = self._train(X, y_enc, weight, params, plan, start_from)
+            # L-BFGS evaluates its objective on a pool of n_threads one-thread workers, which
+            # gives the same fit at every thread count; the rest of that fit runs at one
+            with torch_threads(1 if plan.full_batch else n_threads):
+                self.net_ = self._train(X, y_enc, weight, params, plan, start_from, n_threads)
                 self._record_alpha(self.net_)
                 self._after_fit(X)
             return self
@@ -313,8 +315,10 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         params: dict[str, Any],
         plan: TrainingPlan,
         start_from: dict[str, Any] | None,
+        n_threads: int = 1,
     ) -> FenchelYoungNet:
-        """Build, initialise and train the net; returns it trained."""
+        """Build, initialise and train the net; returns it trained (L-BFGS's objective on
+        ``n_threads`` workers)."""
         n_samples = X.shape[0]
         batch_size = self._batch_size(params, n_samples)
         seed = self._seed()
@@ -337,6 +341,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             # shuffling draws from its own generator, not torch's global one
             shuffle_generator=torch.Generator().manual_seed(seed),
             total_weight=float(weight.sum(dtype=np.float64)),
+            n_workers=n_threads,
         )
         initialize_net(net, seed)
         if start_from is not None:

@@ -93,9 +93,11 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
         if len(self.classes_) < 2:
+            label = self.classes_[0]  # as the user wrote it: 0.0, not np.float64(0.0)
+            label = label.item() if isinstance(label, np.generic) else label
             raise ValueError(
                 "the classifier needs samples of at least 2 classes in the data; "
-                f"got 1 class: {self.classes_[0]!r}"
+                f"got 1 class: {label!r}"
             )
         return encoder.transform(y).astype(np.int64), False
 

@@ -8,7 +8,12 @@ import torch
 
 __all__ = ["DEVICES", "resolve_device"]
 
-DEVICES = ("cpu", "cuda", "cuda:N", "auto")
+DEVICES = ("cpu", "cuda", "cuda:N", "mps", "auto")
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
 
 
 def resolve_device(device: Any) -> str:
@@ -17,7 +22,9 @@ def resolve_device(device: Any) -> str:
     Parameters
     ----------
     device : str or torch.device
-        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when available).
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` (Apple GPUs, where torch has them;
+        the mini-batch solvers only, since MPS has no float64) or ``"auto"`` (CUDA when
+        available, else the CPU).
 
     Returns
     -------
@@ -31,6 +38,13 @@ def resolve_device(device: Any) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu":
+        return device
+    if device == "mps":
+        if not _mps_available():
+            raise ValueError(
+                "device='mps' was requested but MPS (Apple's GPU backend of torch) is not "
+                "available on this machine; use device='cpu' or device='auto'"
+            )
         return device
     if device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
         if not torch.cuda.is_available():

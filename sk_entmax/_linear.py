@@ -72,12 +72,18 @@ _PARAMS_DOC = """
         start from.
     n_jobs : int or None, default=None
         torch threads while fitting and predicting, restored afterwards. None picks by the
-        size of the task: one thread (the fastest for small and medium data, and on a busy
-        machine) unless a pass over the data is large and cores are idle; -1 uses every core.
+        size of the task and the cores alone (one thread per 1e7 multiply-adds of a pass over
+        the data), never by the machine's load; -1 uses every core; a positive int that many
+        threads, capped at the cores with a UserWarning. The L-BFGS fit (the default solver)
+        evaluates its objective in fixed blocks of rows on that many one-thread workers, so
+        its model is the same, bit for bit, at every ``n_jobs``; with ``solver="adam"`` the
+        model can differ in rounding between thread counts (torch's parallel sums), never
+        between calls at the same count.
     device : str, default="cpu"
-        "cpu", "cuda", "cuda:N" or "auto" (CUDA when available). Asking for CUDA on a machine
-        without it raises a ValueError at fit. A model trained on a GPU unpickles on a
-        CPU-only machine (on the CPU).
+        "cpu", "cuda", "cuda:N", "mps" (Apple GPUs; ``solver="adam"`` only, since L-BFGS
+        computes in float64, which MPS lacks) or "auto" (CUDA when available). Asking for
+        CUDA (or MPS) on a machine without it raises a ValueError at fit. A model trained on
+        a GPU unpickles on a CPU-only machine (on the CPU).
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation (of hidden layers; the linear L-BFGS fit starts at zero),
         shuffling and the validation split, each through a generator of its own: torch's
@@ -135,6 +141,7 @@ def _hidden_sizes(hidden_layer_sizes: Any) -> tuple[int, ...]:
 LINEAR_CONSTRAINTS: dict[str, Constraint] = {
     "alpha": ALPHA,
     "learn_alpha": Boolean(),
+    "alpha_max": Real(1.0, low_open=True),
     "hidden_layer_sizes": Satisfies(
         "a tuple of positive ints (e.g. () or (64, 32))", _hidden_sizes
     ),
@@ -163,8 +170,13 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
     alpha : float, default=1.5
         The entmax alpha, a real number >= 1. Larger is sparser.
     learn_alpha : bool, default=False
-        Learn alpha with the weights, starting from ``alpha`` (from 1.05 when ``alpha`` is 1,
-        the edge of the learnable range); the learned value is ``alpha_``.
+        Learn alpha with the weights, starting from ``alpha`` (from 1.01 when ``alpha`` is 1,
+        the edge of the learnable range, and at most 0.99 of the way to ``alpha_max``); the
+        learned value is ``alpha_``.
+    alpha_max : float, default=2.0
+        A learned alpha stays in ``(1, alpha_max)`` by construction (``1 + (alpha_max - 1)
+        * sigmoid(raw)``): from dense softmax-like to sparsemax by default. Raise it for
+        sparser mappings than sparsemax; unused without ``learn_alpha``.
     """
 
     __doc__ += (
@@ -198,6 +210,7 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
         self,
         alpha=1.5,
         learn_alpha=False,
+        alpha_max=2.0,
         hidden_layer_sizes=(),
         solver="auto",
         C=1.0,
@@ -218,6 +231,7 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
     ):
         self.alpha = alpha
         self.learn_alpha = learn_alpha
+        self.alpha_max = alpha_max
         self.hidden_layer_sizes = hidden_layer_sizes
         self.solver = solver
         self.C = C
@@ -249,6 +263,7 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
             "hidden_layer_sizes": params["hidden_layer_sizes"],
             "alpha": self._output_alpha(params),
             "learn_alpha": params["learn_alpha"],
+            "alpha_max": params["alpha_max"],
         }
 
     def _work_per_row(self, sizes: Mapping[str, Any], n_features: int, n_outputs: int) -> float:
@@ -261,6 +276,11 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
         solver = params["solver"]
         if solver == "auto":
             solver = ADAM if params["hidden_layer_sizes"] else LBFGS
+        if solver == LBFGS and params.get("device") == "mps":
+            raise ValueError(
+                "device='mps' needs the mini-batch solver (solver='adam'): the full-batch "
+                "L-BFGS solver computes in float64, which MPS does not have"
+            )
         if solver == LBFGS and params["early_stopping"]:
             raise ValueError(
                 "early_stopping=True needs the mini-batch solver (solver='adam'); the "
@@ -324,8 +344,12 @@ class SparsemaxClassifier(EntmaxClassifier):
     Parameters
     ----------
     learn_alpha : bool, default=False
-        Learn alpha with the weights starting from 2 (the model is then an
-        :class:`EntmaxClassifier` in all but name); the learned value is ``alpha_``.
+        Learn alpha with the weights starting from 2 (from 0.99 of the way to ``alpha_max``;
+        the model is then an :class:`EntmaxClassifier` in all but name); the learned value
+        is ``alpha_``.
+    alpha_max : float, default=2.0
+        A learned alpha stays in ``(1, alpha_max)`` by construction; unused without
+        ``learn_alpha``.
     """
 
     __doc__ += (
@@ -350,6 +374,7 @@ class SparsemaxClassifier(EntmaxClassifier):
     def __init__(
         self,
         learn_alpha=False,
+        alpha_max=2.0,
         hidden_layer_sizes=(),
         solver="auto",
         C=1.0,
@@ -369,6 +394,7 @@ class SparsemaxClassifier(EntmaxClassifier):
         verbose=0,
     ):
         self.learn_alpha = learn_alpha
+        self.alpha_max = alpha_max
         self.hidden_layer_sizes = hidden_layer_sizes
         self.solver = solver
         self.C = C

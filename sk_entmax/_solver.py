@@ -16,15 +16,25 @@ passes, where mini-batch Adam needs hundreds of epochs and stops short.
   uncopied, so that one skorch epoch is one L-BFGS run;
 - ``train_step``, which hands L-BFGS a closure evaluating f and its gradient block by block
   (``_FIT_ROWS`` rows at a time), so neither a copy of ``X`` nor an ``n x n_classes``
-  temporary beyond one block is ever made;
+  temporary beyond a few blocks is ever made;
 - ``initialize_module``, which makes the module float64: the line search compares objective
   values that differ in their eighth digit near the optimum.
+
+The fit does not depend on the thread count. Each block is evaluated with one torch thread,
+by ``n_workers`` threads of a pool that take the blocks as they come, and the blocks' values
+and gradients are added in the blocks' order; the blocks' bounds depend on the data alone.
+So the same data and seed give a bit-identical model at any ``n_jobs``, and a busy core
+slows only the blocks its worker holds (torch's own threads wait for each other at every
+operation, so one descheduled thread stalls them all).
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -36,8 +46,18 @@ from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
 __all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
 
 #: rows per block when the objective is evaluated: the block's float64 copy and its score
-#: matrix are the only per-row temporaries
+#: matrix are the only per-row temporaries (one block per worker at a time); the bounds of
+#: the blocks, and so the order of the sums, never depend on the thread count
 _FIT_ROWS = 65536
+
+_WORKER = threading.local()
+
+
+def _one_torch_thread() -> None:
+    """Give the calling pool thread one torch thread (torch keeps the count per thread)."""
+    if not getattr(_WORKER, "single", False):
+        torch.set_num_threads(1)
+        _WORKER.single = True
 
 
 class FullBatch:
@@ -64,7 +84,15 @@ class LbfgsNet(FenchelYoungNet):
     ----------
     *args, **kwargs
         As for :class:`FenchelYoungNet`; ``optimizer`` should be ``torch.optim.LBFGS``.
+    n_workers : int, default=1
+        Threads that evaluate the objective's blocks, each with one torch thread. The fit is
+        the same, bit for bit, for every value.
     """
+
+    def __init__(self, *args: Any, n_workers: int = 1, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.n_workers = n_workers
+        self._pool: ThreadPoolExecutor | None = None
 
     def initialize_module(self):
         super().initialize_module()
@@ -93,16 +121,19 @@ class LbfgsNet(FenchelYoungNet):
         n = data.shape[0]
         total_weight = float(n if weight is None else np.sum(weight, dtype=np.float64))
         device = self.device
-        value = torch.zeros((), dtype=torch.float64, device=device)
         target_dtype = torch.long if y.dtype.kind in "iu" else torch.float64
         # at a fixed alpha the loss and its gradient in the scores come in closed form, and
         # autograd only carries that gradient back through the layers; a learned alpha
         # needs the loss's own graph for its gradient
         closed_form = not isinstance(self.module_.alpha, torch.Tensor)
-        # without a gradient to accumulate, no autograd graph is built
-        with torch.set_grad_enabled(backward):
-            for start in range(0, n, _FIT_ROWS):
-                stop = min(start + _FIT_ROWS, n)
+        params = [p for p in self.module_.parameters() if p.requires_grad]
+
+        def block(start: int) -> tuple[torch.Tensor, tuple]:
+            if self._pool is not None:
+                _one_torch_thread()
+            stop = min(start + _FIT_ROWS, n)
+            # without a gradient to compute, no autograd graph is built
+            with torch.set_grad_enabled(backward):
                 # the layers only read the block, so a float64 X is not copied
                 scores = self.module_(X=float64_rows(data, start, stop, device, share=True))
                 target = torch.as_tensor(y[start:stop], device=device).to(target_dtype)
@@ -112,27 +143,47 @@ class LbfgsNet(FenchelYoungNet):
                 else:
                     losses = self.module_.loss(scores, target)
                 part = (losses.sum() if w is None else losses @ w) / total_weight
+                grads: tuple = ()
                 if backward and closed_form:
-                    scores.backward(
+                    grad = (
                         grad.div_(total_weight)
                         if w is None
                         else grad.mul_((w / total_weight).unsqueeze(-1))
                     )
+                    grads = torch.autograd.grad(scores, params, grad, allow_unused=True)
                 elif backward:
-                    part.backward()
-                value += part.detach()
-            penalty = self.penalty_term(total_weight)
-            if penalty is not None:
-                value += penalty.detach()
-                if backward:
-                    # the penalty's gradient l2 * W / total_weight, by hand (no autograd call)
-                    scale = self.l2 / total_weight
-                    for p in self.module_.penalized_parameters():
-                        p.grad = (
-                            scale * p.detach()
-                            if p.grad is None
-                            else p.grad.add_(p.detach(), alpha=scale)
-                        )
+                    grads = torch.autograd.grad(part, params, allow_unused=True)
+            return part.detach(), grads
+
+        starts = range(0, n, _FIT_ROWS)
+        if self._pool is not None and len(starts) > 1:
+            parts = list(self._pool.map(block, starts))
+        else:
+            parts = [block(start) for start in starts]
+        # the blocks' values and gradients added in the blocks' order, whoever computed them
+        value = torch.zeros((), dtype=torch.float64, device=device)
+        totals: list[torch.Tensor | None] = [None] * len(params)
+        for part, grads in parts:
+            value += part
+            for i, g in enumerate(grads):
+                if g is not None:
+                    totals[i] = g if totals[i] is None else totals[i].add_(g)
+        if backward:
+            for p, total in zip(params, totals, strict=True):
+                if total is not None:
+                    p.grad = total if p.grad is None else p.grad.add_(total)
+        penalty = self.penalty_term(total_weight)
+        if penalty is not None:
+            value += penalty.detach()
+            if backward:
+                # the penalty's gradient l2 * W / total_weight, by hand (no autograd call)
+                scale = self.l2 / total_weight
+                for p in self.module_.penalized_parameters():
+                    p.grad = (
+                        scale * p.detach()
+                        if p.grad is None
+                        else p.grad.add_(p.detach(), alpha=scale)
+                    )
         return value
 
     def train_step(self, batch, **fit_params):
@@ -159,7 +210,15 @@ class LbfgsNet(FenchelYoungNet):
             )
             return value
 
-        optimizer.step(closure)
+        n_blocks = -(-len(y) // _FIT_ROWS)
+        workers = min(int(self.n_workers), n_blocks)
+        # the pool's threads end with the step: a fit leaves no thread behind
+        with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:
+            self._pool = pool
+            try:
+                optimizer.step(closure)
+            finally:
+                self._pool = None
         # whether L-BFGS converged is read from the largest gradient entry where it stopped
         # (recorded in the history as "grad_max"); the line search usually ends on the
         # point it evaluated last, and otherwise the objective is evaluated there once more

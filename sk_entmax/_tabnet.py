@@ -114,10 +114,14 @@ class TabNetEntmaxClassifier(
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     n_jobs : int or None, default=None
         torch threads while fitting, predicting and explaining, restored afterwards. None
-        picks by the size of the task (one thread unless a pass over the data is large and
-        cores are idle); -1 uses every core.
+        picks by the size of the task and the cores alone, never by the machine's load, so
+        the same call gives the same model idle or busy; -1 uses every core; a positive int
+        that many threads, capped at the cores with a UserWarning. Models fitted at different
+        thread counts can differ (torch's parallel sums round differently, and training
+        amplifies it): compare fits at the same ``n_jobs``.
     device : str, default="cpu"
-        "cpu", "cuda", "cuda:N" or "auto".
+        "cpu", "cuda", "cuda:N", "mps" (Apple GPUs, where torch has them) or "auto" (CUDA
+        when available).
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling and the validation split, each through a generator
         of its own: torch's global generator is never seeded, read or drawn from.

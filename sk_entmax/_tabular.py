@@ -149,6 +149,62 @@ def _categorical_values(X: np.ndarray, cats: np.ndarray) -> np.ndarray:
     return values
 
 
+#: a column of text whose values are numbers in at least this share of its non-missing rows is
+#: probably a numeric column with a few stray entries ("?", "n/a")
+_NUMERIC_SHARE = 0.9
+#: a categorical column with a distinct value in at least this share of its non-missing rows
+#: (and at least _ID_MIN_ROWS of them) is probably an identifier
+_ID_SHARE = 0.9
+_ID_MIN_ROWS = 20
+
+
+def _warn_dirty_columns(
+    values: np.ndarray, cats: np.ndarray, names: np.ndarray | None, detected: bool
+) -> None:
+    """Warn, once per column and naming it, about categorical columns that are probably
+    not categories: one mostly of numbers (``detected``: its dtype made it categorical), one
+    with a distinct value in almost every row (an identifier). ``values``: the categorical
+    columns as :func:`_categorical_values` gives them."""
+    import pandas as pd
+
+    for j in range(values.shape[1]):
+        column = _column_name(int(cats[j]), names)
+        present = values[:, j][~pd.isna(values[:, j])]
+        if not present.size:
+            continue
+        if detected:
+            parsed = pd.to_numeric(pd.Series(present, dtype=object), errors="coerce")
+            numbers = parsed.notna().to_numpy()
+            share = numbers.mean()
+            if share >= _NUMERIC_SHARE:
+                stray = list(dict.fromkeys(present[~numbers].tolist()))[:3]
+                what = (
+                    f"the others ({', '.join(map(repr, stray))}) made it a column of text"
+                    if stray
+                    else "its dtype made it a column of text"
+                )
+                warnings.warn(
+                    f"categorical column {column}: {share:.1%} of its values are numbers; "
+                    f"{what}, so it is embedded as {len(pd.unique(present))} categories and "
+                    "its order is lost. If it is numeric, convert it first (e.g. "
+                    "pd.to_numeric(X[column], errors='coerce'), which makes the others "
+                    "missing values)",
+                    UserWarning,
+                    stacklevel=4,
+                )
+                continue
+        distinct = len(pd.unique(present))
+        if present.size >= _ID_MIN_ROWS and distinct >= _ID_SHARE * present.size:
+            warnings.warn(
+                f"categorical column {column}: {distinct} distinct values in {present.size} "
+                f"rows ({distinct / present.size:.0%}): an identifier? Nearly every value "
+                "is its own category, learned from one row and 'unknown' in new data; "
+                "drop the column, or leave it out of categorical_features",
+                UserWarning,
+                stacklevel=4,
+            )
+
+
 def _warn_unseen(
     values: np.ndarray, codes: np.ndarray, cats: np.ndarray, names: np.ndarray | None
 ) -> None:
@@ -164,10 +220,16 @@ def _warn_unseen(
     for j in np.flatnonzero(unseen.any(axis=0)):
         rows = np.flatnonzero(unseen[:, j])
         column = _column_name(int(cats[j]), names)
+        most = (
+            f" In {len(rows)} of {len(values)} rows, most of them: the model learned nothing "
+            "from this column for those rows (an identifier, or a column that changed?)"
+            if 2 * len(rows) > len(values)
+            else ""
+        )
         warnings.warn(
             f"categorical column {column}: {len(rows)} value(s) not seen at fit (the "
             f"first: {values[rows[0], j]!r}) are encoded as the 'unknown' category, like a "
-            "missing value",
+            f"missing value.{most}",
             UserWarning,
             stacklevel=2,
         )
@@ -193,6 +255,27 @@ def _warn_missing_unseen(
             UserWarning,
             stacklevel=2,
         )
+
+
+class _text_hint:
+    """Add a hint to the error for text in a column taken as numeric (a plain array's)."""
+
+    def __init__(self, estimator: Any):
+        self.name = type(estimator).__name__
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is ValueError and "could not convert" in str(error):
+            raise ValueError(
+                f"{error}. {self.name} embeds the text and categorical columns of a pandas "
+                "DataFrame (dtype object, string or category); in a plain array every column "
+                "must be numeric: pass X as a DataFrame whose text columns have such a dtype "
+                "(e.g. pd.DataFrame(X).astype({0: 'category'})), or encode the text first "
+                "(e.g. OrdinalEncoder)"
+            ) from error
+        return False
 
 
 class TabularInputMixin:
@@ -294,13 +377,18 @@ class TabularInputMixin:
             cats = self._categorical_indices(X)
         self.categorical_features_ = cats
         if cats.size:
-            self._encoder = categorical_encoder().fit(_categorical_values(X, cats))
+            values = _categorical_values(X, cats)
+            detected = self.categorical_features is None  # by dtype, not named by the user
+            _warn_dirty_columns(values, cats, getattr(self, "feature_names_in_", None), detected)
+            self._encoder = categorical_encoder().fit(values)
             self.categories_ = list(self._encoder.categories_)
         else:
             self._encoder = None
             self.categories_ = []
-        return self._encode(X, fitting=True), y
+        with _text_hint(self):
+            return self._encode(X, fitting=True), y
 
     def _validate_predict_data(self, X):
         X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
-        return self._encode(X)
+        with _text_hint(self):
+            return self._encode(X)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +35,6 @@ __all__ = [
 ]
 
 LBFGS, ADAM = "lbfgs", "adam"
-
-# Unused here since initialisation draws from private generators (see initialize_net); kept
-# importable for sk_entmax.persistence, which still imports it.
-_INIT_LOCK = threading.Lock()
 
 #: torch's random operations that take a ``generator``: the in-place draws of a tensor, the
 #: random factories, and every torch.nn.init function that draws (modules' reset_parameters
@@ -137,10 +132,12 @@ def make_net(
     verbose: int = 0,
     shuffle_generator: torch.Generator | None = None,
     total_weight: float = 1.0,
+    n_workers: int = 1,
 ) -> FenchelYoungNet:
     """The skorch net around ``module`` (not initialized) that trains by ``plan``: a
-    :class:`~sk_entmax._solver.LbfgsNet` of one epoch for full-batch L-BFGS, a
-    :class:`~sk_entmax._net.FenchelYoungNet` for mini-batch Adam."""
+    :class:`~sk_entmax._solver.LbfgsNet` of one epoch for full-batch L-BFGS (its objective
+    evaluated by ``n_workers`` threads), a :class:`~sk_entmax._net.FenchelYoungNet` for
+    mini-batch Adam."""
     extra: dict[str, Any] = {} if verbose else {"callbacks__print_log": None}
     common = {
         "module": module,
@@ -162,6 +159,7 @@ def make_net(
             max_epochs=1,
             batch_size=batch_size,
             iterator_train=FullBatch,
+            n_workers=n_workers,
             **extra,
         )
     if shuffle_generator is not None:

@@ -111,7 +111,8 @@ def _safetensors():
         import safetensors.torch
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError(
-            'sk_entmax.persistence needs the safetensors package: pip install "sk-entmax[safe]"'
+            "sk_entmax.persistence needs the safetensors package, a dependency of sk_entmax: "
+            "pip install safetensors"
         ) from error
     return safetensors
 
@@ -748,6 +749,7 @@ _NETWORKS: dict[str, _Network] = {
             ),
             "alpha": _REAL,
             "learn_alpha": _BOOL,
+            "alpha_max": _Argument("real or None"),
         },
     ),
     "TabNetClassifierNet": _Network(
@@ -869,6 +871,8 @@ def _of_kind(kind: str, value: Any, items: list) -> bool:
         return all(_is_int(v) for v in items)
     if kind == "real":
         return _is_real(value)
+    if kind == "real or None":
+        return value is None or _is_real(value)
     if kind == "reals or None":
         return value is None or (sequence and all(_is_real(v) for v in items))
     return isinstance(value, {"bool": bool, "str": str}[kind])
@@ -1292,8 +1296,8 @@ def _check_header_bytes(name: str) -> None:
         size = int.from_bytes(head, "little")
         if size > _MAX_HEADER_BYTES:
             raise _Invalid(
-                f"its header claims {size:,} bytes; a model file's header is at most "
-                f"{_MAX_HEADER_BYTES:,}"
+                f"not a safetensors file save wrote: its first 8 bytes give a header of "
+                f"{size:,} bytes; a model file's header is at most {_MAX_HEADER_BYTES:,}"
             )
 
 

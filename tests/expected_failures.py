@@ -33,17 +33,5 @@ SPARSE_MINIBATCH_FAILURES = {
     ),
 }
 
-#: the full-batch solver with a learned alpha: the objective is not convex in alpha
-LEARNED_ALPHA_FAILURES = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "with learn_alpha the objective is not convex (alpha is learned with the weights): "
-        "on the check's 15 rows and 30 features rounding differences between the weighted "
-        "and the repeated sums send L-BFGS to different optima"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "as for dense data: with learn_alpha the objective is not convex"
-    ),
-}
-
 #: TabNet's list (kept under its historical name)
 EXPECTED_FAILURES = {**SPARSE_PROBA_FAILURES, **MINIBATCH_FAILURES}

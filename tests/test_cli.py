@@ -73,7 +73,8 @@ def test_demo_without_matplotlib_says_which_extra(monkeypatch, tmp_path):
     out = io.StringIO()
     # the model and data are never touched when there is nothing to draw with
     assert _demo._report(None, None, None, tmp_path / "x.html", out) is None
-    assert "No feature-mask report" in out.getvalue() and "sk-entmax[plot]" in out.getvalue()
+    text = out.getvalue()
+    assert "No feature-mask report" in text and "pip install matplotlib" in text
     assert not (tmp_path / "x.html").exists()
 
 
@@ -505,3 +506,23 @@ def test_missing_note_names_as_learned_only_columns_with_gaps_in_training():
     learned, rest = text.split(" get a learned missing indicator")
     assert "b (1 training, 1 held out)" in learned and "a (" not in learned
     assert "a (0 training, 1 held out), complete in the training rows, take their" in rest
+
+
+def test_report_notes_dirty_columns_in_its_data_table(tmp_path, capsys):
+    # issue 27.4: a numeric column with a stray "?" and an identifier column are named, on
+    # the terminal and in the report's "Data" table (the fit's warnings were not shown)
+    frame = _iris_frame()
+    frame["sepal length (cm)"] = frame["sepal length (cm)"].astype(str)
+    frame.loc[frame.index[0], "sepal length (cm)"] = "?"
+    frame["passenger"] = [f"row {i}" for i in range(len(frame))]
+    path = tmp_path / "dirty.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "r.html"
+    args = ["report", "--data", str(path), "--target", "species", "--out", str(out)]
+    assert main([*args, "--max-epochs", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "note: categorical column 'sepal length (cm)':" in captured.out
+    assert "note: categorical column 'passenger':" in captured.out
+    page = out.read_text(encoding="utf-8").replace("&#x27;", "'")
+    assert "<td>note</td><td>categorical column 'passenger'" in page
+    assert "<td>note</td><td>categorical column 'sepal length (cm)'" in page

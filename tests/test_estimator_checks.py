@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from expected_failures import (
-    LEARNED_ALPHA_FAILURES,
     MINIBATCH_FAILURES,
     MULTILABEL_PROBA,
     SPARSE_MINIBATCH_FAILURES,
@@ -40,8 +39,6 @@ def _expected_failed_checks(estimator):
     if estimator.solver == "adam":
         failures.update(MINIBATCH_FAILURES)
         failures.update(SPARSE_MINIBATCH_FAILURES)
-    elif estimator.learn_alpha:
-        failures.update(LEARNED_ALPHA_FAILURES)
     if getattr(estimator, "alpha", 2.0) < 1.5 and not estimator.learn_alpha:
         # softmax, and entmax this close to it, give no zeros on the check's data
         del failures[MULTILABEL_PROBA]

@@ -7,6 +7,7 @@ empty X, so those are not repeated here. Tiny data and few epochs throughout.
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 
@@ -489,12 +490,65 @@ def _out_of_memory(net, step):
 
 
 def test_memory_error_mid_fit_leaves_the_estimator_unfitted(monkeypatch):
-    from sk_entmax import _training
-
     clf = _make("tabnet", batch_size=50, max_epochs=3)
     _fail_at(monkeypatch, 2, 1, _out_of_memory)
     with pytest.raises(MemoryError):
         clf.fit(X_IRIS, Y_IRIS)
-    assert not _training._INIT_LOCK.locked()
     with pytest.raises(NotFittedError):
         clf.predict(X_IRIS)
+
+
+@pytest.mark.parametrize(("y", "shown"), [([0.0] * 3, "0.0"), (["a"] * 3, "'a'"), ([7] * 3, "7")])
+def test_single_class_error_shows_the_label_as_written(y, shown):
+    # issue 27.5: it read np.float64(0.0)
+    with pytest.raises(ValueError, match=rf"got 1 class: {re.escape(shown)}$"):
+        EntmaxClassifier().fit(np.eye(3), y)
+
+
+def test_text_in_a_plain_array_gets_a_hint_from_tabnet_too():
+    # issue 27.5: TabNet gave numpy's bare "could not convert string to float"
+    X = np.array([["a", "1"], ["b", "2"], ["c", "3"], ["a", "4"]], dtype=object)
+    with pytest.raises(ValueError, match=r"could not convert.*DataFrame.*OrdinalEncoder"):
+        TabNetEntmaxClassifier(max_epochs=1).fit(X, [0, 1, 0, 1])
+
+
+def _dirty_frame(n=60):
+    rng = np.random.default_rng(0)
+    age = [str(int(v)) for v in rng.integers(18, 80, size=n)]
+    age[3] = "?"
+    return pd.DataFrame(
+        {
+            "age": pd.Series(age, dtype=object),
+            "name": [f"passenger {i}" for i in range(n)],
+            "colour": np.array(["red", "green", "blue"])[np.arange(n) % 3],
+            "x": rng.normal(size=n),
+        }
+    )
+
+
+def test_dirty_columns_are_named_in_warnings_at_fit():
+    # issue 27.4: a numeric column with one stray "?" and an identifier column were embedded
+    # as categories silently
+    frame, y = _dirty_frame(), np.arange(60) % 2
+    with pytest.warns(UserWarning) as record:
+        clf = TabNetEntmaxClassifier(max_epochs=1, random_state=0).fit(frame, y)
+    messages = [str(w.message) for w in record]
+    (age,) = [m for m in messages if "'age'" in m]
+    assert "98.3% of its values are numbers" in age and "'?'" in age
+    (name,) = [m for m in messages if "'name'" in m]
+    assert "60 distinct values in 60 rows" in name and "identifier" in name
+    assert not [m for m in messages if "'colour'" in m or "'x'" in m]
+    # at predict, a column whose values are mostly unseen says so
+    new = _dirty_frame(10)
+    new["name"] = [f"someone else {i}" for i in range(10)]
+    with pytest.warns(UserWarning, match=r"'name'.*In 10 of 10 rows, most of them"):
+        clf.predict_proba(new)
+
+
+def test_named_categorical_columns_of_numbers_do_not_warn():
+    frame = pd.DataFrame({"zip": np.arange(60) % 5, "x": np.linspace(0, 1, 60)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        TabNetEntmaxClassifier(max_epochs=1, categorical_features=["zip"]).fit(
+            frame, np.arange(60) % 2
+        )

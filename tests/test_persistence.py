@@ -860,3 +860,17 @@ def test_save_keeps_the_mode_of_a_file_it_replaces_and_the_umask_for_a_new_one(s
 def test_save_documents_its_oserrors():
     raises = save.__doc__.split("Raises\n    ------")[1].split("Notes\n")[0]
     assert "\n    OSError\n" in raises and "\n    IsADirectoryError\n" in raises
+
+
+def test_saving_needs_nothing_beyond_the_first_set_up_command():
+    # issue 27.5: the README's first command installs ".[plot]"; save needs safetensors, so it
+    # is a dependency of the package itself (it was only in an extra no command installed),
+    # and no install hint names the package as if it were on PyPI
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pyproject = (root / "pyproject.toml").read_text()
+    dependencies = pyproject.split("dependencies = [", 1)[1].split("]", 1)[0]
+    assert '"safetensors' in dependencies
+    for path in [root / "README.md", *sorted((root / "sk_entmax").rglob("*.py"))]:
+        assert 'pip install "sk-entmax[' not in path.read_text(encoding="utf-8"), path

@@ -234,8 +234,9 @@ def test_cli_does_not_follow_a_link_planted_during_the_fit(tmp_path, capsys, mon
     fit = cli._fit
 
     def fit_then_plant(*args, **kwargs):
-        fit(*args, **kwargs)
+        said = fit(*args, **kwargs)
         out.symlink_to(victim)  # after the check of --out, before the write
+        return said
 
     monkeypatch.setattr(cli, "_fit", fit_then_plant)
     args = ["report", "--data", str(data), "--target", "label", "--model", model]

@@ -27,7 +27,11 @@ class EntmaxHead(nn.Module):
         the starting value, clipped by :meth:`~sk_entmax.entmax.AdaptiveEntmax.start_alpha`
         to at least ``1.05``, since 1 is the edge of the learnable range.
     learn_alpha : bool, default=False
-        Learn alpha with the network, as ``1 + softplus(raw)`` (always a valid alpha).
+        Learn alpha with the network, as ``1 + (alpha_max - 1) * sigmoid(raw)``: always a
+        valid alpha, in ``(1, alpha_max)`` by construction.
+    alpha_max : float or None, default=2.0
+        The upper end of a learned alpha's range (> 1); None leaves it unbounded
+        (``1 + softplus(raw)``). Unused without ``learn_alpha``.
 
     Attributes
     ----------
@@ -35,13 +39,15 @@ class EntmaxHead(nn.Module):
         Holds the learnable alpha (parameter ``alpha_raw``) when ``learn_alpha`` is set.
     """
 
-    def __init__(self, alpha: float = 1.5, learn_alpha: bool = False) -> None:
+    def __init__(
+        self, alpha: float = 1.5, learn_alpha: bool = False, alpha_max: float | None = 2.0
+    ) -> None:
         super().__init__()
         self.fixed_alpha = float(alpha)
         self.alpha_map = None
         if learn_alpha:
-            start = AdaptiveEntmax.start_alpha(self.fixed_alpha, alpha_max=None)
-            self.alpha_map = AdaptiveEntmax(alpha=start, alpha_max=None)
+            start = AdaptiveEntmax.start_alpha(self.fixed_alpha, alpha_max=alpha_max)
+            self.alpha_map = AdaptiveEntmax(alpha=start, alpha_max=alpha_max)
 
     @property
     def alpha(self) -> float | torch.Tensor:
@@ -108,5 +114,7 @@ class EntmaxHead(nn.Module):
         return loss, P.scatter_add_(-1, index, P.new_full(index.shape, -1.0))
 
     def extra_repr(self) -> str:
-        learned = self.alpha_map is not None
-        return f"alpha={self.fixed_alpha}, learn_alpha={learned}"
+        if self.alpha_map is None:
+            return f"alpha={self.fixed_alpha}, learn_alpha=False"
+        alpha_max = self.alpha_map.alpha_max
+        return f"alpha={self.fixed_alpha}, learn_alpha=True, alpha_max={alpha_max}"

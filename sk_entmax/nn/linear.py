@@ -35,6 +35,8 @@ class EntmaxLinearNet(nn.Module):
         The entmax alpha; the starting value when ``learn_alpha`` is set.
     learn_alpha : bool, default=False
         Learn alpha with the weights (see :class:`~sk_entmax.nn.head.EntmaxHead`).
+    alpha_max : float or None, default=2.0
+        The upper end of a learned alpha's range ``(1, alpha_max)``; None: unbounded.
 
     Attributes
     ----------
@@ -51,6 +53,7 @@ class EntmaxLinearNet(nn.Module):
         hidden_layer_sizes: Sequence[int] = (),
         alpha: float = 1.5,
         learn_alpha: bool = False,
+        alpha_max: float | None = 2.0,
     ) -> None:
         super().__init__()
         sizes = [n_features, *hidden_layer_sizes]
@@ -59,7 +62,7 @@ class EntmaxLinearNet(nn.Module):
             blocks += [nn.Linear(n_in, n_out), nn.ReLU()]
         blocks.append(nn.Linear(sizes[-1], n_outputs))
         self.layers = nn.Sequential(*blocks)
-        self.head = EntmaxHead(alpha, learn_alpha)
+        self.head = EntmaxHead(alpha, learn_alpha, alpha_max)
 
     @property
     def alpha(self) -> float | torch.Tensor:

@@ -18,7 +18,7 @@ refused with an OSError.
 
 Every ``plot_*`` function draws on ``ax`` (or ``fig``) when given, otherwise on a new
 :mod:`matplotlib.pyplot` figure, and returns the matplotlib object it drew on. matplotlib is
-an optional dependency: ``pip install "sk-entmax[plot]"``.
+an optional dependency: ``pip install matplotlib`` (or ``pip install -e ".[plot]"`` in a clone).
 
 Where each part lives: :mod:`.masks` draws the mask and importance figures,
 :mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.probabilities`

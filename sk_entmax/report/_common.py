@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 _MISSING_MATPLOTLIB = (
-    'sk_entmax.report needs matplotlib, which is an optional extra: pip install "sk-entmax[plot]"'
+    "sk_entmax.report needs matplotlib, an optional dependency: pip install matplotlib (or, "
+    'in a clone of sk_entmax, pip install -e ".[plot]")'
 )
 
 _ZERO_COLOR = "white"
