@@ -7,6 +7,8 @@ weights so far, and the stopping rule, which says whether it ended the training 
 from __future__ import annotations
 
 import math
+import sys
+import time
 import warnings
 
 import torch
@@ -20,6 +22,7 @@ from sk_entmax._training import TrainingPlan
 __all__ = [
     "BestWeightsSoFar",
     "FiniteLossCheck",
+    "ProgressLine",
     "StoppingRule",
     "fit_callbacks",
     "recover_after_interrupt",
@@ -49,6 +52,67 @@ class FiniteLossCheck(Callback):
             f"Try a lower learning rate (lr={net.lr:g}), scale the features (e.g. "
             "StandardScaler), or look for extreme values in X"
         )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class ProgressLine(Callback):
+    """``verbose=1``: one plain line per epoch (no table, no colour codes), for a terminal
+    and a log file alike.
+
+    Each line gives the epoch (of ``max_epochs``), the training loss, the validation loss
+    when there is one, the best monitored loss so far and its epoch, the seconds per epoch,
+    and the time the remaining epochs would take at that pace (at most that: the stopping
+    rule may end the fit sooner).
+
+    Parameters
+    ----------
+    max_epochs : int or None
+        The epoch budget of a fit; None for a partial_fit call (no time left is given).
+    monitor : str
+        The history key of the loss the stopping rule watches.
+    sink : callable, default=print
+        Where the lines go.
+    """
+
+    def __init__(self, max_epochs: int | None, monitor: str, sink=print):
+        self.max_epochs = max_epochs
+        self.monitor = monitor
+        self.sink = sink
+
+    def initialize(self):
+        self.started_ = None
+        self.done_ = 0
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        self.started_ = time.perf_counter()
+        self.done_ = 0
+
+    def on_epoch_end(self, net, **kwargs):
+        self.done_ += 1
+        row = net.history[-1]
+        epoch = row["epoch"]
+        parts = [f"epoch {epoch}" + (f"/{self.max_epochs}" if self.max_epochs else "")]
+        if "train_loss" in row:
+            parts.append(f"train loss {row['train_loss']:.4f}")
+        if "valid_loss" in row:
+            parts.append(f"valid loss {row['valid_loss']:.4f}")
+        seen = [(r[self.monitor], r["epoch"]) for r in net.history if self.monitor in r]
+        if seen:
+            best, at = min(seen)
+            parts.append(f"best {best:.4f} (epoch {at})")
+        per_epoch = (time.perf_counter() - (self.started_ or time.perf_counter())) / self.done_
+        parts.append(f"{per_epoch:.2f} s/epoch")
+        if self.max_epochs:
+            parts.append(f"at most {_duration(per_epoch * (self.max_epochs - epoch))} left")
+        self.sink("  ".join(parts), file=sys.stdout, flush=True)
 
 
 class BestWeightsSoFar(Callback):
@@ -147,8 +211,10 @@ def fit_callbacks(
     loss (the validation loss with early stopping, else the training loss)."""
     callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
     monitor = "valid_loss" if early_stopping and not plan.full_batch else "train_loss"
-    if plan.full_batch:
+    if plan.full_batch:  # L-BFGS reports its iterations itself (LbfgsNet)
         return callbacks, None, None, monitor
+    if verbose:
+        callbacks.append(("progress", ProgressLine(plan.max_epochs, monitor)))
     stopper = StoppingRule(
         monitor=monitor,
         patience=plan.patience,

@@ -90,7 +90,10 @@ _PARAMS_DOC = """
         global generator is never seeded, read or drawn from.
         The same value gives identical predictions on CPU at a given ``n_jobs``.
     verbose : int, default=0
-        1 prints a line per epoch (skorch's progress log); 0 is silent."""
+        1 prints one plain line per epoch of Adam (the epoch, the training and validation
+        losses, the best so far, seconds per epoch and at most how long is left) or per
+        evaluation of the L-BFGS objective (the iteration, the objective and the largest
+        gradient entry against ``tol``); 0 is silent."""
 
 _ATTRIBUTES_DOC = """
     Attributes

@@ -208,6 +208,14 @@ class LbfgsNet(FenchelYoungNet):
             last.update(
                 point=[p.detach().clone() for p in params], value=value, grad_max=_grad_max(params)
             )
+            if self.verbose:  # verbose=1: a plain line per evaluation of the objective
+                n_iter, n_evals = lbfgs_state(optimizer)
+                print(
+                    f"L-BFGS iteration {n_iter}, evaluation {n_evals + 1}: objective "
+                    f"{float(value):.8g}, largest gradient entry {last['grad_max']:.3g} "
+                    f"(tol {self.optimizer__tolerance_grad:g})",
+                    flush=True,
+                )
             return value
 
         n_blocks = -(-len(y) // _FIT_ROWS)

@@ -21,7 +21,7 @@ import torch
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from sk_entmax._callbacks import FiniteLossCheck
+from sk_entmax._callbacks import FiniteLossCheck, ProgressLine
 from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
@@ -198,7 +198,8 @@ class StreamingMixin:
                 plan,
                 batch_size=stream_batch_size(params["batch_size"], X.shape[0]),
                 device=params["device"],
-                callbacks=[("finite_loss", FiniteLossCheck())],
+                callbacks=[("finite_loss", FiniteLossCheck())]
+                + ([("progress", ProgressLine(None, "train_loss"))] if params["verbose"] else []),
                 verbose=params["verbose"],
                 shuffle_generator=torch.Generator().manual_seed(seed),
             )

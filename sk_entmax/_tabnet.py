@@ -126,7 +126,8 @@ class TabNetEntmaxClassifier(
         Seeds initialisation, shuffling and the validation split, each through a generator
         of its own: torch's global generator is never seeded, read or drawn from.
     verbose : int, default=0
-        1 prints a line per epoch.
+        1 prints one plain line per epoch: the epoch, the training and validation losses,
+        the best so far, seconds per epoch and at most how long is left.
 
     Attributes
     ----------

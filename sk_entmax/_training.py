@@ -138,7 +138,9 @@ def make_net(
     :class:`~sk_entmax._solver.LbfgsNet` of one epoch for full-batch L-BFGS (its objective
     evaluated by ``n_workers`` threads), a :class:`~sk_entmax._net.FenchelYoungNet` for
     mini-batch Adam."""
-    extra: dict[str, Any] = {} if verbose else {"callbacks__print_log": None}
+    # skorch's own table (with colour codes) is replaced by ProgressLine's plain lines, and
+    # L-BFGS's by a line per iteration (see LbfgsNet)
+    extra: dict[str, Any] = {"callbacks__print_log": None}
     common = {
         "module": module,
         **{f"module__{k}": v for k, v in module_kwargs.items()},

@@ -478,14 +478,31 @@ def test_refit_switches_between_multilabel_and_multiclass():
 # --------------------------------------------------------------------------- verbose
 
 
-def test_verbose_prints_one_line_per_epoch(capsys):
+def test_verbose_prints_one_plain_line_per_epoch(capsys):
+    # issue 27.5: skorch's table carried ANSI colour codes into logs; now one plain line per
+    # epoch with the loss, the best so far, the pace and the time left
     capsys.readouterr()
     clf = EntmaxClassifier(solver="adam", lr=0.05, max_epochs=5, random_state=0, verbose=1)
     clf.fit(X_IRIS, Y_IRIS)
     out = capsys.readouterr().out
-    assert "train_loss" in out
-    epoch_rows = [line for line in out.splitlines() if re.match(r"^\s*\d+\s+\S", line)]
-    assert len(epoch_rows) == clf.n_iter_ == 5
+    assert "\x1b" not in out
+    lines = out.splitlines()
+    assert len(lines) == clf.n_iter_ == 5
+    for epoch, line in enumerate(lines, start=1):
+        assert re.fullmatch(
+            rf"epoch {epoch}/5  train loss \d\.\d{{4}}  best \d\.\d{{4}} \(epoch \d\)  "
+            r"\d+\.\d\d s/epoch  at most \d+ s left",
+            line,
+        ), line
+
+
+def test_verbose_lbfgs_reports_its_iterations(capsys):
+    capsys.readouterr()
+    clf = EntmaxClassifier(verbose=1).fit(X_IRIS, Y_IRIS)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and all(line.startswith("L-BFGS iteration ") for line in lines)
+    assert "largest gradient entry" in lines[-1] and "(tol 0.0001)" in lines[-1]
+    assert f"L-BFGS iteration {clf.n_iter_ - 1}," in "\n".join(lines)
 
 
 def test_verbose_zero_prints_nothing(capsys):
