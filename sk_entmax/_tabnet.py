@@ -141,9 +141,10 @@ class TabNetEntmaxClassifier(
         Indices of the embedded (categorical) columns.
     categories_ : list of ndarray
         The categories seen at fit, per categorical column (code 0 is "unknown").
-    missing_features_ : ndarray of int
-        Indices of the numeric columns that held missing values at fit: each has a learned
-        missing indicator (empty when the training data had no gaps in numeric columns).
+    missing_features_ : ndarray of str or of int
+        The numeric columns that held missing values at fit, each with a learned missing
+        indicator: their names (as in ``feature_names_in_``) where X had column names,
+        else their indices; empty when the training data had no gaps in numeric columns.
     multilabel_ : bool
         Whether the target was a multi-label indicator matrix.
     net_ : skorch.NeuralNet
@@ -275,7 +276,7 @@ class TabNetEntmaxClassifier(
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],
-            "missing_idxs": self.missing_features_.tolist(),
+            "missing_idxs": self._missing_features().tolist(),
             "missing_fill": self._missing_fill,
         }
 

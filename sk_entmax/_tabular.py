@@ -360,12 +360,22 @@ class TabularInputMixin:
                 means[j] = observed.mean(dtype=np.float64) if observed.size else 0.0
             fill[numeric] = means
             missing = numeric[has_gaps]
-        self.missing_features_ = missing.astype(np.int64)
+        names = getattr(self, "feature_names_in_", None)
+        # by name where X had column names (as feature_names_in_ holds them), else by index
+        self.missing_features_ = names[missing] if names is not None else missing.astype(np.int64)
         self._missing_fill = [float(v) for v in fill]
 
     def _missing_features(self) -> np.ndarray:
-        # a model saved before missing indicators existed has none
-        return getattr(self, "missing_features_", np.array([], dtype=np.int64))
+        """The indices of the columns with a missing indicator (``missing_features_`` holds
+        their names where X had column names); none for a model saved before missing
+        indicators existed."""
+        features = getattr(self, "missing_features_", None)
+        if features is None:
+            return np.array([], dtype=np.int64)
+        if features.dtype.kind in "iu":
+            return features.astype(np.int64)
+        position = {name: i for i, name in enumerate(self.feature_names_in_)}
+        return np.array([position[name] for name in features], dtype=np.int64)
 
     def _validate_fit_data(self, X, y, plan: TrainingPlan):
         # DataFrame dtypes are read before validate_data turns X into an array; anything

@@ -310,9 +310,21 @@ def _missing_features() -> _Attribute:
     (optional: a file written before missing indicators existed has neither)."""
 
     def check(value, sizes, fitted):
-        if not isinstance(value, np.ndarray) or value.ndim != 1 or value.dtype.kind not in "iu":
-            raise _Invalid("a 1-d array of column indices is expected")
-        if value.tolist() != list(sizes.get("missing_idxs", ())):
+        if not isinstance(value, np.ndarray) or value.ndim != 1:
+            raise _Invalid("a 1-d array of column names or indices is expected")
+        if value.dtype.kind in "iu":
+            indices = value.tolist()
+        elif value.dtype == object and "feature_names_in_" in fitted:
+            position = {name: i for i, name in enumerate(fitted["feature_names_in_"].tolist())}
+            if not all(isinstance(v, str) and v in position for v in value.tolist()):
+                raise _Invalid("it names columns that are not in feature_names_in_")
+            indices = [position[v] for v in value.tolist()]
+        else:
+            raise _Invalid(
+                "a 1-d array of column indices, or of names where feature_names_in_ is "
+                "stored, is expected"
+            )
+        if indices != list(sizes.get("missing_idxs", ())):
             raise _Invalid(
                 f"it does not match the network's missing_idxs = {sizes.get('missing_idxs')}"
             )

@@ -456,7 +456,8 @@ def test_load_accepts_only_the_documented_fitted_attributes(
 
 def test_missing_indicators_round_trip_and_are_checked(tmp_path):
     clf = TabNetEntmaxClassifier(**TABNET).fit(FRAME_GAPS, NAMES)
-    np.testing.assert_array_equal(clf.missing_features_, [0, 6])
+    # by name (issue 27.5): the frame's columns 0 and 6
+    np.testing.assert_array_equal(clf.missing_features_, FRAME_GAPS.columns[[0, 6]].to_numpy())
     path = tmp_path / "gaps.safetensors"
     save(clf, path)
     restored = load(path)
@@ -472,7 +473,7 @@ def test_missing_indicators_round_trip_and_are_checked(tmp_path):
         header = json.loads(handle.metadata()["sk_entmax"])
         tensors = {k: handle.get_tensor(k) for k in handle.keys()}
     edited = json.loads(json.dumps(header))
-    edited["fitted"]["missing_features_"]["values"] = [0, 1]
+    edited["fitted"]["missing_features_"]["values"] = FRAME_GAPS.columns[[0, 1]].tolist()
     with pytest.raises(ValueError, match=r"missing_features_.*missing_idxs"):
         load(_write_edited(tmp_path, edited, tensors))
     edited = json.loads(json.dumps(header))

@@ -475,7 +475,8 @@ def test_a_frame_with_missing_numbers_fits_as_it_is(fitted_survey):
     clf = fitted_survey
     assert SURVEY.isna().sum()[["age", "income", "size", "score"]].min() > 0
     np.testing.assert_array_equal(clf.categorical_features_, [0, 4])
-    np.testing.assert_array_equal(clf.missing_features_, SURVEY_NUMERIC_GAPS)
+    # by name (issue 27.5: they were indices)
+    np.testing.assert_array_equal(clf.missing_features_, SURVEY.columns[SURVEY_NUMERIC_GAPS])
     tabnet = clf.net_.module_.tabnet
     assert tabnet.missing_idxs == SURVEY_NUMERIC_GAPS
     # a value and its indicator per column with gaps, two one-wide embeddings

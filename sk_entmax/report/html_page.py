@@ -232,7 +232,9 @@ def _mask_sections(
 
 def _indicator_rows(est: Any, names: list[str]) -> list[tuple[str, str]]:
     """The summary row naming the columns that got a learned missing indicator, if any."""
-    indicated = [names[i] for i in getattr(est, "missing_features_", [])]
+    features = getattr(est, "missing_features_", np.array([], dtype=np.int64))
+    # names where the training data had them, else indices
+    indicated = [str(f) if features.dtype == object else names[f] for f in features.tolist()]
     if indicated:
         return [
             (
