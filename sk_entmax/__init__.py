@@ -2,8 +2,8 @@
 
 The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-entmax and
 their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
-(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) are
-imported on first use, so that
+(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) and
+the conformal wrapper :class:`SparseConformalClassifier` are imported on first use, so that
 ``import sk_entmax`` stays light.
 """
 
@@ -17,6 +17,7 @@ from sk_entmax._version import __version__
 __all__ = [
     "EntmaxClassifier",
     "NonFiniteLossError",
+    "SparseConformalClassifier",
     "SparsemaxClassifier",
     "TabNetEntmaxClassifier",
     "__version__",
@@ -25,6 +26,7 @@ __all__ = [
 _LAZY = {
     "EntmaxClassifier": "sk_entmax._linear",
     "NonFiniteLossError": "sk_entmax._base",
+    "SparseConformalClassifier": "sk_entmax.conformal",
     "SparsemaxClassifier": "sk_entmax._linear",
     "TabNetEntmaxClassifier": "sk_entmax._tabnet",
 }

@@ -11,7 +11,10 @@ toward dense models. The metrics here are defined, and finite, on sparse distrib
   ``alpha = 2`` it is half the multi-class Brier score, and as ``alpha -> 1`` it tends to the
   log loss.
 - :func:`support_coverage`, :func:`mean_support_size` and :func:`support_precision` read the
-  support (the classes with probability > 0) as a prediction set.
+  support (the classes with probability > 0) as a prediction set; the first two also take
+  boolean prediction sets (``predict_set`` of
+  :class:`~sk_entmax.conformal.SparseConformalClassifier`), and :func:`stratified_coverage`
+  breaks coverage down by set size or by class.
 - :func:`make_tsallis_scorer` and :func:`make_coverage_scorer` wrap them as scikit-learn
   scorers for :class:`~sklearn.model_selection.GridSearchCV`,
   :func:`~sklearn.model_selection.cross_validate` or
@@ -42,6 +45,7 @@ __all__ = [
     "make_coverage_scorer",
     "make_tsallis_scorer",
     "mean_support_size",
+    "stratified_coverage",
     "support_coverage",
     "support_precision",
     "tsallis_loss",
@@ -394,6 +398,75 @@ def _prepare(
     return indicator, proba, multilabel, weights
 
 
+def _as_sets(y_pred: ArrayLike) -> np.ndarray | None:
+    """A boolean prediction-set array (2-d, or 3-d with one set per level), else ``None``.
+
+    Parameters
+    ----------
+    y_pred : array-like
+        Probabilities, or the boolean output of ``predict_set``.
+
+    Returns
+    -------
+    sets : ndarray of bool of shape (n_samples, n_classes, n_levels), or None
+        A 2-d set matrix gains a last axis of size 1; ``None`` when ``y_pred`` is not
+        boolean (it is then read as probabilities).
+
+    Raises
+    ------
+    ValueError
+        For a boolean array that is not 2-d or 3-d, or is empty.
+    """
+    if not (isinstance(y_pred, np.ndarray) and y_pred.dtype == np.bool_):
+        return None
+    if y_pred.ndim not in (2, 3) or y_pred.shape[0] == 0 or y_pred.shape[1] == 0:
+        raise ValueError(
+            "A boolean y_pred is read as prediction sets and must have shape (n_samples, "
+            f"n_classes) or (n_samples, n_classes, n_levels); got shape {y_pred.shape}."
+        )
+    return y_pred if y_pred.ndim == 3 else y_pred[:, :, np.newaxis]
+
+
+def _prepare_sets(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    labels: ArrayLike | None,
+    sample_weight: ArrayLike | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Encode the target and read ``y_pred`` as sets: its support, or the boolean sets.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or label indicator matrix
+        Class labels, or a multi-label indicator matrix.
+    y_pred : array-like
+        Probabilities, or boolean sets of shape (n_samples, n_classes[, n_levels]).
+    labels : array-like or None
+        All class labels, when ``y_true`` may lack some.
+    sample_weight : array-like of shape (n_samples,) or None
+        Sample weights.
+
+    Returns
+    -------
+    indicator : ndarray of shape (n_samples, n_classes)
+        The encoded target.
+    sets : ndarray of bool of shape (n_samples, n_classes, n_levels)
+        The sets (``n_levels`` is 1 for probabilities and 2-d sets).
+    weights : ndarray of shape (n_samples,)
+        The validated sample weights.
+    many : bool
+        Whether ``y_pred`` was a 3-d array of sets (one result per level is then due).
+    """
+    sets = _as_sets(y_pred)
+    if sets is None:
+        indicator, proba, _, weights = _prepare(y_true, y_pred, labels, sample_weight)
+        return indicator, (proba > 0)[:, :, np.newaxis], weights, False
+    check_consistent_length(sets, y_true, sample_weight)
+    indicator, _ = _encode_target(y_true, labels, sets.shape[1])
+    weights = _check_weights(sample_weight, sets.shape[0])
+    return indicator, sets, weights, np.asarray(y_pred).ndim == 3
+
+
 # ---------------------------------------------------------------------- the loss
 
 
@@ -570,7 +643,7 @@ def support_coverage(
     *,
     labels: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
-) -> float:
+) -> float | np.ndarray:
     """Share of the true classes that lie inside the support of ``y_proba``.
 
     The support of a row, the classes with probability > 0, is read as a prediction set.
@@ -583,9 +656,11 @@ def support_coverage(
     ----------
     y_true : array-like of shape (n_samples,) or label indicator matrix
         Class labels, or a multi-label indicator matrix.
-    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,), or bool ndarray
         Predicted probabilities (rows sum to 1), columns in sorted label order; 1-d for the
-        positive class of a binary target.
+        positive class of a binary target. A boolean ndarray of shape (n_samples,
+        n_classes) or (n_samples, n_classes, n_levels) is read as prediction sets, such as
+        the output of :meth:`~sk_entmax.conformal.SparseConformalClassifier.predict_set`.
     labels : array-like, default=None
         All class labels, when ``y_true`` may lack some.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -593,8 +668,9 @@ def support_coverage(
 
     Returns
     -------
-    coverage : float
-        In [0, 1]; 1 when every true class has probability > 0.
+    coverage : float or ndarray of shape (n_levels,)
+        In [0, 1]; 1 when every true class has probability > 0 (is in its set). An array,
+        one value per level, for 3-d boolean sets.
 
     Raises
     ------
@@ -616,7 +692,7 @@ def support_coverage(
     >>> support_coverage([[1, 1, 0], [0, 0, 1]], [[0.6, 0.0, 0.4], [0.0, 0.5, 0.5]])
     0.6666666666666666
     """
-    indicator, proba, _, weights = _prepare(y_true, y_proba, labels, sample_weight)
+    indicator, sets, weights, many = _prepare_sets(y_true, y_proba, labels, sample_weight)
     true_counts = indicator.sum(axis=1)
     total = float(weights @ true_counts)
     if not total > 0:
@@ -624,8 +700,9 @@ def support_coverage(
             "y_true has no true label in the rows with positive sample_weight, so there is "
             "nothing for the support to cover."
         )
-    hits = (indicator * (proba > 0)).sum(axis=1)
-    return float(weights @ hits) / total
+    hits = (indicator[:, :, np.newaxis] * sets).sum(axis=1)
+    coverage = (weights @ hits) / total
+    return coverage if many else float(coverage[0])
 
 
 def support_precision(
@@ -675,21 +752,25 @@ def support_precision(
     return float(weights @ hits) / float(weights @ support.sum(axis=1))
 
 
-def mean_support_size(y_proba: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def mean_support_size(
+    y_proba: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float | np.ndarray:
     """Mean number of classes with probability > 0 per row.
 
     Parameters
     ----------
-    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,)
+    y_proba : array-like of shape (n_samples, n_classes) or (n_samples,), or bool ndarray
         Predicted probabilities (rows sum to 1); 1-d for the positive class of a binary
-        target.
+        target. A boolean ndarray of shape (n_samples, n_classes) or (n_samples, n_classes,
+        n_levels) is read as prediction sets (the output of ``predict_set``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative sample weights.
 
     Returns
     -------
-    size : float
-        Between 1 and ``n_classes``; ``n_classes`` for a dense model such as softmax.
+    size : float or ndarray of shape (n_levels,)
+        Between 1 and ``n_classes`` for probabilities; ``n_classes`` for a dense model such
+        as softmax. An array, one value per level, for 3-d boolean sets.
 
     See Also
     --------
@@ -701,10 +782,99 @@ def mean_support_size(y_proba: ArrayLike, *, sample_weight: ArrayLike | None = N
     >>> mean_support_size([[0.9, 0.1, 0.0], [0.0, 0.0, 1.0]])
     1.5
     """
-    proba = _check_proba(y_proba)
-    check_consistent_length(proba, sample_weight)
-    weights = _check_weights(sample_weight, proba.shape[0])
-    return float(np.average((proba > 0).sum(axis=1), weights=weights))
+    sets = _as_sets(y_proba)
+    if sets is None:
+        sets = (_check_proba(y_proba) > 0)[:, :, np.newaxis]
+    check_consistent_length(sets, sample_weight)
+    weights = _check_weights(sample_weight, sets.shape[0])
+    sizes = np.average(sets.sum(axis=1), axis=0, weights=weights)
+    return sizes if np.asarray(y_proba).ndim == 3 else float(sizes[0])
+
+
+def stratified_coverage(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    by: str = "set_size",
+    labels: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coverage of prediction sets per stratum: per set size, or per true class.
+
+    Marginal coverage can hide sets that fail where it matters: size-stratified coverage
+    (as MAPIE's ``classification_ssc``) shows whether the small, confident sets cover as
+    often as the large ones, and class-stratified coverage whether every class is covered
+    (what ``class_conditional=True`` of
+    :class:`~sk_entmax.conformal.SparseConformalClassifier` guarantees).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Class labels (binary or multi-class).
+    y_pred : array-like of shape (n_samples, n_classes), or bool ndarray
+        Boolean prediction sets (``predict_set``'s output, 2-d), or probabilities whose
+        support is the set; columns in sorted label order.
+    by : {"set_size", "class"}, default="set_size"
+        The strata: the sizes of the sets that occur, or the classes.
+    labels : array-like, default=None
+        All class labels, when ``y_true`` may lack some; with ``by="class"`` a class absent
+        from ``y_true`` gets count 0 and coverage NaN.
+
+    Returns
+    -------
+    strata : ndarray
+        The set sizes that occur (sorted), or the class labels.
+    coverage : ndarray of shape (n_strata,)
+        The share of the rows of each stratum whose true class is in its set (NaN for an
+        empty stratum).
+    counts : ndarray of shape (n_strata,)
+        The number of rows in each stratum.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``by``, a multi-label ``y_true``, or 3-d sets (pass one level,
+        ``sets[:, :, i]``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sk_entmax.metrics import stratified_coverage
+    >>> sets = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]], dtype=bool)
+    >>> sizes, coverage, counts = stratified_coverage([0, 2, 2, 1], sets)
+    >>> sizes.tolist(), coverage.tolist(), counts.tolist()
+    ([1, 2], [0.5, 0.5], [2, 2])
+    >>> classes, coverage, counts = stratified_coverage([0, 2, 2, 1], sets, by="class")
+    >>> classes.tolist(), coverage.tolist(), counts.tolist()
+    ([0, 1, 2], [1.0, 0.0, 0.5], [1, 1, 2])
+    """
+    if by not in ("set_size", "class"):
+        raise ValueError(
+            f"The 'by' parameter of stratified_coverage must be 'set_size' or 'class'. "
+            f"Got {by!r} instead."
+        )
+    if isinstance(y_pred, np.ndarray) and y_pred.dtype == np.bool_ and y_pred.ndim == 3:
+        raise ValueError(
+            "stratified_coverage takes the sets of one confidence level, shape (n_samples, "
+            f"n_classes); got shape {y_pred.shape}. Pass y_pred[:, :, i]."
+        )
+    indicator, sets, _, _ = _prepare_sets(y_true, y_pred, labels, None)
+    if type_of_target(y_true, input_name="y_true") == "multilabel-indicator":
+        raise ValueError("stratified_coverage takes class labels, not a multi-label target.")
+    sets = sets[:, :, 0]
+    covered = (indicator * sets).sum(axis=1) > 0
+    if by == "set_size":
+        sizes = sets.sum(axis=1)
+        strata = np.unique(sizes)
+        counts = np.array([np.sum(sizes == size) for size in strata])
+        coverage = np.array([covered[sizes == size].mean() for size in strata])
+        return strata, coverage, counts
+    strata = _fit_binarizer(y_true, labels)[0].classes_
+    true_class = indicator.argmax(axis=1)
+    counts = np.bincount(true_class, minlength=len(strata))
+    hits = np.bincount(true_class, weights=covered.astype(np.float64), minlength=len(strata))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coverage = np.where(counts > 0, hits / np.maximum(counts, 1), np.nan)
+    return strata, coverage, counts
 
 
 # ---------------------------------------------------------------------- scorers

@@ -31,6 +31,7 @@ from sk_entmax.metrics import (
     make_coverage_scorer,
     make_tsallis_scorer,
     mean_support_size,
+    stratified_coverage,
     support_coverage,
     support_precision,
     tsallis_loss,
@@ -550,3 +551,52 @@ def test_coverage_scorer_on_a_multilabel_estimator():
     )
     q = proportions(Y)
     assert loss == pytest.approx(np.mean(np.sum((q - clf.predict_proba(X)) ** 2, axis=1) / 2))
+
+
+# ---------------------------------------------------------------------- prediction sets
+
+
+def test_boolean_sets_are_read_as_sets():
+    rng = np.random.default_rng(0)
+    sets = rng.random((50, 4)) < 0.5
+    y = rng.integers(0, 4, 50)
+    y[:4] = [0, 1, 2, 3]
+    expected = np.mean([sets[i, y[i]] for i in range(50)])
+    assert support_coverage(y, sets) == pytest.approx(expected)
+    assert mean_support_size(sets) == pytest.approx(sets.sum() / 50)
+    # probabilities with that support give the same numbers (rows with a nonempty set)
+    keep = sets.any(axis=1)
+    proba = sets[keep] / sets[keep].sum(axis=1, keepdims=True)
+    assert support_coverage(y[keep], proba) == support_coverage(y[keep], sets[keep])
+    assert mean_support_size(proba) == mean_support_size(sets[keep])
+    # one value per level for 3-d sets
+    stacked = np.stack([sets, np.ones_like(sets)], axis=2)
+    assert support_coverage(y, stacked).tolist() == pytest.approx([expected, 1.0])
+    assert mean_support_size(stacked).tolist() == pytest.approx([sets.sum() / 50, 4.0])
+    with pytest.raises(ValueError, match="prediction sets"):
+        mean_support_size(np.ones(3, dtype=bool))
+
+
+def test_stratified_coverage_against_loops():
+    rng = np.random.default_rng(1)
+    sets = rng.random((200, 5)) < 0.4
+    labels = np.array(list("abcde"))
+    y = labels[rng.integers(0, 5, 200)]
+    covered = np.array([sets[i, "abcde".index(y[i])] for i in range(200)])
+    sizes, coverage, counts = stratified_coverage(y, sets)
+    assert sizes.tolist() == sorted(set(sets.sum(axis=1).tolist()))
+    for size, cov, count in zip(sizes, coverage, counts):
+        rows = sets.sum(axis=1) == size
+        assert count == rows.sum() and cov == pytest.approx(covered[rows].mean())
+    classes, coverage, counts = stratified_coverage(y, sets, by="class")
+    assert classes.tolist() == list("abcde")
+    for c, cov, count in zip(classes, coverage, counts):
+        assert count == (y == c).sum() and cov == pytest.approx(covered[y == c].mean())
+    # a class missing from y_true: count 0, coverage NaN
+    keep = y != "c"
+    classes, coverage, counts = stratified_coverage(y[keep], sets[keep], by="class", labels=labels)
+    assert counts[2] == 0 and np.isnan(coverage[2])
+    with pytest.raises(ValueError, match="'by'"):
+        stratified_coverage(y, sets, by="size")
+    with pytest.raises(ValueError, match="one confidence level"):
+        stratified_coverage(y, np.stack([sets, sets], axis=2))

@@ -1,0 +1,663 @@
+"""Split-conformal prediction sets that are the support of a sparse mapping.
+
+Campos, Calem, Sklaviadis, Figueiredo and Martins ("Sparse Activations as Conformal
+Predictors", AISTATS 2025) observe that the support of alpha-entmax at a temperature ``T``
+is a conformal prediction set. With scores ``z`` (``decision_function``) and
+``delta = 1 / (alpha - 1)``, alpha-entmax is ``p_j = [(alpha - 1) z_j - tau]_+^delta``, and a
+label ``y`` lies in the support of ``entmax_alpha(z / T)`` if and only if
+
+.. math::
+
+    s(x, y) = \\Big(\\sum_j (z_j - z_y)_+^{\\delta}\\Big)^{1/\\delta} < \\frac{T}{\\alpha - 1},
+
+the delta-"norm" of the positive gaps between ``y`` and the labels ranked above it (for
+sparsemax, ``alpha = 2``, the plain sum of the gaps). ``s`` is the non-conformity score:
+split-conformal calibration on ``n`` held-out rows takes ``q_hat``, the
+``ceil((n + 1)(1 - eps))``-th smallest calibration score (``eps = 1 - confidence_level``), and
+the prediction set ``{y : s(x, y) <= q_hat}`` is the support of ``entmax_alpha(z / T)`` with
+``T = (alpha - 1) q_hat``, taken a hair above (see "Ties" below).
+
+Guarantee
+---------
+If the calibration rows and the test row are exchangeable (for instance i.i.d.), the set
+covers the true label with probability at least ``1 - eps`` (and, for continuous scores, at
+most ``1 - eps + 1 / (n + 1)``), over the draw of the calibration rows and of the test row.
+This is *marginal* coverage: it holds on average over ``x``, not for each ``x``
+(conditional coverage is not attainable in general). With ``class_conditional=True`` a
+quantile is taken per class on the calibration rows of that class (Mondrian conformal
+prediction), and the guarantee holds within each class: ``P(y in set | y = c) >= 1 - eps``
+for each class ``c``.
+
+Ties
+----
+The rule is "``y`` in the set iff ``s(x, y) <= q_hat``" (a score equal to ``q_hat`` is in).
+The stored temperature is ``T = (alpha - 1) * nextafter(q_hat, inf)``, so that in exact
+arithmetic the support of ``entmax_alpha(z / T)`` is that very set. Floating-point rounding
+in the mapping could still disagree for a score within a few ulps of ``q_hat`` (an exact
+tie, e.g. duplicated rows), so :meth:`SparseConformalClassifier.predict_proba` makes the
+agreement exact by construction: labels outside the set are masked (score ``-inf``, which in
+exact arithmetic changes nothing) and a label inside it whose probability rounds to 0 gets
+the smallest positive normal float64. The nonzeros of ``predict_proba`` are therefore
+exactly ``predict_set``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = [
+    "SparseConformalClassifier",
+    "conformal_quantile",
+    "nonconformity_scores",
+]
+
+#: rows per block when forming the (rows, classes, classes) gaps
+_GAP_ELEMENTS = 1 << 22
+
+
+# ---------------------------------------------------------------------- the calibration maths
+
+
+def nonconformity_scores(decision: ArrayLike, alpha: float) -> np.ndarray:
+    """The entmax non-conformity score of every label of every row.
+
+    ``s(x, y) = (sum_j (z_j - z_y)_+ ** delta) ** (1 / delta)`` with ``delta = 1 / (alpha -
+    1)``: label ``y`` is in the support of ``entmax_alpha(z / T)`` iff ``s < T / (alpha - 1)``.
+
+    Parameters
+    ----------
+    decision : array-like of shape (n_samples, n_classes)
+        Decision scores ``z``, finite.
+    alpha : float
+        The entmax alpha, > 1 (2 is sparsemax).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_classes)
+        Non-negative float64 scores; 0 for the top-scored label(s).
+    """
+    z = np.asarray(decision, dtype=np.float64)
+    n, k = z.shape
+    delta = 1.0 / (alpha - 1.0)
+    out = np.empty((n, k))
+    step = max(1, _GAP_ELEMENTS // max(1, k * k))
+    for start in range(0, n, step):
+        block = z[start : start + step]
+        # gaps[i, y, j] = (z_ij - z_iy)_+
+        gaps = np.maximum(block[:, np.newaxis, :] - block[:, :, np.newaxis], 0.0)
+        if delta == 1.0:
+            out[start : start + step] = gaps.sum(axis=2)
+            continue
+        # scaled by the largest gap, so that a large delta neither overflows nor underflows
+        top = gaps.max(axis=2, keepdims=True)
+        safe = np.where(top > 0, top, 1.0)
+        norm = ((gaps / safe) ** delta).sum(axis=2) ** (1.0 / delta)
+        out[start : start + step] = np.where(top[..., 0] > 0, top[..., 0] * norm, 0.0)
+    return out
+
+
+def conformal_quantile(scores: ArrayLike, confidence_level: float) -> float:
+    """The split-conformal quantile: the ``ceil((n + 1) * level)``-th smallest score.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        The calibration scores (of the true labels).
+    confidence_level : float
+        In (0, 1): ``1 - eps``.
+
+    Returns
+    -------
+    q_hat : float
+        ``inf`` when ``ceil((n + 1) * level) > n`` (too few rows: every label is in the set).
+    """
+    scores = np.asarray(scores, dtype=np.float64).ravel()
+    n = scores.size
+    # the rank, guarded against (n + 1) * level landing a hair above an integer
+    rank = math.ceil((n + 1) * confidence_level - 1e-9)
+    if rank > n:
+        return math.inf
+    if rank < 1:
+        return -math.inf
+    return float(np.partition(scores, rank - 1)[rank - 1])
+
+
+def _temperature(q_hat: float, alpha: float) -> float:
+    """``(alpha - 1) * nextafter(q_hat, inf)``: the support of ``z / T`` is ``s <= q_hat``."""
+    if not math.isfinite(q_hat):
+        return math.inf if q_hat > 0 else 0.0
+    return (alpha - 1.0) * float(np.nextafter(max(q_hat, 0.0), np.inf))
+
+
+def _two_columns(decision: np.ndarray) -> np.ndarray:
+    """A binary ``decision_function`` (score of ``classes_[1]`` minus ``classes_[0]``) as the
+    two columns ``[0, d]``; entmax depends only on differences, so nothing else changes."""
+    decision = np.asarray(decision, dtype=np.float64)
+    if decision.ndim == 1:
+        decision = decision[:, np.newaxis]
+    if decision.shape[1] == 1:
+        decision = np.hstack([np.zeros_like(decision), decision])
+    return decision
+
+
+def _check_level(confidence_level: Any) -> tuple[np.ndarray, bool]:
+    """The levels as a float array, and whether a list was passed."""
+    many = isinstance(confidence_level, list | tuple | np.ndarray)
+    values = list(confidence_level) if many else [confidence_level]
+    message = (
+        "The 'confidence_level' parameter of SparseConformalClassifier must be a float in the "
+        "open interval (0, 1) or a non-empty list of such floats. Got "
+        f"{confidence_level!r} instead."
+    )
+    if not values:
+        raise ValueError(message)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(message)
+        if not 0.0 < float(value) < 1.0:
+            raise ValueError(message)
+    return np.asarray(values, dtype=np.float64), many
+
+
+def _final_step(estimator: Any) -> Any:
+    """The last step of a Pipeline (the estimator itself otherwise)."""
+    steps = getattr(estimator, "steps", None)
+    if isinstance(steps, list) and steps:
+        return _final_step(steps[-1][1])
+    return estimator
+
+
+# ---------------------------------------------------------------------- the estimator
+
+
+class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
+    """Split-conformal prediction sets as the support of a calibrated sparse mapping.
+
+    Fit the classifier on training data (:meth:`fit`), calibrate on held-out data
+    (:meth:`conformalize`), then :meth:`predict_set` gives prediction sets with coverage at
+    least ``confidence_level`` (marginally, under exchangeability; see the module
+    docstring), and :meth:`predict_proba` gives the sparse probabilities
+    ``entmax_alpha(z / T)`` whose nonzeros are exactly those sets.
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        A scikit-learn classifier with ``decision_function`` (a :class:`~sklearn.pipeline.
+        Pipeline` ending in one too); ``None`` means ``SparsemaxClassifier()``.
+    confidence_level : float or list of float, default=0.9
+        The target coverage ``1 - eps``, in (0, 1). With a list, :meth:`predict_set` returns
+        one set per level (a third axis); :meth:`predict_proba` uses the first level.
+    prefit : bool, default=False
+        Whether ``estimator`` is already fitted: it is then used as is (not cloned), and
+        :meth:`conformalize` may be called without :meth:`fit`.
+    mapping_alpha : "auto" or float, default="auto"
+        The entmax alpha of the calibrated mapping, a float > 1 (2 is sparsemax, 1.5 the
+        1.5-entmax; the score and temperature derivation holds for any alpha > 1). "auto"
+        takes the estimator's own output alpha (``alpha_`` of the sk_entmax classifiers,
+        learned or not) and 2 (sparsemax) for any other classifier.
+    class_conditional : bool, default=False
+        Calibrate one quantile per class on the calibration rows of that class (Mondrian):
+        label ``y`` is in the set iff ``s(x, y) <= q_hat[y]``, and coverage holds within
+        each class. The set is then not always the top of a ranking; :meth:`predict_proba`
+        is the mapping restricted to the set (see its docstring).
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted estimator (``estimator`` itself with ``prefit=True``).
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, the columns of every output.
+    mapping_alpha_ : float
+        The alpha of the calibrated mapping.
+    confidence_levels_ : ndarray of shape (n_levels,)
+        The levels, as floats.
+    conformity_scores_ : ndarray of shape (n_conformalize,)
+        The non-conformity scores of the calibration rows' true labels.
+    n_conformalize_samples_ : ndarray of shape (n_classes,) or int
+        The number of calibration rows (per class with ``class_conditional=True``).
+    quantiles_ : ndarray of shape (n_levels, n_classes)
+        ``q_hat`` per level and label (all columns equal unless ``class_conditional``);
+        ``inf`` where there were too few calibration rows.
+    temperatures_ : ndarray of shape (n_levels,)
+        ``(alpha - 1) * nextafter(max_y q_hat[level, y], inf)``.
+    temperature_ : float
+        ``temperatures_[0]``, the temperature of :meth:`predict_proba`.
+
+    Notes
+    -----
+    In a :class:`~sklearn.pipeline.Pipeline`, either wrap the whole pipeline
+    (``SparseConformalClassifier(make_pipeline(scaler, clf))``, the simplest: ``fit``,
+    ``conformalize`` and ``predict_set`` take raw ``X``), or make this estimator the last
+    step; the pipeline then has no ``conformalize`` or ``predict_set``, so call
+    ``pipe[-1].conformalize(pipe[:-1].transform(X_cal), y_cal)`` after ``pipe.fit``, and
+    ``pipe[-1].predict_set(pipe[:-1].transform(X))``; ``pipe.predict_proba`` and
+    ``pipe.predict`` work directly.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.model_selection import train_test_split
+    >>> from sk_entmax import SparsemaxClassifier
+    >>> from sk_entmax.conformal import SparseConformalClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X_fit, X_cal, y_fit, y_cal = train_test_split(X, y, test_size=0.5, random_state=0)
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> model = make_pipeline(StandardScaler(), SparsemaxClassifier(random_state=0))
+    >>> clf = SparseConformalClassifier(model, confidence_level=0.9)
+    >>> clf = clf.fit(X_fit, y_fit).conformalize(X_cal, y_cal)
+    >>> sets = clf.predict_set(X[:3])
+    >>> bool(((clf.predict_proba(X[:3]) > 0) == sets).all())
+    True
+    """
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        confidence_level: float | list[float] = 0.9,
+        prefit: bool = False,
+        mapping_alpha: str | float = "auto",
+        class_conditional: bool = False,
+    ) -> None:
+        self.estimator = estimator
+        self.confidence_level = confidence_level
+        self.prefit = prefit
+        self.mapping_alpha = mapping_alpha
+        self.class_conditional = class_conditional
+
+    # ------------------------------------------------------------------ validation
+
+    def _validate_params_here(self) -> None:
+        _check_level(self.confidence_level)
+        for name in ("prefit", "class_conditional"):
+            if not isinstance(getattr(self, name), bool | np.bool_):
+                raise TypeError(
+                    f"The {name!r} parameter of SparseConformalClassifier must be a bool. "
+                    f"Got {getattr(self, name)!r} instead."
+                )
+        alpha = self.mapping_alpha
+        if isinstance(alpha, str):
+            if alpha != "auto":
+                raise ValueError(
+                    "The 'mapping_alpha' parameter of SparseConformalClassifier must be "
+                    f"'auto' or a float > 1. Got {alpha!r} instead."
+                )
+        elif isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+            raise TypeError(
+                "The 'mapping_alpha' parameter of SparseConformalClassifier must be 'auto' or "
+                f"a float > 1. Got {alpha!r} of type {type(alpha).__name__} instead."
+            )
+        elif not (math.isfinite(float(alpha)) and float(alpha) > 1.0):
+            raise ValueError(
+                "The 'mapping_alpha' parameter of SparseConformalClassifier must be 'auto' or "
+                f"a finite float > 1 (alpha = 1 is softmax, which is never sparse). Got "
+                f"{alpha!r} instead."
+            )
+        estimator = self.estimator
+        if estimator is not None and not (
+            hasattr(estimator, "fit") and hasattr(estimator, "decision_function")
+        ):
+            raise TypeError(
+                "The 'estimator' parameter of SparseConformalClassifier must be a classifier "
+                f"with fit and decision_function (or None). Got {estimator!r}."
+            )
+
+    def _base_estimator(self) -> Any:
+        if self.estimator is not None:
+            return self.estimator
+        from sk_entmax._linear import SparsemaxClassifier
+
+        return SparsemaxClassifier()
+
+    def _check_fitted_estimator(self, estimator: Any) -> None:
+        try:
+            check_is_fitted(estimator)
+        except NotFittedError as error:
+            raise NotFittedError(
+                f"prefit=True but the estimator {type(estimator).__name__} is not fitted: "
+                "fit it first, or use prefit=False and call fit."
+            ) from error
+        if getattr(_final_step(estimator), "multilabel_", False):
+            raise ValueError(
+                "SparseConformalClassifier supports single-label (binary or multi-class) "
+                "classifiers only; the estimator was fitted on a multi-label target."
+            )
+
+    def _resolve_alpha(self, estimator: Any) -> float:
+        if self.mapping_alpha != "auto":
+            return float(self.mapping_alpha)
+        from sk_entmax._classifier import BaseEntmaxClassifier
+
+        final = _final_step(estimator)
+        if not isinstance(final, BaseEntmaxClassifier):
+            return 2.0
+        alpha = float(final.alpha_)
+        if not alpha > 1.0:
+            raise ValueError(
+                f"mapping_alpha='auto' takes the estimator's output alpha, {alpha!r}, which "
+                "is softmax (dense): there is no sparse support to calibrate. Pass "
+                "mapping_alpha as a float > 1 (2 for sparsemax)."
+            )
+        return alpha
+
+    def _forget_conformalization(self) -> None:
+        for name in (
+            "conformity_scores_",
+            "n_conformalize_samples_",
+            "quantiles_",
+            "temperatures_",
+            "temperature_",
+            "confidence_levels_",
+        ):
+            self.__dict__.pop(name, None)
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X: ArrayLike, y: ArrayLike, **fit_params: Any) -> SparseConformalClassifier:
+        """Fit a clone of ``estimator`` (or take it as is with ``prefit=True``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (binary or multi-class; multi-label targets are refused).
+        **fit_params : dict
+            Passed to the estimator's ``fit``.
+
+        Returns
+        -------
+        self : SparseConformalClassifier
+            Fitted, not yet conformalized.
+        """
+        self._validate_params_here()
+        self._forget_conformalization()
+        if self.prefit:
+            estimator = self._base_estimator()
+            self._check_fitted_estimator(estimator)
+        else:
+            target = type_of_target(y, input_name="y")
+            if target not in ("binary", "multiclass"):
+                raise ValueError(
+                    "SparseConformalClassifier supports binary and multi-class targets only; "
+                    f"got a {target!r} target."
+                )
+            estimator = clone(self._base_estimator()).fit(X, y, **fit_params)
+        self._set_estimator(estimator)
+        return self
+
+    def _set_estimator(self, estimator: Any) -> None:
+        self.estimator_ = estimator
+        self.classes_ = np.asarray(estimator.classes_)
+        self.mapping_alpha_ = self._resolve_alpha(estimator)
+        if hasattr(estimator, "n_features_in_"):
+            self.n_features_in_ = estimator.n_features_in_
+
+    def _decision(self, X: ArrayLike) -> np.ndarray:
+        decision = _two_columns(self.estimator_.decision_function(X))
+        if decision.shape[1] != len(self.classes_):
+            raise ValueError(
+                f"The estimator's decision_function has {decision.shape[1]} columns for "
+                f"{len(self.classes_)} classes; one score per class is needed."
+            )
+        return decision
+
+    # ------------------------------------------------------------------ conformalize
+
+    def conformalize(
+        self, X_conformalize: ArrayLike, y_conformalize: ArrayLike
+    ) -> SparseConformalClassifier:
+        """Calibrate the quantile(s) and temperature(s) on held-out data.
+
+        Parameters
+        ----------
+        X_conformalize : array-like of shape (n_samples, n_features)
+            Calibration data, not used to fit the estimator.
+        y_conformalize : array-like of shape (n_samples,)
+            Their labels, each one of ``classes_``.
+
+        Returns
+        -------
+        self : SparseConformalClassifier
+            With ``quantiles_``, ``temperatures_`` and ``temperature_`` set.
+
+        Warns
+        -----
+        UserWarning
+            When there are fewer calibration rows (of a class, with ``class_conditional``)
+            than a level needs, ``ceil((n + 1) * level) > n``: that quantile is ``inf`` and
+            every label is in the set.
+        """
+        self._validate_params_here()
+        if not hasattr(self, "estimator_"):
+            if not self.prefit:
+                raise NotFittedError(
+                    "This SparseConformalClassifier is not fitted yet: call fit before "
+                    "conformalize (or pass a fitted estimator with prefit=True)."
+                )
+            estimator = self._base_estimator()
+            self._check_fitted_estimator(estimator)
+            self._set_estimator(estimator)
+        self._forget_conformalization()
+        if getattr(_final_step(self.estimator_), "multilabel_", False):
+            raise ValueError(
+                "SparseConformalClassifier supports single-label classifiers only; the "
+                "estimator was fitted on a multi-label target."
+            )
+        y = np.asarray(y_conformalize)
+        if y.ndim != 1:
+            raise ValueError(
+                "y_conformalize must be a 1-d array of class labels (multi-label targets are "
+                f"not supported); got shape {y.shape}."
+            )
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y_conformalize contains labels {unknown.tolist()} unknown to the fitted "
+                f"estimator, whose classes_ are {self.classes_.tolist()}."
+            )
+        decision = self._decision(X_conformalize)
+        if decision.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {y.shape[0]}."
+            )
+        codes = np.searchsorted(self.classes_, y)
+        if not np.array_equal(self.classes_[codes], y):  # classes_ not sorted
+            codes = np.array([np.flatnonzero(self.classes_ == label)[0] for label in y])
+        levels, _ = _check_level(self.confidence_level)
+        scores = nonconformity_scores(decision, self.mapping_alpha_)
+        true_scores = scores[np.arange(len(codes)), codes]
+        quantiles, counts = calibrate(
+            true_scores,
+            codes,
+            len(self.classes_),
+            levels,
+            class_conditional=bool(self.class_conditional),
+        )
+        self.confidence_levels_ = levels
+        self.conformity_scores_ = true_scores
+        self.n_conformalize_samples_ = counts if self.class_conditional else len(codes)
+        self.quantiles_ = quantiles
+        self.temperatures_ = np.array(
+            [_temperature(float(row.max()), self.mapping_alpha_) for row in quantiles]
+        )
+        self.temperature_ = float(self.temperatures_[0])
+        return self
+
+    # ------------------------------------------------------------------ predict
+
+    def _check_conformalized(self) -> None:
+        check_is_fitted(self, "estimator_")
+        if not hasattr(self, "quantiles_"):
+            raise NotFittedError(
+                "This SparseConformalClassifier is not conformalized yet: call conformalize "
+                "on held-out data before predict_set or predict_proba."
+            )
+
+    def predict_set(self, X: ArrayLike) -> np.ndarray:
+        """Conformal prediction sets: label ``y`` in the set iff ``s(x, y) <= q_hat``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        sets : ndarray of bool, shape (n_samples, n_classes) or (n_samples, n_classes, n_levels)
+            Columns in ``classes_`` order; the third axis only when ``confidence_level`` is
+            a list.
+        """
+        self._check_conformalized()
+        scores = nonconformity_scores(self._decision(X), self.mapping_alpha_)
+        sets = scores[:, :, np.newaxis] <= self.quantiles_.T[np.newaxis]
+        _, many = _check_level(self.confidence_level)
+        return sets if many else sets[:, :, 0]
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """Calibrated sparse probabilities ``entmax_alpha(z / T)``, nonzero exactly on the set.
+
+        ``z`` is the estimator's ``decision_function`` and ``T = temperature_`` (the first
+        level when ``confidence_level`` is a list). Labels outside :meth:`predict_set` are
+        masked before the mapping, which in exact arithmetic changes nothing for the
+        marginal method, and gives the mapping restricted to the set for
+        ``class_conditional=True`` (whose sets need not be the top of a ranking; with ``T``
+        the largest class temperature every label of the set stays in the support). A label
+        of the set whose probability rounds to 0 (a score within ulps of ``q_hat``) gets the
+        smallest positive normal float64, so the support is exactly the set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to 1; columns in ``classes_`` order.
+        """
+        self._check_conformalized()
+        decision = self._decision(X)
+        scores = nonconformity_scores(decision, self.mapping_alpha_)
+        sets = scores <= self.quantiles_[0][np.newaxis]
+        return calibrated_proba(decision, sets, self.temperature_, self.mapping_alpha_)
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """The label of largest decision score (that of :meth:`predict_proba` too).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Original class labels.
+        """
+        check_is_fitted(self, "estimator_")
+        return self.classes_[np.argmax(self._decision(X), axis=1)]
+
+
+def calibrate(
+    true_scores: np.ndarray,
+    codes: np.ndarray,
+    n_classes: int,
+    levels: np.ndarray,
+    *,
+    class_conditional: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The conformal quantiles of calibration scores, marginal or per class.
+
+    Parameters
+    ----------
+    true_scores : ndarray of shape (n,)
+        The scores of the calibration rows' true labels.
+    codes : ndarray of shape (n,)
+        Their class indices, in ``range(n_classes)``.
+    n_classes : int
+        The number of classes.
+    levels : ndarray of shape (n_levels,)
+        The confidence levels.
+    class_conditional : bool, default=False
+        One quantile per class, from the rows of that class.
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_levels, n_classes)
+        ``q_hat`` per level and label.
+    counts : ndarray of shape (n_classes,)
+        Calibration rows per class.
+    """
+    counts = np.bincount(codes, minlength=n_classes)
+    quantiles = np.empty((len(levels), n_classes))
+    short = []
+    for i, level in enumerate(levels):
+        if class_conditional:
+            for c in range(n_classes):
+                quantiles[i, c] = conformal_quantile(true_scores[codes == c], level)
+                if quantiles[i, c] == math.inf:
+                    short.append((float(level), c, int(counts[c])))
+        else:
+            quantiles[i] = conformal_quantile(true_scores, level)
+            if quantiles[i, 0] == math.inf:
+                short.append((float(level), None, len(true_scores)))
+    for level, c, n in short:
+        where = "calibration rows" if c is None else f"calibration rows of class index {c}"
+        warnings.warn(
+            f"{n} {where} are too few for confidence_level={level}: it needs "
+            f"ceil((n + 1) * {level}) <= n, i.e. n >= {math.ceil(level / (1 - level))}. "
+            "The quantile is inf and every label is in the set.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return quantiles, counts
+
+
+def calibrated_proba(
+    decision: np.ndarray, sets: np.ndarray, temperature: float, alpha: float
+) -> np.ndarray:
+    """``entmax_alpha(z / T)`` restricted to ``sets``, with support exactly ``sets``.
+
+    Parameters
+    ----------
+    decision : ndarray of shape (n_samples, n_classes)
+        Decision scores ``z``.
+    sets : ndarray of bool, shape (n_samples, n_classes)
+        The prediction sets (each non-empty).
+    temperature : float
+        ``T`` (``inf`` gives the uniform distribution on the set).
+    alpha : float
+        The entmax alpha.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+        Rows on the simplex, nonzero exactly on ``sets``.
+    """
+    from sk_entmax.entmax import entmax
+
+    z = np.asarray(decision, dtype=np.float64)
+    # entmax is shift-invariant: the shift keeps z / T <= 0, so a tiny T cannot overflow
+    shifted = z - np.max(np.where(sets, z, -np.inf), axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        scaled = shifted / temperature if temperature > 0 else np.where(shifted < 0, -np.inf, 0)
+    scaled = np.where(sets, scaled, -np.inf)
+    with torch.no_grad():
+        proba = entmax(torch.from_numpy(np.ascontiguousarray(scaled)), alpha, training=False)
+    proba = proba.numpy().astype(np.float64, copy=True)
+    proba[~sets] = 0.0
+    proba[sets & (proba <= 0)] = np.finfo(np.float64).tiny
+    return proba

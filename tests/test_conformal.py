@@ -1,0 +1,376 @@
+"""SparseConformalClassifier against independent truth.
+
+Coverage is checked by Monte Carlo over 500 random calibration/test splits around one
+fitted model (the decision scores are computed once, the splits run in numpy through the
+class's own calibration routine): the mean coverage must lie in the split-conformal band
+``[1 - eps, 1 - eps + 1 / (n + 1)]`` within 3 standard errors. The sets are checked against
+a brute-force loop over rows and labels that never goes through the temperature, and the
+temperature route against the unmasked entmax mapping of the core.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_multilabel_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from sk_entmax import EntmaxClassifier, SparseConformalClassifier, SparsemaxClassifier
+from sk_entmax.conformal import (
+    calibrate,
+    calibrated_proba,
+    conformal_quantile,
+    nonconformity_scores,
+)
+from sk_entmax.entmax import entmax
+from sk_entmax.metrics import mean_support_size, stratified_coverage, support_coverage
+
+N_SPLITS = 500
+EPSILONS = [0.05, 0.1, 0.2]
+
+
+def brute_score(z, y, alpha):
+    """s(x, y) by a plain loop over the labels ranked above y."""
+    delta = 1.0 / (alpha - 1.0)
+    total = 0.0
+    for value in z:
+        if value > z[y]:
+            total += (float(value) - float(z[y])) ** delta
+    return total ** (1.0 / delta)
+
+
+def brute_quantile(scores, level):
+    ordered = sorted(float(s) for s in scores)
+    rank = math.ceil((len(ordered) + 1) * level - 1e-9)
+    return math.inf if rank > len(ordered) else ordered[rank - 1]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=1600,
+        n_features=12,
+        n_informative=8,
+        n_classes=8,
+        n_clusters_per_class=1,
+        class_sep=0.8,
+        random_state=0,
+    )
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def sparsemax_model(data):
+    X, y = data
+    return SparsemaxClassifier(max_epochs=30, random_state=0).fit(X[:400], y[:400])
+
+
+@pytest.fixture(scope="module")
+def learned_model(data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return EntmaxClassifier(
+            alpha=1.3, learn_alpha=True, alpha_max=1.7, max_epochs=30, random_state=0
+        ).fit(X[:400], y[:400])
+
+
+# ---------------------------------------------------------------------- coverage, Monte Carlo
+
+
+def _splits(n, rng):
+    for _ in range(N_SPLITS):
+        order = rng.permutation(n)
+        yield order[: n // 2], order[n // 2 :]
+
+
+def test_marginal_coverage_over_500_splits(data, sparsemax_model):
+    X, y = data
+    z = sparsemax_model.decision_function(X[400:])
+    codes = y[400:]
+    scores = nonconformity_scores(z, 2.0)
+    true_scores = scores[np.arange(len(codes)), codes]
+    levels = 1 - np.array(EPSILONS)
+    rng = np.random.default_rng(0)
+    coverage = np.empty((N_SPLITS, len(levels)))
+    for i, (cal, test) in enumerate(_splits(len(codes), rng)):
+        quantiles, _ = calibrate(true_scores[cal], codes[cal], 8, levels)
+        sets = scores[test][:, :, None] <= quantiles.T[None]
+        coverage[i] = sets[np.arange(len(test)), codes[test]].mean(axis=0)
+        # in every split, the support of the calibrated mapping is the set
+        temperature = (np.nextafter(quantiles[1, 0], np.inf)) * 1.0
+        proba = calibrated_proba(z[test], sets[:, :, 1], temperature, 2.0)
+        assert np.array_equal(proba > 0, sets[:, :, 1])
+    n = len(codes) // 2
+    mean = coverage.mean(axis=0)
+    se = coverage.std(axis=0, ddof=1) / np.sqrt(N_SPLITS)
+    assert np.all(mean >= levels - 3 * se), (mean, levels, se)
+    assert np.all(mean <= levels + 1 / (n + 1) + 3 * se), (mean, levels, se)
+
+
+def test_class_conditional_coverage_per_class(data, sparsemax_model):
+    X, y = data
+    z = sparsemax_model.decision_function(X[400:])
+    codes = y[400:]
+    scores = nonconformity_scores(z, 2.0)
+    true_scores = scores[np.arange(len(codes)), codes]
+    level = np.array([0.9])
+    rng = np.random.default_rng(1)
+    per_class = np.full((N_SPLITS, 8), np.nan)
+    for i, (cal, test) in enumerate(_splits(len(codes), rng)):
+        quantiles, _ = calibrate(true_scores[cal], codes[cal], 8, level, class_conditional=True)
+        covered = true_scores[test] <= quantiles[0, codes[test]]
+        for c in range(8):
+            per_class[i, c] = covered[codes[test] == c].mean()
+    mean = per_class.mean(axis=0)
+    se = per_class.std(axis=0, ddof=1) / np.sqrt(N_SPLITS)
+    assert np.all(mean >= 0.9 - 3 * se), mean
+
+
+# ---------------------------------------------------------------------- brute force
+
+
+@pytest.mark.parametrize("kind", ["sparsemax", "entmax15", "learned"])
+def test_sets_match_brute_force_and_the_core_mapping(data, sparsemax_model, learned_model, kind):
+    X, y = data
+    if kind == "sparsemax":
+        model, alpha = sparsemax_model, "auto"
+    elif kind == "entmax15":
+        model, alpha = sparsemax_model, 1.5
+    else:
+        model, alpha = learned_model, "auto"
+    clf = SparseConformalClassifier(model, prefit=True, mapping_alpha=alpha)
+    clf.conformalize(X[400:1000], y[400:1000])
+    a = clf.mapping_alpha_
+    if kind == "learned":
+        assert a == pytest.approx(learned_model.alpha_) and a not in (1.5, 2.0)
+        assert 1.0 < a < 1.7
+    z = model.decision_function(X[1000:1200])
+    z_cal = model.decision_function(X[400:1000])
+    q_hat = brute_quantile(
+        [brute_score(row, label, a) for row, label in zip(z_cal, y[400:1000])], 0.9
+    )
+    assert clf.quantiles_[0, 0] == pytest.approx(q_hat, rel=1e-12)
+    expected = np.array([[brute_score(row, j, a) <= q_hat for j in range(8)] for row in z])
+    sets = clf.predict_set(X[1000:1200])
+    assert sets.dtype == bool and sets.shape == (200, 8)
+    assert np.array_equal(sets, expected)
+    proba = clf.predict_proba(X[1000:1200])
+    assert np.array_equal(proba > 0, sets)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
+    # the temperature route: the unmasked core mapping of z / T has the same support
+    plain = entmax(torch.from_numpy(z / clf.temperature_), a, n_iter=100).numpy()
+    assert np.array_equal(plain > 0, sets)
+    np.testing.assert_allclose(plain, proba, atol=1e-7)
+    assert np.array_equal(clf.predict(X[1000:1200]), model.predict(X[1000:1200]))
+
+
+def test_ties_at_the_quantile_are_in_the_set():
+    # duplicated rows: a test score equals q_hat exactly
+    z = np.array([[2.0, 1.0, 0.0], [1.0, 0.5, 0.2], [3.0, 0.0, 2.5]] * 10)
+    scores = nonconformity_scores(z, 2.0)
+    q_hat = conformal_quantile(scores[:, 1], 0.5)
+    sets = scores <= q_hat
+    assert (scores == q_hat).any()
+    proba = calibrated_proba(z, sets, np.nextafter(q_hat, np.inf), 2.0)
+    assert np.array_equal(proba > 0, sets)
+    # q_hat = 0: only the top label, no overflow
+    sets0 = scores <= 0.0
+    proba0 = calibrated_proba(z, sets0, np.nextafter(0.0, np.inf), 1.5)
+    assert np.array_equal(proba0 > 0, sets0) and np.allclose(proba0.sum(axis=1), 1)
+
+
+# ---------------------------------------------------------------------- the estimator API
+
+
+def test_fit_conformalize_levels_and_metrics(data):
+    X, y = data
+    clf = SparseConformalClassifier(
+        SparsemaxClassifier(max_epochs=20, random_state=0), confidence_level=[0.8, 0.95]
+    )
+    assert clf.fit(X[:400], y[:400]) is clf
+    assert clf.conformalize(X[400:1000], y[400:1000]) is clf
+    sets = clf.predict_set(X[1000:])
+    assert sets.shape == (600, 8, 2)
+    assert np.all(sets[:, :, 0] <= sets[:, :, 1])  # nested
+    assert clf.quantiles_.shape == (2, 8) and clf.temperatures_.shape == (2,)
+    proba = clf.predict_proba(X[1000:])  # the first level
+    assert np.array_equal(proba > 0, sets[:, :, 0])
+    coverage = support_coverage(y[1000:], sets)
+    assert coverage.shape == (2,) and np.all(coverage > [0.7, 0.88])
+    assert coverage[0] == pytest.approx(support_coverage(y[1000:], proba))
+    sizes = mean_support_size(sets)
+    assert sizes[0] == pytest.approx(mean_support_size(proba))
+    _strata, cov, counts = stratified_coverage(y[1000:], sets[:, :, 0])
+    assert counts.sum() == 600
+    assert np.average(cov, weights=counts) == pytest.approx(coverage[0])
+    classes, cov_c, counts_c = stratified_coverage(y[1000:], sets[:, :, 0], by="class")
+    assert classes.tolist() == list(range(8))
+    assert np.average(cov_c, weights=counts_c) == pytest.approx(coverage[0])
+
+
+def test_class_conditional_estimator(data, sparsemax_model):
+    X, y = data
+    clf = SparseConformalClassifier(sparsemax_model, prefit=True, class_conditional=True)
+    clf.conformalize(X[400:1200], y[400:1200])
+    assert clf.quantiles_.shape == (1, 8) and len(set(clf.quantiles_[0])) > 1
+    assert clf.n_conformalize_samples_.sum() == 800
+    sets = clf.predict_set(X[1200:])
+    scores = nonconformity_scores(sparsemax_model.decision_function(X[1200:]), 2.0)
+    assert np.array_equal(sets, scores <= clf.quantiles_[0][None])
+    proba = clf.predict_proba(X[1200:])
+    assert np.array_equal(proba > 0, sets)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+@pytest.mark.parametrize("alpha", ["auto", 1.5])
+def test_logistic_regression(binary, alpha):
+    n_classes = 2 if binary else 4
+    X, y = make_classification(
+        600, 6, n_informative=4, n_classes=n_classes, n_clusters_per_class=1, random_state=3
+    )
+    labels = np.array(["ant", "bee", "cat", "dog"])[y]
+    clf = SparseConformalClassifier(LogisticRegression(), mapping_alpha=alpha)
+    clf.fit(X[:200], labels[:200]).conformalize(X[200:400], labels[200:400])
+    assert clf.mapping_alpha_ == (2.0 if alpha == "auto" else 1.5)
+    assert clf.classes_.tolist() == sorted(set(labels))
+    sets = clf.predict_set(X[400:])
+    assert sets.shape == (200, n_classes)
+    proba = clf.predict_proba(X[400:])
+    assert np.array_equal(proba > 0, sets)
+    assert np.array_equal(clf.predict(X[400:]), clf.estimator_.predict(X[400:]))
+    if binary:  # decision_function of shape (n,): the score of classes_[1] minus classes_[0]
+        d = clf.estimator_.decision_function(X[400:])
+        a = clf.mapping_alpha_
+        z = np.column_stack([np.zeros_like(d), d])
+        expected = [[brute_score(r, j, a) <= clf.quantiles_[0, 0] for j in range(2)] for r in z]
+        assert np.array_equal(sets, np.array(expected))
+
+
+def test_svc_and_pipelines(data):
+    X, y = data
+    # the pipeline wrapped
+    clf = SparseConformalClassifier(make_pipeline(StandardScaler(), SVC()))
+    clf.fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600])
+    assert clf.mapping_alpha_ == 2.0
+    assert np.array_equal(clf.predict_proba(X[600:700]) > 0, clf.predict_set(X[600:700]))
+    # auto alpha sees through a pipeline to the sk_entmax classifier
+    inner = make_pipeline(StandardScaler(), EntmaxClassifier(alpha=1.5, max_epochs=10))
+    wrapped = SparseConformalClassifier(inner).fit(X[:300], y[:300])
+    assert wrapped.mapping_alpha_ == 1.5
+    # the conformal estimator as the last step
+    pipe = make_pipeline(
+        StandardScaler(), SparseConformalClassifier(SparsemaxClassifier(max_epochs=10))
+    )
+    pipe.fit(X[:300], y[:300])
+    pipe[-1].conformalize(pipe[:-1].transform(X[300:600]), y[300:600])
+    sets = pipe[-1].predict_set(pipe[:-1].transform(X[600:700]))
+    assert np.array_equal(pipe.predict_proba(X[600:700]) > 0, sets)
+    assert pipe.predict(X[600:700]).shape == (100,)
+
+
+def test_clone_get_set_params():
+    clf = SparseConformalClassifier(
+        LogisticRegression(C=2.0), confidence_level=[0.8, 0.9], mapping_alpha=1.5
+    )
+    params = clf.get_params()
+    assert params["confidence_level"] == [0.8, 0.9] and params["estimator__C"] == 2.0
+    copy = clone(clf)
+    assert copy.get_params()["mapping_alpha"] == 1.5 and copy.estimator is not clf.estimator
+    copy.set_params(estimator__C=0.5, class_conditional=True)
+    assert copy.estimator.C == 0.5 and copy.class_conditional is True
+    default = SparseConformalClassifier()
+    assert default.estimator is None
+    assert default._base_estimator().__class__ is SparsemaxClassifier
+
+
+# ---------------------------------------------------------------------- edge cases
+
+
+def test_too_few_calibration_rows_warns_and_keeps_every_class(data, sparsemax_model):
+    X, y = data
+    clf = SparseConformalClassifier(sparsemax_model, prefit=True, confidence_level=0.95)
+    with pytest.warns(UserWarning, match="too few for confidence_level=0.95"):
+        clf.conformalize(X[400:410], y[400:410])
+    assert math.isinf(clf.temperature_)
+    assert clf.predict_set(X[:20]).all()
+    proba = clf.predict_proba(X[:20])
+    np.testing.assert_allclose(proba, 1 / 8)
+    clf = SparseConformalClassifier(sparsemax_model, prefit=True, class_conditional=True)
+    with pytest.warns(UserWarning, match="calibration rows of class index"):
+        clf.conformalize(X[400:460], y[400:460])
+    assert np.isinf(clf.quantiles_).any()
+
+
+def test_unknown_label(data, sparsemax_model):
+    X, y = data
+    clf = SparseConformalClassifier(sparsemax_model, prefit=True)
+    with pytest.raises(ValueError, match=r"unknown to the fitted estimator"):
+        clf.conformalize(X[400:500], np.where(y[400:500] == 0, 42, y[400:500]))
+
+
+def test_multilabel_refused():
+    X, Y = make_multilabel_classification(100, 5, n_classes=3, random_state=0)
+    with pytest.raises(ValueError, match="multilabel-indicator"):
+        SparseConformalClassifier(SparsemaxClassifier(max_epochs=2)).fit(X, Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rows without a label
+        fitted = SparsemaxClassifier(max_epochs=2).fit(X, Y)
+    with pytest.raises(ValueError, match="multi-label"):
+        SparseConformalClassifier(fitted, prefit=True).conformalize(X, Y[:, 0])
+
+
+def test_not_fitted_errors(data):
+    X, y = data
+    with pytest.raises(NotFittedError, match="prefit=True but the estimator"):
+        SparseConformalClassifier(LogisticRegression(), prefit=True).conformalize(X, y)
+    with pytest.raises(NotFittedError, match="call fit before conformalize"):
+        SparseConformalClassifier(LogisticRegression()).conformalize(X, y)
+    clf = SparseConformalClassifier(LogisticRegression()).fit(X[:200], y[:200])
+    with pytest.raises(NotFittedError, match="not conformalized yet"):
+        clf.predict_set(X)
+    with pytest.raises(NotFittedError, match="not conformalized yet"):
+        clf.predict_proba(X)
+    with pytest.raises(NotFittedError):
+        SparseConformalClassifier().predict_set(X)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"confidence_level": 1.0}, ValueError, "'confidence_level'"),
+        ({"confidence_level": []}, ValueError, "'confidence_level'"),
+        ({"confidence_level": "high"}, TypeError, "'confidence_level'"),
+        ({"mapping_alpha": 1.0}, ValueError, "'mapping_alpha'"),
+        ({"mapping_alpha": "sparsemax"}, ValueError, "'mapping_alpha'"),
+        ({"mapping_alpha": None}, TypeError, "'mapping_alpha'"),
+        ({"prefit": "yes"}, TypeError, "'prefit'"),
+        ({"class_conditional": 1}, TypeError, "'class_conditional'"),
+        ({"estimator": object()}, TypeError, "'estimator'"),
+    ],
+)
+def test_bad_parameters(data, params, error, match):
+    X, y = data
+    params.setdefault("estimator", LogisticRegression())
+    with pytest.raises(error, match=match):
+        SparseConformalClassifier(**params).fit(X[:100], y[:100])
+
+
+def test_softmax_estimator_needs_an_explicit_alpha(data):
+    X, y = data
+    model = EntmaxClassifier(alpha=1.0, max_epochs=5).fit(X[:200], y[:200])
+    with pytest.raises(ValueError, match="softmax"):
+        SparseConformalClassifier(model, prefit=True).conformalize(X[200:400], y[200:400])
+    clf = SparseConformalClassifier(model, prefit=True, mapping_alpha=2.0)
+    clf.conformalize(X[200:400], y[200:400])
+    assert np.array_equal(clf.predict_proba(X[400:500]) > 0, clf.predict_set(X[400:500]))
