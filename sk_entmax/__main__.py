@@ -12,6 +12,14 @@ characters that are not printable, such as the escape that starts a terminal's c
 codes, are printed escaped as in a Python string literal (``\\x1b``), so a CSV cannot
 drive the terminal; ordinary unicode letters are printed as they are. Column names are
 kept exactly as the CSV's header writes them, spaces included.
+
+``report --confidence L`` (L in (0, 1)) adds split-conformal prediction sets: the training
+rows are split again, 80% to fit the model and 20% (stratified like the first split) to
+calibrate a :class:`~sk_entmax.conformal.SparseConformalClassifier` at confidence level
+``L``; on the held-out rows the terminal and the HTML report give the target and the
+empirical coverage (the share of rows whose true label is in the set), how many rows have
+a set of each size, and the sets of the first few rows with the classes they rule out.
+Everything else in the report is then about the model fitted on those 80%.
 """
 
 from __future__ import annotations
@@ -63,6 +71,18 @@ def _count(text: str) -> int:
     return value
 
 
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(
+            f"must be a number strictly between 0 and 1, e.g. 0.9; got {text!r}"
+        )
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sk_entmax",
@@ -91,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
         help="fit a classifier on your CSV file and write an HTML report",
         description="Fit a classifier on a CSV file (75% of the rows, stratified) and write "
         "an HTML report on the other 25%: feature masks for TabNet, probability support "
-        "for every model.",
+        "for every model. With --confidence, split-conformal prediction sets on the "
+        "held-out rows too.",
     )
     report.add_argument("--data", required=True, type=Path, help="a CSV file with a header")
     report.add_argument(
@@ -126,6 +147,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="tabnet: bootstrap resamples of the held-out rows for the intervals of the "
         "feature importances (default: 200; 0: no intervals)",
+    )
+    report.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=None,
+        metavar="L",
+        help="conformal prediction sets at confidence level L, in (0, 1), e.g. 0.9: the model "
+        "is fitted on 80%% of the training rows and a SparseConformalClassifier calibrated "
+        "on the other 20%%; the terminal and the report give the target and the empirical "
+        "coverage on the held-out rows, the set sizes and a few rows' sets (default: none)",
     )
     return parser
 
@@ -576,15 +607,34 @@ def _report(args: argparse.Namespace) -> None:
                 "spaces are set aside",
             ),
         )
+    X_fit, y_fit = X_train, y_train
+    if args.confidence is not None:
+        X_fit, X_cal, y_fit, y_cal, cal_stratified = _split(
+            X_train, y_train, args.random_state, test_size=0.2
+        )
+        split = "stratified by class" if cal_stratified else "not stratified"
+        notes.append(
+            (
+                "calibration rows",
+                f"{len(X_cal)} of the {len(X_train)} training rows (20%, {split}) calibrate "
+                f"the conformal sets; the model is fitted on the other {len(X_fit)}",
+            )
+        )
     for label, text in notes:
         _say(f"{label}: {text}")
     name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
-    fit_said = _fit(clf, name, X_train, y_train, X, y, target)
+    fit_said = _fit(clf, name, X_fit, y_fit, X, y, target)
     proba, predicted, said = _predict_held_out(clf, X_test)
+    conformal = None
+    if args.confidence is not None:
+        conformal, cal_said = _conformalize(clf, args.confidence, X_cal, y_cal, X_test, y_test)
+        said = [*said, *cal_said]
     said = list(dict.fromkeys([*fit_said, *said]))
     notes += [("note", message) for message in said]
-    path, intervals = _write_report(clf, name, X_test, y_test, notes, said, target, args)
-    _print_outcome(proba, predicted, X_test, y_test, intervals, path)
+    path, intervals = _write_report(
+        clf, name, X_test, y_test, notes, said, target, args, conformal
+    )
+    _print_outcome(proba, predicted, X_test, y_test, intervals, path, conformal)
 
 
 def _require_matplotlib() -> None:
@@ -597,15 +647,18 @@ def _require_matplotlib() -> None:
         raise UsageError(_MISSING_MATPLOTLIB) from None
 
 
-def _split(X: Any, y: Any, random_state: int) -> tuple[Any, Any, Any, Any, bool]:
-    """75% of the rows for training, 25% held out, stratified by class where every class has
-    two rows and there are few classes; the last item says whether it was stratified."""
+def _split(
+    X: Any, y: Any, random_state: int, test_size: float = 0.25
+) -> tuple[Any, Any, Any, Any, bool]:
+    """75% of the rows for training, 25% held out (``test_size``), stratified by class where
+    every class has two rows and there are few classes; the last item says whether it was
+    stratified."""
     from sklearn.model_selection import train_test_split
 
     counts = y.value_counts()
-    stratify = y if counts.min() >= 2 and len(counts) <= 0.25 * len(y) else None
+    stratify = y if counts.min() >= 2 and len(counts) <= test_size * len(y) else None
     X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.25, stratify=stratify, random_state=random_state
+        X, y, test_size=test_size, stratify=stratify, random_state=random_state
     )
     return X_train, X_test, y_train, y_test, stratify is not None
 
@@ -657,6 +710,29 @@ def _predict_held_out(clf: Any, X_test: Any) -> tuple[Any, Any, list[str]]:
     return proba, predicted, said
 
 
+def _conformalize(
+    clf: Any, confidence: float, X_cal: Any, y_cal: Any, X_test: Any, y_test: Any
+) -> tuple[Any, list[str]]:
+    """Calibrate a SparseConformalClassifier around the fitted ``clf`` on the calibration
+    rows and sum up its sets on the held-out rows; also returns the distinct UserWarning
+    messages (too few calibration rows, say), each printed once as a note."""
+    from sk_entmax.conformal import SparseConformalClassifier
+    from sk_entmax.report import conformal_sets
+
+    wrapped = SparseConformalClassifier(clf, prefit=True, confidence_level=confidence)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            wrapped.conformalize(X_cal, y_cal)
+        except ValueError as exc:
+            raise UsageError(f"conformal calibration failed: {_first_line(exc)}") from None
+        sets = conformal_sets(wrapped, X_test, y_test)
+    said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
+    for message in said:
+        _say(f"note: {message}")
+    return sets, said
+
+
 def _write_report(
     clf: Any,
     name: str,
@@ -666,6 +742,7 @@ def _write_report(
     said: list[str],
     target: str,
     args: argparse.Namespace,
+    conformal: Any = None,
 ) -> tuple[Path, Any]:
     """Write the HTML report on the held-out rows (the warnings already said silenced);
     returns the path written and, for TabNet, the importance intervals (else None).
@@ -683,10 +760,21 @@ def _write_report(
                 warnings.filterwarnings("ignore", message=re.escape(message), category=UserWarning)
             if args.model == "tabnet":
                 options = {"n_resamples": args.resamples, "random_state": args.random_state}
-                path = write(clf, X_test, args.out, y=y_test, title=title, data=notes, **options)
+                path = write(
+                    clf,
+                    X_test,
+                    args.out,
+                    y=y_test,
+                    title=title,
+                    data=notes,
+                    conformal=conformal,
+                    **options,
+                )
                 intervals = _intervals(clf, X_test, args)
             else:
-                path = write(clf, X_test, args.out, y=y_test, title=title, data=notes)
+                path = write(
+                    clf, X_test, args.out, y=y_test, title=title, data=notes, conformal=conformal
+                )
                 intervals = None
     except OSError as exc:  # the folder changed during the fit, say: a link planted there
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
@@ -694,10 +782,17 @@ def _write_report(
 
 
 def _print_outcome(
-    proba: Any, predicted: Any, X_test: Any, y_test: Any, intervals: Any, path: Path
+    proba: Any,
+    predicted: Any,
+    X_test: Any,
+    y_test: Any,
+    intervals: Any,
+    path: Path,
+    conformal: Any = None,
 ) -> None:
-    """The held-out accuracy and sparsity, the top importances (TabNet), and the path the
-    report was written to (as the report function returns it)."""
+    """The held-out accuracy and sparsity, the top importances (TabNet), the conformal sets
+    (with ``--confidence``), and the path the report was written to (as the report function
+    returns it)."""
     accuracy = float((predicted == y_test.to_numpy()).mean())
     print(
         f"held-out accuracy {accuracy:.3f} on {len(X_test)} rows; "
@@ -706,6 +801,9 @@ def _print_outcome(
     )
     if intervals is not None:
         for line in _importance_lines(intervals):
+            _say(line)
+    if conformal is not None:
+        for line in conformal.lines():
             _say(line)
     _say(f"report written to {path}")
 

@@ -53,8 +53,9 @@ import torch
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 __all__ = [
     "SparseConformalClassifier",
@@ -277,6 +278,16 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         self.mapping_alpha = mapping_alpha
         self.class_conditional = class_conditional
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        # sparse X is accepted exactly when the wrapped estimator accepts it (an invalid
+        # estimator keeps the default; fit then raises the parameter error)
+        try:
+            tags.input_tags.sparse = get_tags(self._base_estimator()).input_tags.sparse
+        except (AttributeError, TypeError):
+            pass
+        return tags
+
     # ------------------------------------------------------------------ validation
 
     def _validate_params_here(self) -> None:
@@ -390,9 +401,11 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         else:
             target = type_of_target(y, input_name="y")
             if target not in ("binary", "multiclass"):
+                # "Unknown label type" is the wording scikit-learn's checks expect
+                unknown = "Unknown label type. " if target == "unknown" else ""
                 raise ValueError(
-                    "SparseConformalClassifier supports binary and multi-class targets only; "
-                    f"got a {target!r} target."
+                    f"{unknown}SparseConformalClassifier supports binary and multi-class "
+                    f"targets only; got a {target!r} target."
                 )
             estimator = clone(self._base_estimator()).fit(X, y, **fit_params)
         self._set_estimator(estimator)
@@ -457,6 +470,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                 "estimator was fitted on a multi-label target."
             )
         y = np.asarray(y_conformalize)
+        if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as fit takes it (with a warning)
+            y = column_or_1d(y, warn=True)
         if y.ndim != 1:
             raise ValueError(
                 "y_conformalize must be a 1-d array of class labels (multi-label targets are "

@@ -526,3 +526,93 @@ def test_report_notes_dirty_columns_in_its_data_table(tmp_path, capsys):
     page = out.read_text(encoding="utf-8").replace("&#x27;", "'")
     assert "<td>note</td><td>categorical column 'passenger'" in page
     assert "<td>note</td><td>categorical column 'sepal length (cm)'" in page
+
+
+# --------------------------------------------------------------------------- --confidence
+
+
+def test_report_confidence_gives_conformal_sets_on_terminal_and_page(tmp_path, capsys):
+    from sk_entmax import __main__ as cli
+    from sk_entmax.conformal import SparseConformalClassifier
+
+    frame = _iris_frame()
+    # class labels are data: the page escapes them
+    frame["species"] = frame["species"].map({"setosa": "<b>setosa</b>"}).fillna(frame["species"])
+    path = tmp_path / "iris.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "sets.html"
+    args = ["report", "--data", str(path), "--target", "species", "--model", "sparsemax"]
+    args += ["--out", str(out), "--max-epochs", "3"]
+    assert main([*args, "--confidence", "0.8"]) == 0
+    text = capsys.readouterr().out
+    page = out.read_text(encoding="utf-8")
+    assert (
+        "calibration rows: 23 of the 112 training rows (20%, stratified by class) calibrate "
+        "the conformal sets; the model is fitted on the other 89" in text
+    )
+    assert "fitting SparsemaxClassifier on 89 rows" in text
+    assert "conformal prediction sets: target coverage 0.8 (calibrated on 23 rows" in text
+    match = re.search(
+        r"empirical coverage on the 38 held-out rows: ([01]\.\d{3}) \((\d+) of 38 sets", text
+    )
+    assert match, text
+    coverage, covered = float(match.group(1)), int(match.group(2))
+    assert coverage == round(covered / 38, 3)
+    sizes = re.search(r"set sizes \(rows\): (.+)", text).group(1)
+    counts = dict(re.findall(r"(\d) class(?:es)?: (\d+)", sizes))
+    assert sum(map(int, counts.values())) == 38
+    samples = re.findall(
+        r"  row (\d+) \(true ([^,)]+)(, missed)?\): set \{(.*)\}; ruled out", text
+    )
+    assert len(samples) == 5
+
+    # the same sets, recomputed: the same splits, fit and calibration
+    table = cli._read_table(path, "species")
+    X, _ = cli._infinite_to_missing(table.X)
+    X_train, X_test, y_train, y_test, _ = cli._split(X, table.y, 0)
+    X_fit, X_cal, y_fit, y_cal, _ = cli._split(X_train, y_train, 0, test_size=0.2)
+    clf = cli._estimator("sparsemax", X, 3, 0).fit(X_fit, y_fit)
+    conformal = SparseConformalClassifier(clf, prefit=True, confidence_level=0.8)
+    sets = conformal.conformalize(X_cal, y_cal).predict_set(X_test)
+    hits = sets[np.arange(len(y_test)), np.searchsorted(conformal.classes_, y_test)]
+    assert covered == int(hits.sum())
+    assert counts == {
+        str(size): str(n) for size, n in zip(*np.unique(sets.sum(axis=1), return_counts=True))
+    }
+    for (row, true, missed, kept), position in zip(samples, range(5), strict=True):
+        assert row == str(X_test.index[position]) and true == y_test.iloc[position]
+        assert kept.split(", ") == list(conformal.classes_[sets[position]])
+        assert bool(missed) != bool(hits[position])
+
+    section = page[page.index("<h2>Conformal prediction sets</h2>") :]
+    assert "<td>target coverage</td><td>0.8</td>" in section
+    assert f"<td>empirical coverage</td><td>{match.group(1)} ({covered} of 38 sets" in section
+    for size, n in counts.items():
+        assert f"<td>{size} class{'' if size == '1' else 'es'}</td><td>{n} rows</td>" in section
+    assert "&lt;b&gt;setosa&lt;/b&gt;" in section and "<b>setosa" not in page
+    assert "<td>calibration rows</td><td>23 of the 112 training rows" in page
+
+    # without --confidence nothing of it
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "conformal" not in text and "calibration rows" not in text
+    assert "fitting SparsemaxClassifier on 112 rows" in text
+    assert "Conformal prediction sets" not in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("value", ["0", "1", "1.5", "x", "nan"])
+def test_report_refuses_a_bad_confidence(iris_csv, capsys, value):
+    with pytest.raises(SystemExit) as info:
+        main(["report", "--data", str(iris_csv), "--target", "species", "--confidence", value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    message = f"--confidence: must be a number strictly between 0 and 1, e.g. 0.9; got {value!r}"
+    assert err.splitlines()[-1].endswith(message)
+
+
+def test_help_describes_confidence(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["report", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--confidence L" in text and "empirical" in text

@@ -18,13 +18,20 @@ import pytest
 import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_multilabel_classification
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
+from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sk_entmax import EntmaxClassifier, SparseConformalClassifier, SparsemaxClassifier
+from sk_entmax import (
+    EntmaxClassifier,
+    SparseConformalClassifier,
+    SparsemaxClassifier,
+    TabNetEntmaxClassifier,
+)
 from sk_entmax.conformal import (
     calibrate,
     calibrated_proba,
@@ -374,3 +381,118 @@ def test_softmax_estimator_needs_an_explicit_alpha(data):
     clf = SparseConformalClassifier(model, prefit=True, mapping_alpha=2.0)
     clf.conformalize(X[200:400], y[200:400])
     assert np.array_equal(clf.predict_proba(X[400:500]) > 0, clf.predict_set(X[400:500]))
+
+
+# ---------------------------------------------------------------------- scikit-learn's checks
+
+#: ``fit`` alone does not conformalize (the protocol is fit, then conformalize on held-out
+#: rows), so every check that calls predict_proba right after fit meets the NotFittedError
+#: that asks for conformalize; ``_ConformalizeOnFit`` runs these checks through the real
+#: methods below.
+_NOT_CONFORMALIZED = (
+    "fit does not conformalize: predict_proba needs conformalize on held-out rows first, "
+    "and raises NotFittedError right after fit"
+)
+CONFORMAL_EXPECTED_FAILURES = dict.fromkeys(
+    [
+        "check_n_features_in_after_fitting",
+        "check_estimators_dtypes",
+        "check_estimators_pickle",
+        "check_classifiers_train",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_dict_unchanged",
+        "check_fit_idempotent",
+        "check_fit2d_predict1d",
+    ],
+    _NOT_CONFORMALIZED,
+)
+
+
+class _ConformalizeOnFit(SparseConformalClassifier):
+    """The two-step protocol folded into ``fit`` (calibrating on the training rows), for the
+    checks only: it gives them a conformalized estimator, so that they exercise
+    predict_proba, pickling and the rest through the real methods."""
+
+    def fit(self, X, y, **fit_params):
+        super().fit(X, y, **fit_params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the checks' tiny data sets
+            return self.conformalize(X, y)
+
+
+@parametrize_with_checks(
+    [SparseConformalClassifier(), _ConformalizeOnFit()],
+    expected_failed_checks=lambda est: (
+        {} if isinstance(est, _ConformalizeOnFit) else CONFORMAL_EXPECTED_FAILURES
+    ),
+)
+def test_sklearn_compatible_conformal(estimator, check):
+    check(estimator)
+
+
+def test_conformal_expected_failures_really_fail():
+    """Each allowed failure of the plain class is real, and is the missing conformalize."""
+    from sklearn.utils import estimator_checks as ec
+
+    for name in CONFORMAL_EXPECTED_FAILURES:
+        with pytest.raises((NotFittedError, AssertionError)) as caught:
+            getattr(ec, name)("SparseConformalClassifier", SparseConformalClassifier())
+        assert "not conformalized yet" in str(caught.value) or isinstance(
+            caught.value.__context__, NotFittedError
+        ), name
+
+
+def test_column_vector_y_conformalize(data, sparsemax_model):
+    X, y = data
+    clf = SparseConformalClassifier(sparsemax_model, prefit=True)
+    with pytest.warns(DataConversionWarning):
+        clf.conformalize(X[400:800], y[400:800, np.newaxis])
+    flat = SparseConformalClassifier(sparsemax_model, prefit=True).conformalize(
+        X[400:800], y[400:800]
+    )
+    assert clf.quantiles_.tolist() == flat.quantiles_.tolist()
+
+
+def test_unknown_label_type_and_sparse_tag():
+    X = np.arange(20.0).reshape(10, 2)
+    y = np.array([{"a": i % 2} for i in range(10)], dtype=object)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        SparseConformalClassifier(LogisticRegression()).fit(X, y)
+    # sparse X is accepted exactly when the wrapped estimator accepts it
+    assert get_tags(SparseConformalClassifier()).input_tags.sparse  # SparsemaxClassifier
+    for inner in (SVC(), make_pipeline(StandardScaler(), LogisticRegression())):
+        tags = get_tags(SparseConformalClassifier(inner)).input_tags
+        assert tags.sparse == get_tags(inner).input_tags.sparse
+    assert not get_tags(SparseConformalClassifier(object())).input_tags.sparse  # no crash
+
+
+# ---------------------------------------------------------------------- TabNet end to end
+
+
+def test_tabnet_end_to_end():
+    X, y = make_classification(
+        n_samples=900,
+        n_features=8,
+        n_informative=5,
+        n_classes=3,
+        n_clusters_per_class=1,
+        random_state=1,
+    )
+    X = X.astype(np.float32)
+    tabnet = TabNetEntmaxClassifier(max_epochs=2, random_state=0)
+    clf = SparseConformalClassifier(tabnet, confidence_level=0.9, mapping_alpha="auto")
+    clf.fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600])
+    assert clf.estimator_ is not tabnet  # cloned
+    # "auto" takes TabNet's output alpha (1.5 by default), not the sparsemax fallback
+    assert clf.mapping_alpha_ == clf.estimator_.alpha_ == pytest.approx(1.5)
+    assert 0 < clf.temperature_ < math.inf
+    sets = clf.predict_set(X[600:])
+    proba = clf.predict_proba(X[600:])
+    assert sets.shape == proba.shape == (300, 3)
+    assert np.array_equal(proba > 0, sets)
+    assert sets.any(axis=1).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+    # coverage: at least 0.9 in expectation; 0.8 is four standard errors below
+    assert 0.8 <= support_coverage(y[600:], sets) <= 1.0
+    assert np.array_equal(clf.predict(X[600:]), clf.estimator_.predict(X[600:]))

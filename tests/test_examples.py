@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
+    "plot_conformal_sets.py": 1,
     "plot_grid_search_alpha.py": 1,
     "plot_multilabel.py": 2,
     "plot_scoring_sparse_probabilities.py": 1,

@@ -11,30 +11,37 @@ the probability support, that is which classes get probability mass
 probability rows themselves (:func:`plot_probabilities`).
 
 :func:`feature_mask_report` and :func:`probability_support_report` write all of it as one
-HTML file with the images embedded, so it can be mailed or archived as is. The file is
-written whole or not at all (a temporary file renamed over the path), and never through a
-symbolic link: a link, a folder or any other file that is not a regular file at the path is
-refused with an OSError.
+HTML file with the images embedded, so it can be mailed or archived as is; given
+:class:`ConformalSets` (from :func:`conformal_sets`: the prediction sets of a
+:class:`~sk_entmax.conformal.SparseConformalClassifier` on labelled rows), either adds a
+"Conformal prediction sets" section with the target and empirical coverage, the set sizes
+and a few rows' sets. The file is written whole or not at all (a temporary file renamed
+over the path), and never through a symbolic link: a link, a folder or any other file that
+is not a regular file at the path is refused with an OSError.
 
 Every ``plot_*`` function draws on ``ax`` (or ``fig``) when given, otherwise on a new
 :mod:`matplotlib.pyplot` figure, and returns the matplotlib object it drew on. matplotlib is
 an optional dependency: ``pip install matplotlib`` (or ``pip install -e ".[plot]"`` in a clone).
 
 Where each part lives: :mod:`.masks` draws the mask and importance figures,
-:mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.probabilities`
-draws the probability figures, :mod:`.html_page` writes the HTML page, and
-:mod:`._common` holds what they share. Import from ``sk_entmax.report`` itself.
+:mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.conformal` sums
+up conformal prediction sets, :mod:`.probabilities` draws the probability figures,
+:mod:`.html_page` writes the HTML page, and :mod:`._common` holds what they share. Import
+from ``sk_entmax.report`` itself.
 """
 
 # private, but sk_entmax._demo and sk_entmax.__main__ print it when matplotlib is missing
 from ._common import _MISSING_MATPLOTLIB  # noqa: F401
+from .conformal import ConformalSets, conformal_sets
 from .html_page import feature_mask_report, probability_support_report
 from .intervals import ImportanceIntervals, importance_intervals
 from .masks import plot_feature_importances, plot_mask_alpha, plot_mask_sparsity, plot_step_masks
 from .probabilities import plot_class_support, plot_probabilities, plot_support_sizes
 
 __all__ = [
+    "ConformalSets",
     "ImportanceIntervals",
+    "conformal_sets",
     "feature_mask_report",
     "importance_intervals",
     "plot_class_support",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from .conformal import ConformalSets
     from .intervals import ImportanceIntervals
 
 
@@ -245,6 +246,46 @@ def _indicator_rows(est: Any, names: list[str]) -> list[tuple[str, str]]:
     return []
 
 
+def _conformal_sections(sets: ConformalSets | None) -> list[str]:
+    """The "Conformal prediction sets" section: coverage, set sizes, a few rows' sets."""
+    if sets is None:
+        return []
+    covered = int(sets.covered.sum())
+    summary = [
+        ("target coverage", f"{sets.confidence:g}"),
+        (
+            "empirical coverage",
+            f"{sets.coverage:.3f} ({covered} of {sets.n_rows} sets hold the true label)",
+        ),
+        ("calibration rows", f"{sets.n_calibration}, kept out of the fit"),
+    ]
+    sizes = [
+        (f"{size} {'class' if size == 1 else 'classes'}", f"{count} rows")
+        for size, count in sets.size_counts()
+    ]
+    examples = "".join(
+        f"<tr><td>{html.escape(row)}</td><td>{html.escape(true)}</td>"
+        f"<td>{html.escape(', '.join(kept))}</td>"
+        f"<td>{html.escape(', '.join(ruled_out) or 'none')}</td>"
+        f"<td>{'yes' if hit else 'no'}</td></tr>"
+        for row, true, kept, ruled_out, hit in sets.row_sets()
+    )
+    return [
+        "<h2>Conformal prediction sets</h2>",
+        '<p class="note">Split-conformal sets (SparseConformalClassifier): the classes left '
+        "in the support of the calibrated sparse mapping. Under exchangeability a set holds "
+        "the true label with probability at least the target coverage, on average over "
+        "rows.</p>",
+        f'<table class="summary conformal">{_rows(summary)}</table>',
+        "<p>Set sizes:</p>",
+        f'<table class="summary set-sizes">{_rows(sizes)}</table>',
+        "<p>Sets of the first rows:</p>",
+        '<table class="summary conformal-rows"><tr><td>row</td><td>true label</td>'
+        "<td>in the set</td><td>ruled out</td><td>covered</td></tr>"
+        f"{examples}</table>",
+    ]
+
+
 def _rows(pairs: Sequence[tuple[str, str]]) -> str:
     return "".join(
         f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in pairs
@@ -317,6 +358,7 @@ def feature_mask_report(
     n_resamples: int = 200,
     confidence: float = 0.9,
     random_state: int | np.random.RandomState | None = 0,
+    conformal: ConformalSets | None = None,
 ) -> Path:
     """Write a self-contained HTML report of a fitted TabNet's feature masks.
 
@@ -358,6 +400,10 @@ def feature_mask_report(
         The share of the resampled values each interval holds, in (0, 1).
     random_state : int, RandomState instance or None, default=0
         Seeds the resampling: the same seed writes the same intervals.
+    conformal : ConformalSets, default=None
+        Conformal prediction sets on ``X`` (see :mod:`sk_entmax.report.conformal`), shown
+        in a "Conformal prediction sets" section (``python -m sk_entmax report
+        --confidence`` passes them).
 
     Returns
     -------
@@ -402,6 +448,7 @@ def feature_mask_report(
         *_importance_sections(importances, names, max_features, intervals),
         *_mask_sections(clf, masks, positions, labels, names, max_features),
         *_support_sections(clf, proba, positions, labels),
+        *_conformal_sections(conformal),
     ]
     title = title or f"Feature-mask report: {type(est).__name__}"
     summary = _summary(clf, proba, y) + _indicator_rows(est, names)
@@ -417,6 +464,7 @@ def probability_support_report(
     rows: Sequence[int] | None = None,
     title: str | None = None,
     data: Sequence[tuple[str, str]] | None = None,
+    conformal: ConformalSets | None = None,
 ) -> Path:
     """Write a self-contained HTML report of a classifier's sparse probabilities.
 
@@ -445,6 +493,9 @@ def probability_support_report(
     data : sequence of (str, str), default=None
         How the data was prepared, as (label, text) pairs shown in a "Data" table near the
         top (see :func:`feature_mask_report`).
+    conformal : ConformalSets, default=None
+        Conformal prediction sets on ``X``, shown in a "Conformal prediction sets" section
+        (see :func:`feature_mask_report`).
 
     Returns
     -------
@@ -467,5 +518,5 @@ def probability_support_report(
     positions, labels = _positions(X, rows)
     est = clf[-1] if hasattr(clf, "steps") else clf
     title = title or f"Probability support report: {type(est).__name__}"
-    sections = _support_sections(clf, proba, positions, labels)
+    sections = _support_sections(clf, proba, positions, labels) + _conformal_sections(conformal)
     return _write_html(path, title, _summary(clf, proba, y), sections, data)
