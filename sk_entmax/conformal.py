@@ -91,6 +91,8 @@ def nonconformity_scores(decision: ArrayLike, alpha: float) -> np.ndarray:
     z = np.asarray(decision, dtype=np.float64)
     n, k = z.shape
     delta = 1.0 / (alpha - 1.0)
+    if delta == 1.0 and n:
+        return _sparsemax_scores(z)
     out = np.empty((n, k))
     step = max(1, _GAP_ELEMENTS // max(1, k * k))
     for start in range(0, n, step):
@@ -105,6 +107,25 @@ def nonconformity_scores(decision: ArrayLike, alpha: float) -> np.ndarray:
         safe = np.where(top > 0, top, 1.0)
         norm = ((gaps / safe) ** delta).sum(axis=2) ** (1.0 / delta)
         out[start : start + step] = np.where(top[..., 0] > 0, top[..., 0] * norm, 0.0)
+    return out
+
+
+def _sparsemax_scores(z: np.ndarray) -> np.ndarray:
+    """The sparsemax scores (``delta = 1``) of every label, from one sort per row.
+
+    With the row sorted in decreasing order, the label at rank ``r`` has the score
+    ``sum_{i < r} (z_(i) - z_(r)) = P_r - r z_(r)``, ``P_r`` the sum of the ``r`` larger
+    entries (equal entries add 0, so ties need no care): ``O(k log k)`` per row instead of
+    the ``O(k^2)`` gaps. Scores are measured from the row's maximum, so the sums stay at the
+    scale of the gaps.
+    """
+    shifted = z - z.max(axis=1, keepdims=True)
+    order = np.argsort(-shifted, axis=1, kind="stable")
+    ranked = np.take_along_axis(shifted, order, axis=1)
+    above = np.cumsum(ranked, axis=1) - ranked  # the sum of the entries ranked above
+    ranked_scores = np.maximum(above - np.arange(z.shape[1]) * ranked, 0.0)
+    out = np.empty_like(ranked_scores)
+    np.put_along_axis(out, order, ranked_scores, axis=1)
     return out
 
 
