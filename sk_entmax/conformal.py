@@ -63,9 +63,6 @@ __all__ = [
     "nonconformity_scores",
 ]
 
-#: rows per block when forming the (rows, classes, classes) gaps
-_GAP_ELEMENTS = 1 << 22
-
 
 # ---------------------------------------------------------------------- the calibration maths
 
@@ -91,42 +88,58 @@ def nonconformity_scores(decision: ArrayLike, alpha: float) -> np.ndarray:
     z = np.asarray(decision, dtype=np.float64)
     n, k = z.shape
     delta = 1.0 / (alpha - 1.0)
-    if delta == 1.0 and n:
-        return _sparsemax_scores(z)
     out = np.empty((n, k))
-    step = max(1, _GAP_ELEMENTS // max(1, k * k))
-    for start in range(0, n, step):
-        block = z[start : start + step]
-        # gaps[i, y, j] = (z_ij - z_iy)_+
-        gaps = np.maximum(block[:, np.newaxis, :] - block[:, :, np.newaxis], 0.0)
-        if delta == 1.0:
-            out[start : start + step] = gaps.sum(axis=2)
-            continue
-        # scaled by the largest gap, so that a large delta neither overflows nor underflows
-        top = gaps.max(axis=2, keepdims=True)
-        safe = np.where(top > 0, top, 1.0)
-        norm = ((gaps / safe) ** delta).sum(axis=2) ** (1.0 / delta)
-        out[start : start + step] = np.where(top[..., 0] > 0, top[..., 0] * norm, 0.0)
+    for label in range(k):  # each label as _label_scores scores it: the same rounding
+        out[:, label] = _label_scores(z, np.full(n, label), delta)
     return out
 
 
-def _sparsemax_scores(z: np.ndarray) -> np.ndarray:
-    """The sparsemax scores (``delta = 1``) of every label, from one sort per row.
+def _label_scores(z: np.ndarray, labels: np.ndarray, delta: float) -> np.ndarray:
+    """``s(x_i, labels_i)``, one label per row: ``O(k)`` per row.
 
-    With the row sorted in decreasing order, the label at rank ``r`` has the score
-    ``sum_{i < r} (z_(i) - z_(r)) = P_r - r z_(r)``, ``P_r`` the sum of the ``r`` larger
-    entries (equal entries add 0, so ties need no care): ``O(k log k)`` per row instead of
-    the ``O(k^2)`` gaps. Scores are measured from the row's maximum, so the sums stay at the
-    scale of the gaps.
+    Every score of this module is computed here, summed over the row in column order, so a
+    row's score of a label is the same float wherever it is computed (calibration, sets,
+    one label or all): a test row equal to the calibration row that sets ``q_hat`` has its
+    label's score equal to ``q_hat`` exactly. It is also non-decreasing as ``z_y`` falls
+    (each gap grows, and rounded sums and powers are monotone), which :func:`_top_sets`
+    relies on.
     """
-    shifted = z - z.max(axis=1, keepdims=True)
-    order = np.argsort(-shifted, axis=1, kind="stable")
-    ranked = np.take_along_axis(shifted, order, axis=1)
-    above = np.cumsum(ranked, axis=1) - ranked  # the sum of the entries ranked above
-    ranked_scores = np.maximum(above - np.arange(z.shape[1]) * ranked, 0.0)
-    out = np.empty_like(ranked_scores)
-    np.put_along_axis(out, order, ranked_scores, axis=1)
-    return out
+    zy = np.take_along_axis(z, labels[:, np.newaxis], axis=1)
+    gaps = np.maximum(z - zy, 0.0)
+    if delta == 1.0:
+        return gaps.sum(axis=1)
+    # scaled by the largest gap, so that a large delta neither overflows nor underflows
+    top = gaps.max(axis=1, keepdims=True)
+    safe = np.where(top > 0, top, 1.0)
+    norm = ((gaps / safe) ** delta).sum(axis=1) ** (1.0 / delta)
+    return np.where(top[:, 0] > 0, top[:, 0] * norm, 0.0)
+
+
+def _top_sets(z: np.ndarray, delta: float, q_hat: float) -> np.ndarray:
+    """``{y : s(x, y) <= q_hat}`` per row, by a search over the labels' ranks.
+
+    ``s`` is non-decreasing down a row's ranking (ties score alike), so the set is the top
+    ``m`` labels, ``m`` found by bisection over the ranks: ``O(k log k)`` per row instead
+    of every label's ``O(k)`` score.
+    """
+    n, k = z.shape
+    if not n:
+        return np.zeros((0, k), dtype=bool)
+    if q_hat == math.inf:
+        return np.ones((n, k), dtype=bool)
+    order = np.argsort(-z, axis=1, kind="stable")
+    low = np.zeros(n, dtype=np.int64)  # rank 0 scores 0: in every set
+    high = np.full(n, k - 1, dtype=np.int64)
+    rows = np.arange(n)
+    while np.any(low < high):
+        middle = (low + high + 1) // 2
+        inside = _label_scores(z, order[rows, middle], delta) <= q_hat
+        low = np.where(inside, middle, low)
+        high = np.where(inside, high, middle - 1)
+    ranked = np.arange(k)[np.newaxis] <= low[:, np.newaxis]
+    sets = np.empty((n, k), dtype=bool)
+    np.put_along_axis(sets, order, ranked, axis=1)
+    return sets
 
 
 def conformal_quantile(scores: ArrayLike, confidence_level: float) -> float:
@@ -513,8 +526,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         if not np.array_equal(self.classes_[codes], y):  # classes_ not sorted
             codes = np.array([np.flatnonzero(self.classes_ == label)[0] for label in y])
         levels, _ = _check_level(self.confidence_level)
-        scores = nonconformity_scores(decision, self.mapping_alpha_)
-        true_scores = scores[np.arange(len(codes)), codes]
+        delta = 1.0 / (self.mapping_alpha_ - 1.0)
+        true_scores = _label_scores(decision.astype(np.float64), codes, delta)
         quantiles, counts = calibrate(
             true_scores,
             codes,
@@ -557,10 +570,21 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             a list.
         """
         self._check_conformalized()
-        scores = nonconformity_scores(self._decision(X), self.mapping_alpha_)
-        sets = scores[:, :, np.newaxis] <= self.quantiles_.T[np.newaxis]
+        sets = self._sets(self._decision(X))
         _, many = _check_level(self.confidence_level)
         return sets if many else sets[:, :, 0]
+
+    def _sets(self, decision: np.ndarray) -> np.ndarray:
+        """The sets of every level, (n_samples, n_classes, n_levels): by a search over the
+        ranks for one quantile per level, from every label's score per class otherwise."""
+        z = np.asarray(decision, dtype=np.float64)
+        if not self.class_conditional:
+            return np.stack([_top_sets(z, self._delta(), q[0]) for q in self.quantiles_], -1)
+        scores = nonconformity_scores(z, self.mapping_alpha_)
+        return scores[:, :, np.newaxis] <= self.quantiles_.T[np.newaxis]
+
+    def _delta(self) -> float:
+        return 1.0 / (self.mapping_alpha_ - 1.0)
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Calibrated sparse probabilities ``entmax_alpha(z / T)``, nonzero exactly on the set.
@@ -586,8 +610,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_conformalized()
         decision = self._decision(X)
-        scores = nonconformity_scores(decision, self.mapping_alpha_)
-        sets = scores <= self.quantiles_[0][np.newaxis]
+        sets = self._sets(decision)[:, :, 0]
         return calibrated_proba(decision, sets, self.temperature_, self.mapping_alpha_)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
