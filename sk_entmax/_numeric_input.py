@@ -16,22 +16,27 @@ from sk_entmax._training import TrainingPlan
 __all__ = ["NumericInputMixin"]
 
 
-class _numeric_hint:
-    """Add a hint to scikit-learn's error for text in a numeric-only ``X``."""
+#: what the linear estimators advise for text in ``X``
+_NUMERIC_ADVICE = (
+    "needs numeric features: encode text and categorical columns first (e.g. OneHotEncoder "
+    "in a ColumnTransformer), or use TabNetEntmaxClassifier, which embeds categorical columns"
+)
 
-    def __init__(self, estimator: Any):
+
+class _numeric_hint:
+    """Add a hint to the error for text in a column read as numbers: ``"<error>. <the
+    estimator's name> <advice>"``, for numpy's and scikit-learn's "could not convert"."""
+
+    def __init__(self, estimator: Any, advice: str = _NUMERIC_ADVICE):
         self.name = type(estimator).__name__
+        self.advice = advice
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, error, tb):
         if kind is ValueError and "could not convert" in str(error):
-            raise ValueError(
-                f"{error}. {self.name} needs numeric features: encode text and categorical "
-                "columns first (e.g. OneHotEncoder in a ColumnTransformer), or use "
-                "TabNetEntmaxClassifier, which embeds categorical columns"
-            ) from error
+            raise ValueError(f"{error}. {self.name} {self.advice}") from error
         return False
 
 

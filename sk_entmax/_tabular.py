@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import validate_data
 
+from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._training import TrainingPlan
 
 __all__ = [
@@ -257,25 +258,13 @@ def _warn_missing_unseen(
         )
 
 
-class _text_hint:
-    """Add a hint to the error for text in a column taken as numeric (a plain array's)."""
-
-    def __init__(self, estimator: Any):
-        self.name = type(estimator).__name__
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, tb):
-        if kind is ValueError and "could not convert" in str(error):
-            raise ValueError(
-                f"{error}. {self.name} embeds the text and categorical columns of a pandas "
-                "DataFrame (dtype object, string or category); in a plain array every column "
-                "must be numeric: pass X as a DataFrame whose text columns have such a dtype "
-                "(e.g. pd.DataFrame(X).astype({0: 'category'})), or encode the text first "
-                "(e.g. OrdinalEncoder)"
-            ) from error
-        return False
+#: what TabNet advises for text in a column it reads as numbers (a plain array's)
+_TEXT_ADVICE = (
+    "embeds the text and categorical columns of a pandas DataFrame (dtype object, string or "
+    "category); in a plain array every column must be numeric: pass X as a DataFrame whose "
+    "text columns have such a dtype (e.g. pd.DataFrame(X).astype({0: 'category'})), or "
+    "encode the text first (e.g. OrdinalEncoder)"
+)
 
 
 class TabularInputMixin:
@@ -395,10 +384,10 @@ class TabularInputMixin:
         else:
             self._encoder = None
             self.categories_ = []
-        with _text_hint(self):
+        with _numeric_hint(self, _TEXT_ADVICE):
             return self._encode(X, fitting=True), y
 
     def _validate_predict_data(self, X):
         X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)
-        with _text_hint(self):
+        with _numeric_hint(self, _TEXT_ADVICE):
             return self._encode(X)

@@ -526,8 +526,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         if not np.array_equal(self.classes_[codes], y):  # classes_ not sorted
             codes = np.array([np.flatnonzero(self.classes_ == label)[0] for label in y])
         levels, _ = _check_level(self.confidence_level)
-        delta = 1.0 / (self.mapping_alpha_ - 1.0)
-        true_scores = _label_scores(decision.astype(np.float64), codes, delta)
+        true_scores = _label_scores(decision.astype(np.float64), codes, self._delta())
         quantiles, counts = calibrate(
             true_scores,
             codes,
