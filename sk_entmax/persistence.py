@@ -59,7 +59,6 @@ import math
 import numbers
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -74,6 +73,7 @@ from torch.overrides import TorchFunctionMode
 
 from sk_entmax._classifier import BaseEntmaxClassifier
 from sk_entmax._device import resolve_device
+from sk_entmax._files import new_temporary_file
 from sk_entmax._tabular import categorical_encoder, encoder_with_categories, same_categories
 from sk_entmax._version import __version__
 from sk_entmax.entmax._checks import ALPHA
@@ -1233,18 +1233,13 @@ def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str,
     st = _safetensors()
     real, mode = _save_target(path)
     folder, base = os.path.split(real)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    while True:
-        temporary = os.path.join(folder, f".{base}.{secrets.token_hex(8)}.tmp")
-        try:
-            fd = os.open(temporary, flags, 0o666)  # the mode open() gives, under the umask
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise type(error)(
-                error.errno, f"cannot create a file beside it ({error.strerror})", path
-            ) from None
-        break
+    try:
+        fd, temporary_path = new_temporary_file(folder, base)
+    except OSError as error:
+        raise type(error)(
+            error.errno, f"cannot create a file beside it ({error.strerror})", path
+        ) from None
+    temporary = os.fspath(temporary_path)
     try:
         try:
             created = stat.S_IMODE(os.fstat(fd).st_mode)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from sk_entmax._files import new_temporary_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -219,21 +220,6 @@ def _existing(path: Path, shown: str) -> int | None:
     return stat.S_IMODE(mode) & 0o777
 
 
-def _new_file(folder: Path, name: str) -> tuple[int, Path]:
-    """A new, empty file of a random name in ``folder``, open for writing: its descriptor and
-    path. Created exclusively (never an existing file, never through a link), with the
-    permissions a new file gets (``0o666`` less the umask)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        temp = folder / f".{name[:100]}.{secrets.token_hex(6)}.tmp"
-        try:
-            return os.open(temp, flags, 0o666), temp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
-
-
 def _write_atomically(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` as UTF-8 to ``path``: whole, or not at all, and never through a link.
 
@@ -278,7 +264,7 @@ def _write_atomically(path: str | os.PathLike, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     target = path.parent.resolve() / path.name
     mode = _existing(target, shown)
-    fd, temp = _new_file(target.parent, path.name)
+    fd, temp = new_temporary_file(target.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
