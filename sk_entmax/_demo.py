@@ -20,6 +20,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
+from sk_entmax._lbfgs import Lbfgs
 from sk_entmax.entmax import entmax15, sparsemax
 
 __all__ = ["default_report_path", "run_demo"]
@@ -144,7 +145,7 @@ def _models(quick: bool) -> list[tuple[str, Any, bool]]:
 
 def _unit(model: Any) -> str:
     """What ``n_iter_`` counts: L-BFGS iterations or epochs."""
-    lbfgs = isinstance(model.net_.optimizer_, torch.optim.LBFGS)
+    lbfgs = isinstance(model.net_.optimizer_, Lbfgs)
     return "L-BFGS iterations" if lbfgs else "epochs"
 
 

@@ -11,7 +11,9 @@ passes, where mini-batch Adam needs hundreds of epochs and stops short.
 
 :class:`LbfgsNet` plugs that into skorch through documented extension points only:
 
-- ``optimizer=torch.optim.LBFGS`` (its settings routed as ``optimizer__*``);
+- ``optimizer=Lbfgs`` (:mod:`sk_entmax._lbfgs`, torch's method without building a
+  ``torch.optim`` optimizer, which imports torch's compiler stack; its settings routed as
+  ``optimizer__*``);
 - ``iterator_train=FullBatch``, an iterator whose single "batch" is the whole training set,
   uncopied, so that one skorch epoch is one L-BFGS run;
 - ``train_step``, which hands L-BFGS a closure evaluating f and its gradient block by block
@@ -41,6 +43,7 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+from sk_entmax._lbfgs import Lbfgs
 from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
 
 __all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
@@ -83,7 +86,8 @@ class LbfgsNet(FenchelYoungNet):
     Parameters
     ----------
     *args, **kwargs
-        As for :class:`FenchelYoungNet`; ``optimizer`` should be ``torch.optim.LBFGS``.
+        As for :class:`FenchelYoungNet`; ``optimizer`` should be
+        :class:`~sk_entmax._lbfgs.Lbfgs`.
     n_workers : int, default=1
         Threads that evaluate the objective's blocks, each with one torch thread. The fit is
         the same, bit for bit, for every value.
@@ -150,7 +154,12 @@ class LbfgsNet(FenchelYoungNet):
                         if w is None
                         else grad.mul_((w / total_weight).unsqueeze(-1))
                     )
-                    grads = torch.autograd.grad(scores, params, grad, allow_unused=True)
+                    # <scores, grad> has the gradient grad in the scores, bit for bit; a
+                    # scalar output spares autograd's shape check of a grad_outputs tensor,
+                    # whose first run imports sympy (half a second of the first fit)
+                    grads = torch.autograd.grad(
+                        torch.vdot(scores.reshape(-1), grad.reshape(-1)), params, allow_unused=True
+                    )
                 elif backward:
                     grads = torch.autograd.grad(part, params, allow_unused=True)
             return part.detach(), grads
@@ -244,13 +253,9 @@ def _grad_max(params: list[torch.Tensor]) -> float:
     return float(torch.stack(grads).max()) if grads else 0.0
 
 
-def lbfgs_state(optimizer: torch.optim.Optimizer) -> tuple[int, int]:
+def lbfgs_state(optimizer: Lbfgs) -> tuple[int, int]:
     """``(iterations, function evaluations)`` that an L-BFGS optimizer has run so far."""
-    state = optimizer.state_dict()["state"]
-    if not state:
-        return 0, 0
-    first = state[min(state)]
-    return int(first.get("n_iter", 0)), int(first.get("func_evals", 0))
+    return int(optimizer.state["n_iter"]), int(optimizer.state["func_evals"])
 
 
 def lbfgs_options(max_iter: int, tol: float) -> dict[str, Any]:
@@ -260,7 +265,7 @@ def lbfgs_options(max_iter: int, tol: float) -> dict[str, Any]:
     a run also stops when f changes by less than 64 float64 epsilons (their ``ftol``).
     """
     return {
-        "optimizer": torch.optim.LBFGS,
+        "optimizer": Lbfgs,
         "lr": 1.0,
         "optimizer__max_iter": max_iter,
         "optimizer__max_eval": max(2 * max_iter, max_iter + 25),

@@ -25,6 +25,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
+from sk_entmax._lbfgs import Lbfgs
 
 
 def _scaled(load):
@@ -121,7 +122,7 @@ def test_auto_solver_is_lbfgs_for_the_linear_model_and_adam_with_hidden_layers()
     X, y = _scaled(load_iris)
     linear = EntmaxClassifier().fit(X, y)
     hidden = EntmaxClassifier(hidden_layer_sizes=(8,), max_epochs=3, random_state=0).fit(X, y)
-    assert isinstance(linear.net_.optimizer_, torch.optim.LBFGS)
+    assert isinstance(linear.net_.optimizer_, Lbfgs)
     assert isinstance(hidden.net_.optimizer_, torch.optim.Adam)
     with pytest.raises(AttributeError, match="linear model only"):
         hidden.coef_  # noqa: B018
