@@ -279,6 +279,11 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     ``pipe[-1].predict_set(pipe[:-1].transform(X))``; ``pipe.predict_proba`` and
     ``pipe.predict`` work directly.
 
+    :func:`sk_entmax.persistence.save` stores a fitted wrapper around one of this package's
+    estimators (not around a pipeline or another library's classifier: use joblib for
+    those, on files you trust), with its calibration; :func:`~sk_entmax.persistence.load`
+    checks that calibration against the stored scores.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris

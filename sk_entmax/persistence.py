@@ -1063,6 +1063,223 @@ def _check_fitted(estimator_name: str, fitted: Any, sizes: Mapping[str, Any]) ->
     return out
 
 
+# --------------------------------------------------------------------------- conformal wrapper
+
+#: what a file stores of a SparseConformalClassifier's ``estimator`` parameter: None (the
+#: default SparsemaxClassifier), the fitted model itself (``prefit=True``), or an unfitted
+#: estimator, restored as a clone of the fitted one (the parameters it was fitted with)
+_CONFORMAL_ESTIMATOR = ("default", "fitted", "template")
+_CONFORMAL_PARAMS = {"confidence_level", "prefit", "mapping_alpha", "class_conditional"}
+_CONFORMAL_KEYS = {"params", "estimator", "fitted"}
+#: fitted attributes of the wrapper: after fit, and (all or none) after conformalize
+_CONFORMAL_FITTED = ("classes_", "mapping_alpha_", "n_features_in_")
+_CONFORMAL_CALIBRATED = (
+    "confidence_levels_",
+    "conformity_scores_",
+    "n_conformalize_samples_",
+    "quantiles_",
+    "temperatures_",
+    "temperature_",
+)
+
+
+def _conformal_entry(wrapper: Any) -> tuple[dict[str, Any], Any]:
+    """The header entry of a fitted SparseConformalClassifier, and the model it wraps."""
+    check_is_fitted(wrapper, "estimator_")
+    inner = wrapper.estimator_
+    classes = _estimator_classes()
+    if classes.get(type(inner).__name__, (None,))[0] is not type(inner):
+        raise TypeError(
+            "save stores a SparseConformalClassifier around a fitted "
+            f"{', '.join(classes)}; this one wraps a {type(inner).__name__}. Use pickle or "
+            "joblib for it, where the file's source is trusted"
+        )
+    params = wrapper.get_params(deep=False)
+    if params["estimator"] is None:
+        kind = "default"
+    elif params["estimator"] is inner:
+        kind = "fitted"
+    else:
+        kind = "template"
+    fitted = {}
+    for key, value in vars(wrapper).items():
+        if key == "estimator_" or not key.endswith("_") or key.startswith("_"):
+            continue
+        if key not in _CONFORMAL_FITTED + _CONFORMAL_CALIBRATED:
+            raise TypeError(
+                f"cannot save SparseConformalClassifier: its attribute {key} is not one of "
+                "the fitted attributes load accepts; delete it before saving"
+            )
+        fitted[key] = value
+    try:
+        entry = {
+            "params": {
+                k: _encode(v, f"parameter {k}") for k, v in params.items() if k != "estimator"
+            },
+            "estimator": kind,
+            "fitted": {k: _encode(v, f"fitted attribute {k}") for k, v in fitted.items()},
+        }
+    except _Unserializable as error:
+        raise TypeError(
+            f"cannot save SparseConformalClassifier safely: {error} cannot be stored as data"
+        ) from None
+    return entry, inner
+
+
+@dataclass(frozen=True)
+class _Conformal:
+    """A checked conformal entry: what :func:`load` wraps around the loaded model."""
+
+    params: dict[str, Any]
+    kind: str
+    fitted: dict[str, Any]
+
+    def around(self, inner: Any) -> Any:
+        from sklearn.base import clone
+
+        from sk_entmax.conformal import SparseConformalClassifier
+
+        estimator = {"default": None, "fitted": inner}.get(self.kind, None)
+        if self.kind == "template":
+            estimator = clone(inner)
+        wrapper = SparseConformalClassifier(estimator, **self.params)
+        wrapper.estimator_ = inner
+        for key, value in self.fitted.items():
+            setattr(wrapper, key, value)
+        return wrapper
+
+
+def _check_conformal(entry: Any, inner_name: str, inner: Mapping[str, Any]) -> _Conformal | None:
+    """The conformal entry of a header, every value checked against the model it wraps and
+    the calibration maths (the quantiles and temperatures recomputed where they can be)."""
+    if entry is None:
+        return None
+    from sk_entmax.conformal import (
+        SparseConformalClassifier,
+    )
+
+    if not isinstance(entry, dict):
+        raise _Invalid("the conformal entry is not an object")
+    _check_keys(entry, _CONFORMAL_KEYS, "the conformal entry")
+    raw = entry["params"]
+    if not isinstance(raw, dict) or set(raw) != _CONFORMAL_PARAMS:
+        raise _Invalid(f"the conformal parameters must be exactly {sorted(_CONFORMAL_PARAMS)}")
+    params = {k: _decode(v, f"conformal parameter {k}") for k, v in raw.items()}
+    for key, value in params.items():
+        plain = (*_PLAIN, np.floating)
+        if not (
+            isinstance(value, plain)
+            or (isinstance(value, list) and all(isinstance(v, plain) for v in value))
+        ):
+            raise _Invalid(f"conformal parameter {key}: {type(value).__name__} is not a value")
+    try:  # each value against its constraint, as fit checks it
+        SparseConformalClassifier(None, **params)._validate_params_here()
+    except (TypeError, ValueError) as error:
+        raise _Invalid(str(error)) from None
+    kind = entry["estimator"]
+    if kind not in _CONFORMAL_ESTIMATOR:
+        raise _Invalid(
+            f"the conformal estimator entry {kind!r} is not one of {list(_CONFORMAL_ESTIMATOR)}"
+        )
+    if (kind == "fitted") != bool(params["prefit"]):
+        raise _Invalid(f"the conformal estimator entry {kind!r} contradicts prefit")
+    if kind == "default" and inner_name != "SparsemaxClassifier":
+        raise _Invalid(f"estimator=None wraps a SparsemaxClassifier, not a {inner_name}")
+    raw = entry["fitted"]
+    if not isinstance(raw, dict):
+        raise _Invalid("the conformal fitted attributes are not an object")
+    unknown = sorted(set(raw) - set(_CONFORMAL_FITTED + _CONFORMAL_CALIBRATED))
+    if unknown:
+        raise _Invalid(f"unknown conformal fitted attribute {unknown[0]!r}")
+    fitted = {k: _decode(v, f"conformal fitted attribute {k}") for k, v in raw.items()}
+
+    def fail(name: str, why: str) -> None:
+        raise _Invalid(f"conformal fitted attribute {name}: {why}")
+
+    classes = fitted.get("classes_")
+    if not (
+        isinstance(classes, np.ndarray)
+        and classes.dtype == inner["classes_"].dtype
+        and np.array_equal(classes, inner["classes_"])
+    ):
+        fail("classes_", "missing, or not the model's classes_")
+    if ("n_features_in_" in fitted) != ("n_features_in_" in inner) or fitted.get(
+        "n_features_in_"
+    ) != inner.get("n_features_in_"):
+        fail("n_features_in_", "not the model's n_features_in_")
+    alpha = fitted.get("mapping_alpha_")
+    want = inner["alpha_"] if params["mapping_alpha"] == "auto" else params["mapping_alpha"]
+    if not (isinstance(alpha, float) and math.isfinite(alpha) and alpha > 1.0):
+        fail("mapping_alpha_", f"a finite float > 1 is expected, got {alpha!r}")
+    if alpha != float(want):
+        fail("mapping_alpha_", f"{alpha!r} is not the alpha of mapping_alpha={want!r}")
+    calibrated = [k for k in _CONFORMAL_CALIBRATED if k in fitted]
+    if calibrated and len(calibrated) != len(_CONFORMAL_CALIBRATED):
+        missing = sorted(set(_CONFORMAL_CALIBRATED) - set(calibrated))
+        raise _Invalid(f"the conformal entry is half calibrated: it lacks {missing}")
+    if calibrated:
+        _check_calibration(fitted, params, len(classes), alpha, fail)
+    return _Conformal(params, kind, fitted)
+
+
+def _check_calibration(
+    fitted: dict[str, Any], params: dict[str, Any], n_classes: int, alpha: float, fail: Callable
+) -> None:
+    """The calibration attributes: the levels are the parameter's, and the quantiles and
+    temperatures are what conformalize computes from the stored scores."""
+    from sk_entmax.conformal import _check_level, _temperature, conformal_quantile
+
+    levels = fitted["confidence_levels_"]
+    want_levels, _ = _check_level(params["confidence_level"])
+    if not (isinstance(levels, np.ndarray) and np.array_equal(levels, want_levels)):
+        fail("confidence_levels_", "not the levels of confidence_level")
+    scores = fitted["conformity_scores_"]
+    if not (
+        isinstance(scores, np.ndarray)
+        and scores.dtype == np.float64
+        and scores.ndim == 1
+        and np.isfinite(scores).all()
+        and (scores >= 0).all()
+    ):
+        fail("conformity_scores_", "a 1-d float64 array of finite scores >= 0 is expected")
+    counts = fitted["n_conformalize_samples_"]
+    if params["class_conditional"]:
+        ok = (
+            isinstance(counts, np.ndarray)
+            and counts.dtype.kind in "iu"
+            and counts.shape == (n_classes,)
+            and (counts >= 0).all()
+            and int(counts.sum()) == scores.size
+        )
+    else:
+        ok = _is_int(counts) and counts == scores.size
+    if not ok:
+        fail("n_conformalize_samples_", "not the number of stored scores (per class)")
+    quantiles = fitted["quantiles_"]
+    if not (
+        isinstance(quantiles, np.ndarray)
+        and quantiles.dtype == np.float64
+        and quantiles.shape == (len(levels), n_classes)
+    ):
+        fail("quantiles_", f"a float64 array of shape ({len(levels)}, {n_classes}) is expected")
+    for i, level in enumerate(levels.tolist()):
+        if params["class_conditional"]:
+            # the rows' classes are not stored: each class's quantile is one of the scores,
+            # or inf exactly when that class had too few rows for the level
+            for c, q in enumerate(quantiles[i].tolist()):
+                short = conformal_quantile(np.zeros(int(counts[c])), level) == math.inf
+                if (q == math.inf) != short or (q != math.inf and q not in scores):
+                    fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
+        elif not (quantiles[i] == conformal_quantile(scores, level)).all():
+            fail("quantiles_", f"row {i} is not the level's quantile of the stored scores")
+    temperatures = np.array([_temperature(float(row.max()), alpha) for row in quantiles])
+    stored = fitted["temperatures_"]
+    if not (isinstance(stored, np.ndarray) and np.array_equal(stored, temperatures)):
+        fail("temperatures_", "not (alpha - 1) * q_hat per level, as conformalize computes")
+    if fitted["temperature_"] != float(temperatures[0]):
+        fail("temperature_", "not temperatures_[0]")
+
+
 # --------------------------------------------------------------------------- save / load
 
 
@@ -1087,9 +1304,11 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    estimator : EntmaxClassifier, SparsemaxClassifier or TabNetEntmaxClassifier
-        A fitted estimator of this package (not a subclass: :func:`load` only builds the
-        classes it knows).
+    estimator : estimator of this package
+        A fitted EntmaxClassifier, SparsemaxClassifier or TabNetEntmaxClassifier (not a
+        subclass: :func:`load` only builds the classes it knows), or a fitted
+        :class:`~sk_entmax.conformal.SparseConformalClassifier` whose ``estimator_`` is one;
+        its parameters and calibration (conformalized or not) are stored with the model.
     path : str or os.PathLike
         The file to write (conventionally ``*.safetensors``): a new path, or a regular file,
         which is replaced (through a symbolic link: the file the link names, the link
@@ -1098,7 +1317,8 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     Raises
     ------
     TypeError
-        If ``estimator`` is not one of the package's estimators, or a parameter or fitted
+        If ``estimator`` is not one of the package's estimators (or a conformal wrapper
+        around one), or a parameter or fitted
         attribute cannot be stored as data (e.g. ``random_state`` holding a
         ``RandomState``, or an attribute set by hand that :func:`load` would refuse); the
         message names it.
@@ -1128,11 +1348,15 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
     classes = _estimator_classes()
+    conformal = None
+    if type(estimator).__name__ == "SparseConformalClassifier":
+        conformal, estimator = _conformal_entry(estimator)
     name = type(estimator).__name__
     if name not in classes or classes[name][0] is not type(estimator):
         raise TypeError(
-            f"save takes a fitted {', '.join(classes)}; got {name}. Use pickle or joblib "
-            "for other objects (a pipeline, a subclass)"
+            f"save takes a fitted {', '.join(classes)} or a SparseConformalClassifier "
+            f"around one; got {name}. Use pickle or joblib for other objects (a pipeline, a "
+            "subclass)"
         )
     check_is_fitted(estimator)
     target = os.fspath(path)
@@ -1183,6 +1407,8 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         raise TypeError(
             f"cannot save {name} safely: {error} cannot be stored as data; {hint}"
         ) from None
+    if conformal is not None:
+        header["conformal"] = conformal
     tensors, aliases = _state_tensors(net.module_)
     header["net"]["aliases"] = aliases
     text = json.dumps(header, allow_nan=False)
@@ -1270,6 +1496,8 @@ def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str,
 
 
 _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
+#: entries a header may have: "conformal" holds a SparseConformalClassifier around the model
+_OPTIONAL_HEADER_KEYS = {"conformal"}
 
 #: the most a file's header may hold, so that reading it costs tens of MB at most: its bytes
 #: (the tensors' table and the JSON document), then the JSON's values (each costs up to about
@@ -1333,15 +1561,17 @@ def _parse_header(text: str) -> dict[str, Any]:
             f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
             f"format {readable}" + (" (the file is newer)" if newer else "")
         )
-    _check_keys(header, _HEADER_KEYS, "the header")
+    _check_keys(header, _HEADER_KEYS, "the header", optional=_OPTIONAL_HEADER_KEYS)
     if not isinstance(header["net"], dict):
         raise _Invalid("the header's network entry is not an object")
     _check_keys(header["net"], _NET_KEYS, "the header's network entry")
     return header
 
 
-def _check_keys(entry: dict[str, Any], keys: set[str], what: str) -> None:
-    unknown, missing = sorted(set(entry) - keys), sorted(keys - set(entry))
+def _check_keys(
+    entry: dict[str, Any], keys: set[str], what: str, optional: set[str] = frozenset()
+) -> None:
+    unknown, missing = sorted(set(entry) - keys - optional), sorted(keys - set(entry))
     if unknown:
         raise _Invalid(f"{what} has entries a model file does not have: {unknown[:5]}")
     if missing:
@@ -1403,6 +1633,15 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       is not plain or is wider than its values, ``feature_names_in_`` repeats a name, or
       ``feature_importances_`` are not finite, non-negative numbers summing to 1 (within
       float64 rounding);
+    - for a :class:`~sk_entmax.conformal.SparseConformalClassifier` stored around the model:
+      its parameters are not exactly its four besides ``estimator``, or not values ``fit``
+      accepts; ``classes_`` or ``n_features_in_`` are not the model's; ``mapping_alpha_`` is
+      not the alpha ``mapping_alpha`` gives; the calibration is partial; or it is not what
+      ``conformalize`` computes: ``confidence_levels_`` not the parameter's levels, the
+      scores not finite and non-negative, the counts not the number of scores, a marginal
+      quantile not the level's quantile of the stored scores (a per-class one not one of
+      the scores, or infinite other than exactly when its class had too few rows), the
+      temperatures not ``(alpha - 1) * nextafter(q_hat, inf)``;
     - then, the stored tensors read: a stored weight is NaN or infinite, or ``alpha_`` or
       ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
       learned one computed from its stored tensor), within float32 rounding (a relative
@@ -1426,7 +1665,9 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     Returns
     -------
     estimator
-        The fitted estimator, predicting exactly as the saved one.
+        The fitted estimator, predicting exactly as the saved one (a
+        ``SparseConformalClassifier`` around it when one was saved: its ``estimator`` is
+        None, the model itself with ``prefit=True``, or an unfitted clone of the model).
 
     Raises
     ------
@@ -1458,6 +1699,7 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
             header = _parse_header(metadata[_METADATA_KEY])
             checked = _check_header(header, stored)
             estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
+            conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
             tensors = {key: handle.get_tensor(key) for key in sorted(set(source.values()))}
             for key, tensor in tensors.items():
                 if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
@@ -1495,7 +1737,7 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     for key, value in fitted.items():
         setattr(estimator, key, value)
     estimator.net_ = net
-    return estimator
+    return estimator if conformal is None else conformal.around(estimator)
 
 
 def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
