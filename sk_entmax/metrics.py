@@ -797,6 +797,7 @@ def stratified_coverage(
     *,
     by: str = "set_size",
     labels: ArrayLike | None = None,
+    n_bins: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Coverage of prediction sets per stratum: per set size, or per true class.
 
@@ -818,11 +819,17 @@ def stratified_coverage(
     labels : array-like, default=None
         All class labels, when ``y_true`` may lack some; with ``by="class"`` a class absent
         from ``y_true`` gets count 0 and coverage NaN.
+    n_bins : int, default=None
+        With ``by="set_size"``: group the possible sizes ``0 .. n_classes`` into this many
+        bins of consecutive sizes, as equal in width as can be (the first ones one size
+        wider), as MAPIE's ``classification_ssc(num_bins=...)`` does; each bin is a stratum,
+        empty or not. None: one stratum per size that occurs.
 
     Returns
     -------
     strata : ndarray
-        The set sizes that occur (sorted), or the class labels.
+        The set sizes that occur (sorted), or the class labels; with ``n_bins``, an array
+        of shape (n_bins, 2) holding each bin's smallest and largest size.
     coverage : ndarray of shape (n_strata,)
         The share of the rows of each stratum whose true class is in its set (NaN for an
         empty stratum).
@@ -832,8 +839,9 @@ def stratified_coverage(
     Raises
     ------
     ValueError
-        For an unknown ``by``, a multi-label ``y_true``, or 3-d sets (pass one level,
-        ``sets[:, :, i]``).
+        For an unknown ``by``, a multi-label ``y_true``, 3-d sets (pass one level,
+        ``sets[:, :, i]``), or ``n_bins`` that is not an int from 1 to ``n_classes + 1``
+        or is given with ``by="class"``.
 
     Examples
     --------
@@ -843,6 +851,9 @@ def stratified_coverage(
     >>> sizes, coverage, counts = stratified_coverage([0, 2, 2, 1], sets)
     >>> sizes.tolist(), coverage.tolist(), counts.tolist()
     ([1, 2], [0.5, 0.5], [2, 2])
+    >>> bins, coverage, counts = stratified_coverage([0, 2, 2, 1], sets, n_bins=2)
+    >>> bins.tolist(), coverage.tolist(), counts.tolist()
+    ([[0, 1], [2, 3]], [0.5, 0.5], [2, 2])
     >>> classes, coverage, counts = stratified_coverage([0, 2, 2, 1], sets, by="class")
     >>> classes.tolist(), coverage.tolist(), counts.tolist()
     ([0, 1, 2], [1.0, 0.0, 0.5], [1, 1, 2])
@@ -857,11 +868,20 @@ def stratified_coverage(
             "stratified_coverage takes the sets of one confidence level, shape (n_samples, "
             f"n_classes); got shape {y_pred.shape}. Pass y_pred[:, :, i]."
         )
+    if n_bins is not None and (
+        by != "set_size" or isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral)
+    ):
+        raise ValueError(
+            "The 'n_bins' parameter of stratified_coverage must be None or an int, with "
+            f"by='set_size'. Got n_bins={n_bins!r} with by={by!r} instead."
+        )
     indicator, sets, _, _ = _prepare_sets(y_true, y_pred, labels, None)
     if type_of_target(y_true, input_name="y_true") == "multilabel-indicator":
         raise ValueError("stratified_coverage takes class labels, not a multi-label target.")
     sets = sets[:, :, 0]
     covered = (indicator * sets).sum(axis=1) > 0
+    if by == "set_size" and n_bins is not None:
+        return _binned_size_coverage(sets, covered, int(n_bins))
     if by == "set_size":
         sizes = sets.sum(axis=1)
         strata = np.unique(sizes)
@@ -872,6 +892,28 @@ def stratified_coverage(
     true_class = indicator.argmax(axis=1)
     counts = np.bincount(true_class, minlength=len(strata))
     hits = np.bincount(true_class, weights=covered.astype(np.float64), minlength=len(strata))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coverage = np.where(counts > 0, hits / np.maximum(counts, 1), np.nan)
+    return strata, coverage, counts
+
+
+def _binned_size_coverage(
+    sets: np.ndarray, covered: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coverage per bin of consecutive set sizes, the sizes ``0 .. n_classes`` in
+    ``n_bins`` bins as equal in width as can be."""
+    n_sizes = sets.shape[1] + 1
+    if not 1 <= n_bins <= n_sizes:
+        raise ValueError(
+            f"The 'n_bins' parameter of stratified_coverage must be from 1 to n_classes + 1 "
+            f"= {n_sizes} (the possible set sizes). Got {n_bins!r} instead."
+        )
+    width, wider = divmod(n_sizes, n_bins)
+    edges = np.cumsum([0] + [width + (i < wider) for i in range(n_bins)])
+    strata = np.column_stack([edges[:-1], edges[1:] - 1])
+    which = np.searchsorted(edges, sets.sum(axis=1), side="right") - 1
+    counts = np.bincount(which, minlength=n_bins)
+    hits = np.bincount(which, weights=covered.astype(np.float64), minlength=n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         coverage = np.where(counts > 0, hits / np.maximum(counts, 1), np.nan)
     return strata, coverage, counts

@@ -33,6 +33,8 @@ from sk_entmax import (
     TabNetEntmaxClassifier,
 )
 from sk_entmax.conformal import (
+    _label_scores,
+    _top_sets,
     calibrate,
     calibrated_proba,
     conformal_quantile,
@@ -194,6 +196,28 @@ def test_ties_at_the_quantile_are_in_the_set():
     sets0 = scores <= 0.0
     proba0 = calibrated_proba(z, sets0, np.nextafter(0.0, np.inf), 1.5)
     assert np.array_equal(proba0 > 0, sets0) and np.allclose(proba0.sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("alpha", [2.0, 1.5, 1.25, 1.3])
+def test_scores_and_sets_do_not_depend_on_the_rows_around(alpha):
+    # rows are scored in blocks that fit in cache: a row scores the same float alone or
+    # anywhere in a batch of many blocks, and a batch's sets are each label's score <= q_hat
+    rng = np.random.default_rng(0)
+    z = np.round(rng.normal(size=(10_000, 7)), 1)  # coarse: ties within rows
+    labels = rng.integers(0, 7, len(z))
+    # each row three times, in different blocks: ties across rows
+    shuffle = rng.permutation(3 * len(z))
+    z, labels = np.tile(z, (3, 1))[shuffle], np.tile(labels, 3)[shuffle]
+    delta = 1.0 / (alpha - 1.0)
+    scores = _label_scores(z, labels, delta)
+    some = rng.choice(len(z), 300, replace=False)
+    alone = [_label_scores(z[i : i + 1], labels[i : i + 1], delta)[0] for i in some]
+    assert np.array_equal(scores[some], alone)
+    q_hat = conformal_quantile(scores, 0.9)
+    assert (scores == q_hat).sum() > 1  # ties at the quantile
+    sets = _top_sets(z, delta, q_hat)
+    assert np.array_equal(sets, nonconformity_scores(z, alpha) <= q_hat)
+    assert sets[np.arange(len(z)), labels][scores == q_hat].all()
 
 
 # ---------------------------------------------------------------------- the estimator API

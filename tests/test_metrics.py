@@ -600,3 +600,36 @@ def test_stratified_coverage_against_loops():
         stratified_coverage(y, sets, by="size")
     with pytest.raises(ValueError, match="one confidence level"):
         stratified_coverage(y, np.stack([sets, sets], axis=2))
+
+
+def test_size_stratified_coverage_in_bins():
+    # worked by hand: sizes 4, 2, 3, 2, 3; every row covered but the last; the sizes 0..4
+    # in two bins, [0, 2] and [3, 4] (MAPIE's classification_ssc example gives 1 and 2/3)
+    y = np.array([3, 3, 1, 2, 2])
+    sets = np.array(
+        [[1, 1, 1, 1], [0, 1, 0, 1], [1, 1, 1, 0], [0, 0, 1, 1], [1, 1, 0, 1]], dtype=bool
+    )
+    bins, coverage, counts = stratified_coverage(y, sets, labels=range(4), n_bins=2)
+    assert bins.tolist() == [[0, 2], [3, 4]]
+    assert coverage.tolist() == pytest.approx([1.0, 2 / 3]) and counts.tolist() == [2, 3]
+    # one bin per possible size: the sizes that occur as without bins, NaN for the others
+    bins, coverage, counts = stratified_coverage(y, sets, labels=range(4), n_bins=5)
+    assert bins.tolist() == [[s, s] for s in range(5)] and counts.tolist() == [0, 0, 2, 2, 1]
+    sizes, by_size, _ = stratified_coverage(y, sets, labels=range(4))
+    assert coverage[sizes].tolist() == by_size.tolist()
+    assert np.isnan(coverage[:2]).all()
+    # against a loop on random sets: 3 bins over the sizes 0..6 (widths 3, 2, 2)
+    rng = np.random.default_rng(2)
+    sets = rng.random((300, 6)) < 0.5
+    y = rng.integers(0, 6, 300)
+    bins, coverage, counts = stratified_coverage(y, sets, n_bins=3)
+    assert bins.tolist() == [[0, 2], [3, 4], [5, 6]]
+    size, covered = sets.sum(axis=1), sets[np.arange(300), y]
+    for (low, high), cov, count in zip(bins, coverage, counts):
+        rows = (low <= size) & (size <= high)
+        assert count == rows.sum() and cov == pytest.approx(covered[rows].mean())
+    for bad in (0, 8, 2.0, True):
+        with pytest.raises(ValueError, match="n_bins"):
+            stratified_coverage(y, sets, n_bins=bad)
+    with pytest.raises(ValueError, match="n_bins"):
+        stratified_coverage(y, sets, by="class", n_bins=2)
