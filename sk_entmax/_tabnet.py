@@ -78,6 +78,13 @@ class TabNetEntmaxClassifier(
     entmax_alpha : float, default=1.5
         In [1, 2]: the alpha of "constant" mode (1 is softmax), the starting alpha of
         "adaptive" mode (clipped into [1.01, 1.99]); the other modes ignore it.
+    faithful_masks : bool, default=False
+        Make zero masks a proof of non-use: the first step's mask is learned and
+        input-independent (not computed from every feature, as in the paper), and each step
+        reads only its masked features. A row's prediction then depends only on the
+        features in the union of its step masks, and :meth:`never_read` lists the others.
+        With False (the paper's design), a feature whose mask is 0 at every step can still
+        change the prediction through the first step.
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
@@ -194,6 +201,7 @@ class TabNetEntmaxClassifier(
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
+        faithful_masks=False,
         alpha=1.5,
         categorical_features=None,
         cat_emb_dim=1,
@@ -221,6 +229,7 @@ class TabNetEntmaxClassifier(
         self.virtual_batch_size = virtual_batch_size
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
+        self.faithful_masks = faithful_masks
         self.alpha = alpha
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
@@ -273,6 +282,7 @@ class TabNetEntmaxClassifier(
             "momentum": params["momentum"],
             "entmax_mode": params["entmax_mode"],
             "entmax_alpha": params["entmax_alpha"],
+            "faithful_masks": params["faithful_masks"],
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],

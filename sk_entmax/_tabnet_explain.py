@@ -69,3 +69,34 @@ class MaskExplanationMixin:
             sums = M_explain.sum(axis=1, keepdims=True)
             M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
         return M_explain, masks
+
+    def never_read(self, X) -> np.ndarray:
+        """Per row, the features the prediction provably never read.
+
+        With ``faithful_masks=True`` a feature whose mask is 0 at every step (every column
+        of it: an embedding, a missing indicator) cannot change that row's
+        ``predict_proba``, whatever its value; this method lists those features. Without
+        it, the first step reads every feature, so nothing is certified and the result is
+        all False.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Data to certify.
+
+        Returns
+        -------
+        never_read : ndarray of bool, shape (n_samples, n_features)
+            True where the row's prediction does not depend on the feature.
+        """
+        check_is_fitted(self)
+        n_jobs = self._checked_n_jobs()
+        X = self._validate_predict_data(X)
+        module = self._inference_module()
+        blocks = []
+        with torch_threads(self._inference_threads(n_jobs, X)), torch.no_grad():
+            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
+                blocks.append(module.tabnet.never_read(batch).cpu().numpy())
+        if not blocks:
+            return np.zeros((0, self.n_features_in_), dtype=bool)
+        return np.concatenate(blocks)

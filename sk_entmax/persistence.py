@@ -773,6 +773,7 @@ _NETWORKS: dict[str, _Network] = {
             "tabnet.attentive_transformers.<i>.fc.weight",
             f"tabnet.attentive_transformers.<i>.bn.{_BN}",
             "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
+            "tabnet.first_mask_logits",
             "tabnet.embeddings.<i>.weight",
             "tabnet.final_mapping.(weight|bias)",
         ),
@@ -787,7 +788,7 @@ _NETWORKS: dict[str, _Network] = {
             "gamma": _REAL,
             # the shared and independent GLU layers: a batch norm each
             "n_independent": _Argument(
-                "int", _Extent("tabnet.initial_splitter.layers.<i>.bn.weight")
+                "int", _Extent("tabnet.feature_transformers.0.layers.<i>.bn.weight")
             ),
             "n_shared": _Argument("int", _Extent("tabnet.shared.<i>.weight")),
             "virtual_batch_size": _Argument("int"),  # sizes no tensor
@@ -805,6 +806,7 @@ _NETWORKS: dict[str, _Network] = {
             ),
             "missing_idxs": _Argument("ints", _WIDTH, length=_WIDTH),
             "missing_fill": _Argument("reals or None", length=_WIDTH),
+            "faithful_masks": _BOOL,
         },
     ),
 }
@@ -899,12 +901,17 @@ def _check_arguments(module_name: str, kwargs: Any, stored: Mapping[str, tuple])
     unknown = sorted(set(kwargs) - set(arguments))
     if unknown:
         raise _Invalid(f"network arguments {unknown[:5]} are not ones a {module_name} takes")
-    shapes: dict[str, list[tuple[int, ...]]] = {}  # by name form, and by indexed name
+    # by name form, by indexed name, and by the name with only its last index as <i> (the
+    # GLU layers of the first feature transformer: feature_transformers.0.layers.<i>...)
+    shapes: dict[str, list[tuple[int, ...]]] = {}
     for name, (shape, _) in stored.items():
         form = _form(name)
-        shapes.setdefault(form, []).append(shape)
-        if form != name:
-            shapes.setdefault(name, []).append(shape)
+        indices = list(_INDEX.finditer(name))
+        last = name
+        if indices:
+            last = f"{name[: indices[-1].start()]}<i>{name[indices[-1].end() :]}"
+        for key in dict.fromkeys((form, name, last)):
+            shapes.setdefault(key, []).append(shape)
 
     def bounded(name: str, value: int, extent: _Extent | None, what: str = "") -> None:
         limit = _MAX_INT if extent is None else min(extent.of(shapes), _MAX_INT)

@@ -22,6 +22,25 @@ The paper's mask mapping is sparsemax; here ``entmax_mode`` picks it:
 
 Every mapping but softmax gives masks with exact zeros: features a step does not look at.
 
+What a zero proves depends on where the first mask comes from:
+
+``faithful_masks=False`` (the paper's design, and pytorch-tabnet's)
+    the first step's attention features come from a feature transformer that reads *every*
+    feature, so every later mask depends on every feature: a feature whose mask is 0 at
+    every step still moves the masks, and through them the prediction. A zero says only
+    that the step did not multiply the feature into its decision.
+``faithful_masks=True``
+    the first step's mask is a learned, input-independent distribution over the features
+    (``mapping(first_mask_logits)``), and each step reads ``M * X`` with the unmasked entries
+    set to exactly 0 (``where(M > 0, X, 0)``, so not even an infinite or NaN value gets
+    through). Each later mask is computed from the previous step's output, which read only
+    masked features. So a row's prediction depends on X only through the features in the
+    union of its step masks: changing a feature whose mask is 0 at every step cannot change
+    that row's scores, bit for bit (in evaluation mode, where every operation is per row).
+    The columns of one original feature (an embedding, a missing indicator) are certified
+    together: the feature is unread when all of its columns are. :meth:`TabNet.never_read`
+    gives that certificate.
+
 Batch normalisation is *ghost* batch normalisation (Hoffer et al., 2017): in training the
 statistics are those of virtual batches of ``virtual_batch_size`` rows, see
 :class:`GhostBatchNorm`.
@@ -122,6 +141,10 @@ class TabNet(ColumnEmbedding):
         One finite value per input column (``n_features`` of them; the entries of
         categorical columns are unused) that replaces a NaN in a continuous column; None is
         0 for every column.
+    faithful_masks : bool, default=False
+        Start from a learned, input-independent first mask instead of the paper's
+        ``initial_splitter``, so that a zero in every step's mask proves the feature was not
+        read (see the module docstring).
 
     Attributes
     ----------
@@ -129,12 +152,17 @@ class TabNet(ColumnEmbedding):
         Normalises the post-embedding features (with running statistics on a one-row batch).
     shared : torch.nn.ModuleList of torch.nn.Linear
         The linear layers shared by all the feature transformers.
-    initial_splitter : FeatureTransformer
-        Computes the attention features of the first step.
+    initial_splitter : FeatureTransformer or None
+        Computes the attention features of the first step (None with ``faithful_masks``).
+    first_mask_logits : torch.nn.Parameter or None
+        With ``faithful_masks``: the first step's mask is the mask mapping of these
+        (post-embedding width; zeros at the start, a uniform mask).
     feature_transformers : torch.nn.ModuleList of FeatureTransformer
         One per decision step.
     attentive_transformers : torch.nn.ModuleList of AttentiveTransformer
-        One per decision step.
+        One per decision step. With ``faithful_masks`` the first one contributes only its
+        mask mapping (and its learned alpha in ``"adaptive"`` mode); its linear layer and
+        batch norm are kept, unused, so that every configuration has the same layout.
     final_mapping : torch.nn.Linear
         ``n_d -> n_outputs``.
 
@@ -175,6 +203,7 @@ class TabNet(ColumnEmbedding):
         cat_emb_dims: int | Sequence[int] = 1,
         missing_idxs: Sequence[int] = (),
         missing_fill: Sequence[float] | None = None,
+        faithful_masks: bool = False,
     ) -> None:
         super().__init__()
         # TabNet checks what it uses itself; what it passes on, the block that uses it checks:
@@ -191,6 +220,7 @@ class TabNet(ColumnEmbedding):
         self.n_shared = check("n_shared", n_shared, ARGUMENTS["n_shared"])
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
+        self.faithful_masks = check("faithful_masks", faithful_masks, ARGUMENTS["faithful_masks"])
         self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
         self._init_layers(n_independent, self.n_shared, virtual_batch_size, momentum)
 
@@ -207,9 +237,14 @@ class TabNet(ColumnEmbedding):
             nn.Linear(width if i == 0 else hidden, 2 * hidden, bias=False) for i in range(n_shared)
         )
         ghost = {"virtual_batch_size": virtual_batch_size, "momentum": momentum}
-        self.initial_splitter = FeatureTransformer(
-            width, hidden, self.shared, n_independent, **ghost
-        )
+        self.initial_splitter = None
+        self.first_mask_logits = None
+        if self.faithful_masks:
+            self.first_mask_logits = nn.Parameter(torch.zeros(width, device=None))
+        else:
+            self.initial_splitter = FeatureTransformer(
+                width, hidden, self.shared, n_independent, **ghost
+            )
         self.feature_transformers = nn.ModuleList(
             FeatureTransformer(width, hidden, self.shared, n_independent, **ghost)
             for _ in range(n_steps)
@@ -235,13 +270,17 @@ class TabNet(ColumnEmbedding):
         """Run the decision steps; yields ``(mask, decision)`` per step (post-embedding)."""
         X = self._initial_bn(self.embed(X))
         prior = torch.ones_like(X)
-        a = self.initial_splitter(X)[:, self.n_d :]
+        a = None if self.faithful_masks else self.initial_splitter(X)[:, self.n_d :]
         for attentive, transformer in zip(
             self.attentive_transformers, self.feature_transformers, strict=True
         ):
-            M = attentive(a, prior)
+            if a is None:  # faithful: the first mask reads no input
+                M = attentive.mapping(self.first_mask_logits.expand_as(X))
+                out = transformer(M * torch.where(M > 0, X, 0.0))
+            else:
+                M = attentive(a, prior)
+                out = transformer(M * torch.where(M > 0, X, 0.0) if self.faithful_masks else M * X)
             prior = prior * (self.gamma - M)
-            out = transformer(M * X)
             yield M, F.relu(out[:, : self.n_d])
             a = out[:, self.n_d :]
 
@@ -296,6 +335,30 @@ class TabNet(ColumnEmbedding):
             masks[step] = M_cols
             M_explain = M_explain + M_cols * d.sum(-1, keepdim=True)
         return M_explain, masks
+
+    def never_read(self, X: torch.Tensor) -> torch.Tensor:
+        """Per row, the original columns whose mask is 0 at every step: with
+        ``faithful_masks``, features the row's scores provably do not depend on.
+
+        Parameters
+        ----------
+        X : torch.Tensor of shape (n_samples, n_features)
+            Float features; categorical columns hold their integer codes.
+
+        Returns
+        -------
+        torch.Tensor of bool, shape (n_samples, n_features)
+            True where every column of the feature has mask 0 at every step. All False
+            without ``faithful_masks``: the first step reads every feature, so no zero is a
+            proof there.
+        """
+        used = None
+        for M, _ in self._steps(X):
+            M_cols = self._to_columns(M)
+            used = M_cols if used is None else used + M_cols
+        if not self.faithful_masks:
+            return torch.zeros_like(used, dtype=torch.bool)
+        return used == 0
 
     def mask_alphas(self) -> list[float]:
         """The alpha of each step's mask mapping (learned ones in ``"adaptive"`` mode).

@@ -20,7 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
-from sk_entmax.entmax._checks import Integer, Options, Real, Satisfies, check
+from sk_entmax.entmax._checks import Boolean, Integer, Options, Real, Satisfies, check
 
 __all__ = [
     "ARGUMENTS",
@@ -49,6 +49,7 @@ ARGUMENTS = {
     "virtual_batch_size": Integer(2),
     "entmax_mode": Options(ENTMAX_MODES),
     "entmax_alpha": ENTMAX_ALPHA,
+    "faithful_masks": Boolean(),
 }
 # the range of an adaptive mask alpha, (1, _ADAPTIVE_ALPHA_MAX)
 _ADAPTIVE_ALPHA_MAX = 2.0
