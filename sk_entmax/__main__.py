@@ -20,6 +20,12 @@ calibrate a :class:`~sk_entmax.conformal.SparseConformalClassifier` at confidenc
 empirical coverage (the share of rows whose true label is in the set), how many rows have
 a set of each size, and the sets of the first few rows with the classes they rule out.
 Everything else in the report is then about the model fitted on those 80%.
+
+``report --faithful-masks`` fits the TabNet with ``faithful_masks=True``: each step reads
+only the features its mask keeps, so the terminal and the HTML report can list, for a few
+held-out rows, the features the prediction provably never read, and give the share of
+(row, feature) pairs never read over the held-out rows. Without it (the paper's mask
+design) both say that a zero mask is no proof that a feature was not used.
 """
 
 from __future__ import annotations
@@ -157,6 +163,15 @@ def _parser() -> argparse.ArgumentParser:
         "is fitted on 80%% of the training rows and a SparseConformalClassifier calibrated "
         "on the other 20%%; the terminal and the report give the target and the empirical "
         "coverage on the held-out rows, the set sizes and a few rows' sets (default: none)",
+    )
+    report.add_argument(
+        "--faithful-masks",
+        action="store_true",
+        help="tabnet: fit with faithful_masks=True, so that a feature whose mask is 0 at "
+        "every step provably did not influence the prediction; the terminal and the report "
+        "then list, for a few held-out rows, the features the prediction never read, and the "
+        "share of (row, feature) pairs never read (default: the paper's mask design, where "
+        "zero masks prove nothing)",
     )
     return parser
 
@@ -436,7 +451,14 @@ def _check_target(y: Any, target: str) -> None:
         )
 
 
-def _estimator(model: str, X: Any, max_epochs: int | None, random_state: int):
+def _estimator(
+    model: str,
+    X: Any,
+    max_epochs: int | None,
+    random_state: int,
+    *,
+    faithful_masks: bool = False,
+):
     from sklearn.compose import make_column_selector, make_column_transformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
@@ -448,7 +470,7 @@ def _estimator(model: str, X: Any, max_epochs: int | None, random_state: int):
     if max_epochs is not None:
         kwargs["max_epochs"] = max_epochs
     if model == "tabnet":
-        return TabNetEntmaxClassifier(**kwargs)
+        return TabNetEntmaxClassifier(faithful_masks=faithful_masks, **kwargs)
     numeric = make_column_selector(dtype_include=["number", "bool"])
     other = make_column_selector(dtype_exclude=["number", "bool"])
     preprocess = make_column_transformer(
@@ -590,12 +612,19 @@ def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, st
 
 
 def _report(args: argparse.Namespace) -> None:
+    if args.faithful_masks and args.model != "tabnet":
+        raise UsageError(
+            "--faithful-masks is for --model tabnet (the feature masks of a TabNet); "
+            f"{args.model} has no feature masks"
+        )
     _require_matplotlib()
     table = _read_table(args.data, args.target)
     target = table.target  # the column's name as in the file
     X, infinite = _infinite_to_missing(table.X)
     y = table.y
-    clf = _estimator(args.model, X, args.max_epochs, args.random_state)
+    clf = _estimator(
+        args.model, X, args.max_epochs, args.random_state, faithful_masks=args.faithful_masks
+    )
     X_train, X_test, y_train, y_test, stratified = _split(X, y, args.random_state)
     notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, target)
     if target != args.target:
@@ -631,10 +660,10 @@ def _report(args: argparse.Namespace) -> None:
         said = [*said, *cal_said]
     said = list(dict.fromkeys([*fit_said, *said]))
     notes += [("note", message) for message in said]
-    path, intervals = _write_report(
+    path, intervals, never = _write_report(
         clf, name, X_test, y_test, notes, said, target, args, conformal
     )
-    _print_outcome(proba, predicted, X_test, y_test, intervals, path, conformal)
+    _print_outcome(proba, predicted, X_test, y_test, intervals, path, conformal, never)
 
 
 def _require_matplotlib() -> None:
@@ -743,9 +772,10 @@ def _write_report(
     target: str,
     args: argparse.Namespace,
     conformal: Any = None,
-) -> tuple[Path, Any]:
+) -> tuple[Path, Any, Any]:
     """Write the HTML report on the held-out rows (the warnings already said silenced);
-    returns the path written and, for TabNet, the importance intervals (else None).
+    returns the path written and, for TabNet, the importance intervals and the features
+    the predictions never read (else None, None).
 
     The report functions write a temporary file and rename it over ``--out``: a link put
     at ``--out`` after :func:`_check_out` (during the fit, say) is refused, never written
@@ -771,14 +801,15 @@ def _write_report(
                     **options,
                 )
                 intervals = _intervals(clf, X_test, args)
+                never = _never_read_rows(clf, X_test)  # the rows the report lists
             else:
                 path = write(
                     clf, X_test, args.out, y=y_test, title=title, data=notes, conformal=conformal
                 )
-                intervals = None
+                intervals = never = None
     except OSError as exc:  # the folder changed during the fit, say: a link planted there
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    return path, intervals
+    return path, intervals, never
 
 
 def _print_outcome(
@@ -789,10 +820,11 @@ def _print_outcome(
     intervals: Any,
     path: Path,
     conformal: Any = None,
+    never: Any = None,
 ) -> None:
-    """The held-out accuracy and sparsity, the top importances (TabNet), the conformal sets
-    (with ``--confidence``), and the path the report was written to (as the report function
-    returns it)."""
+    """The held-out accuracy and sparsity, the top importances and the features never read
+    (TabNet), the conformal sets (with ``--confidence``), and the path the report was
+    written to (as the report function returns it)."""
     accuracy = float((predicted == y_test.to_numpy()).mean())
     print(
         f"held-out accuracy {accuracy:.3f} on {len(X_test)} rows; "
@@ -801,6 +833,9 @@ def _print_outcome(
     )
     if intervals is not None:
         for line in _importance_lines(intervals):
+            _say(line)
+    if never is not None:
+        for line in _never_read_lines(never):
             _say(line)
     if conformal is not None:
         for line in conformal.lines():
@@ -819,6 +854,31 @@ def _intervals(clf: Any, X: Any, args: argparse.Namespace) -> Any:
     from sk_entmax.report import importance_intervals
 
     return importance_intervals(clf, X, n_resamples=args.resamples, random_state=args.random_state)
+
+
+def _never_read_rows(clf: Any, X: Any) -> Any:
+    """What the report shows of the features never read (same rows): a ``_NeverRead``."""
+    from sk_entmax.report.masks import _never_read_rows
+
+    return _never_read_rows(clf, X)
+
+
+def _never_read_lines(never: Any) -> list[str]:
+    """The share of (row, feature) pairs never read and, per row the report lists, the
+    features its prediction never read (names as :func:`_name` prints them); for the
+    paper's mask design, the note that zero masks prove nothing."""
+    if not never.faithful:
+        return [
+            "never read: not available. "
+            + never.not_proof(how="--faithful-masks (faithful_masks=True)")
+        ]
+    lines = [
+        f"never read: {never.share_text()} over the {never.n_rows} held-out rows; with "
+        "faithful masks these predictions provably did not depend on those features, "
+        "whatever their values:"
+    ]
+    lines += [f"  row {label}: {text}" for label, text in never.row_lines(_name)]
+    return lines
 
 
 def _importance_lines(intervals: Any) -> list[str]:

@@ -112,6 +112,15 @@ def test_report_command_fits_and_writes(iris_csv, tmp_path, capsys, model):
         assert f"<td>{label}</td><td>{said}" in page.replace("&#x27;", "'")
     if model == "tabnet":
         assert "colour" in page and "petal length (cm)" in page
+        # the paper's mask design: zero masks are said to prove nothing, nothing is listed
+        assert (
+            "never read: not available. This model uses the paper's mask design: the first "
+            "step reads every feature, so a feature whose mask is 0 at every step can still "
+            "change the prediction. Fit with --faithful-masks (faithful_masks=True) for masks "
+            "that certify non-use."
+        ) in text
+        assert "Zero masks are not proof of non-use." in page
+        assert "this prediction never read" not in text + page
         assert "median" not in text  # TabNet takes the gap as it is
         assert re.search(
             r"missing values: kept, nothing imputed beforehand: TabNetEntmaxClassifier "
@@ -616,3 +625,57 @@ def test_help_describes_confidence(capsys):
     assert info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--confidence L" in text and "empirical" in text
+
+
+# --------------------------------------------------------------------------- --faithful-masks
+
+
+def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsys, monkeypatch):
+    from sklearn.datasets import load_wine
+
+    from sk_entmax import __main__ as cli
+
+    data = load_wine(as_frame=True)
+    frame = data.frame[data.feature_names].copy()
+    frame["kind"] = data.target_names[data.target]
+    path = tmp_path / "wine.csv"
+    frame.to_csv(path, index=False)
+    fitted, build = [], cli._estimator
+
+    def keep(*args, **kwargs):
+        fitted.append(build(*args, **kwargs))
+        return fitted[-1]
+
+    monkeypatch.setattr(cli, "_estimator", keep)
+    out = tmp_path / "faithful.html"
+    args = ["report", "--data", str(path), "--target", "kind", "--out", str(out)]
+    assert main([*args, "--max-epochs", "2", "--resamples", "0", "--faithful-masks"]) == 0
+    text = capsys.readouterr().out
+    (clf,) = fitted
+    assert clf.faithful_masks is True
+    table = cli._read_table(path, "kind")
+    _, X_test, _, _, _ = cli._split(table.X, table.y, 0)  # the report's held-out rows
+    never = clf.never_read(X_test)
+    assert never[:8].any()  # else every line would read "none"
+    share = f"{100 * never.mean():.1f}% ({never.sum()} of {never.size} (row, feature) pairs)"
+    assert f"never read: {share} over the {len(X_test)} held-out rows; with faithful" in text
+    lines = re.findall(r"^  row (\S+): this prediction never read: (.+)$", text, re.M)
+    assert lines == [
+        (str(X_test.index[r]), ", ".join(X_test.columns[never[r]]) or "none") for r in range(8)
+    ]
+    assert "paper's mask design" not in text
+    page = out.read_text(encoding="utf-8")
+    for row, names in lines:
+        assert f"<td>row {row}</td><td>this prediction never read: {names}</td>" in page
+    assert f"<td>(row, feature) pairs never read</td><td>{share}, provably" in page
+
+
+def test_report_faithful_masks_is_for_tabnet_only(iris_csv, capsys, tmp_path):
+    out = str(tmp_path / "r.html")
+    args = ["report", "--data", str(iris_csv), "--target", "species", "--out", out]
+    assert main([*args, "--model", "sparsemax", "--faithful-masks"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--faithful-masks is for --model tabnet" in err
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    assert "--faithful-masks" in capsys.readouterr().out

@@ -496,3 +496,49 @@ def test_feature_importance_plot_draws_the_intervals(tabnet, wine):
     assert len(report.plot_feature_importances(tabnet, X).containers) == 1  # default: none
     with pytest.raises(ValueError, match="n_resamples > 0 needs X"):
         report.plot_feature_importances(tabnet, n_resamples=10)
+
+
+# what the predictions never read: a proof with faithful_masks=True, nothing without
+
+
+@pytest.fixture(scope="module")
+def faithful(wine):
+    X, y = wine
+    clf = TabNetEntmaxClassifier(
+        faithful_masks=True, n_d=4, n_a=4, n_steps=2, max_epochs=2, random_state=0
+    )
+    return clf.fit(X, y)
+
+
+def test_feature_mask_report_lists_what_faithful_predictions_never_read(faithful, wine, tmp_path):
+    X, y = wine
+    rows = [0, 7, 40, 80]
+    path = report.feature_mask_report(
+        faithful, X, tmp_path / "faithful.html", y=y, rows=rows, n_resamples=0
+    )
+    page = path.read_text(encoding="utf-8")
+    never = faithful.never_read(X)
+    assert never[rows].any()  # else the lines below would all read "none"
+    for r in rows:
+        names = ", ".join(X.columns[never[r]]) or "none"
+        line = f"<tr><td>row {X.index[r]}</td><td>this prediction never read: {names}</td></tr>"
+        assert line in page
+    assert page.count("this prediction never read: ") == len(rows)  # the chosen rows only
+    share = f"{100 * never.mean():.1f}% ({never.sum()} of {never.size} (row, feature) pairs)"
+    assert f"<td>(row, feature) pairs never read</td><td>{share}, provably" in page
+    assert f"Over these {len(X)} rows: {share} never read." in page
+    assert "<td>faithful_masks</td><td>True</td>" in page
+    assert "not proof" not in page and "paper&#x27;s mask design" not in page
+
+
+def test_feature_mask_report_says_classic_zero_masks_prove_nothing(tabnet, wine, tmp_path):
+    from sk_entmax.report.masks import NOT_PROOF
+
+    X, _ = wine
+    page = report.feature_mask_report(tabnet, X, tmp_path / "classic.html", n_resamples=0)
+    page = page.read_text(encoding="utf-8")
+    statement = NOT_PROOF.format(how="faithful_masks=True")
+    assert statement.startswith("This model uses the paper's mask design: the first step")
+    assert f"Zero masks are not proof of non-use.</strong> {html.escape(statement)}" in page
+    assert "never read: " not in page and "Features each prediction never read" not in page
+    assert "<td>(row, feature) pairs never read</td><td>not available" in page

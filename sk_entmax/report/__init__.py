@@ -5,7 +5,10 @@ For a fitted :class:`~sk_entmax.TabNetEntmaxClassifier`: which features the mode
 (:func:`plot_step_masks`), how many mask entries are exactly zero at each step
 (:func:`plot_mask_sparsity`) and the alpha of each step's mask mapping
 (:func:`plot_mask_alpha`), and how uncertain each importance is over the rows reported on
-(:func:`importance_intervals`). For any of the entmax classifiers (or a pipeline ending in one):
+(:func:`importance_intervals`). The feature-mask report also says what the masks prove: fitted
+with ``faithful_masks=True``, the features each shown row's prediction provably never read and
+the share of (row, feature) pairs never read; fitted without, that a zero mask is no proof.
+For any of the entmax classifiers (or a pipeline ending in one):
 the probability support, that is which classes get probability mass
 (:func:`plot_class_support`), how many per row (:func:`plot_support_sizes`) and the sparse
 probability rows themselves (:func:`plot_probabilities`).

@@ -24,9 +24,12 @@ from ._common import (
 )
 from .intervals import _check_confidence, _check_count, _importances_from, _intervals_from
 from .masks import (
+    PROOF,
     _draw_importances,
     _draw_mask_sparsity,
     _draw_step_masks,
+    _never_read,
+    _NeverRead,
     _step_masks_size,
     plot_mask_alpha,
 )
@@ -45,6 +48,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; co
        max-width: 1100px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: .2em; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
 p.note { color: #555; margin-top: 0.3em; }
 table.summary { border-collapse: collapse; margin: 1em 0; }
 table.summary td { padding: 0.2em 1.2em 0.2em 0; }
@@ -56,6 +60,9 @@ footer { margin-top: 3em; color: #888; font-size: 0.85em; }
 div.trust { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
 div.trust.warn { border-color: #c0703b; background: #fbf1ea; }
 div.trust.ok { border-color: #3b6ea5; background: #eef3f9; }
+div.never-read { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
+div.never-read.warn { border-color: #c0703b; background: #fbf1ea; }
+div.never-read.ok { border-color: #3b6ea5; background: #eef3f9; }
 """
 
 
@@ -119,7 +126,7 @@ def _summary(clf: Any, proba: np.ndarray, y: Any) -> list[tuple[str, str]]:
     est = clf[-1] if hasattr(clf, "steps") else clf
     params = est.get_params(deep=False)
     rows = [("model", type(est).__name__)]
-    for key in ("entmax_mode", "alpha", "n_steps"):
+    for key in ("entmax_mode", "faithful_masks", "alpha", "n_steps"):
         if key in params:
             rows.append((key, str(params[key])))
     n_features = getattr(clf, "n_features_in_", "?")
@@ -196,6 +203,35 @@ def _importance_sections(
     ]
 
 
+def _never_read_section(never: _NeverRead) -> list[str]:
+    """Per listed row, the features its prediction provably never read; or, for the paper's
+    mask design, a box saying that zero masks prove nothing (and no list)."""
+    if not never.faithful:
+        return [
+            '<div class="never-read warn"><strong>Zero masks are not proof of '
+            f"non-use.</strong> {html.escape(never.not_proof())}</div>"
+        ]
+    lines = "".join(
+        f"<tr><td>row {html.escape(label)}</td><td>{html.escape(text)}</td></tr>"
+        for label, text in never.row_lines()
+    )
+    return [
+        "<h3>Features each prediction never read</h3>",
+        f'<div class="never-read ok">{html.escape(PROOF)} Over these {never.n_rows} '
+        f"rows: {html.escape(never.share_text())} never read.</div>",
+        f'<table class="summary never-read">{lines}</table>',
+    ]
+
+
+def _never_read_summary(never: _NeverRead) -> list[tuple[str, str]]:
+    """The summary row with the share of (row, feature) pairs never read."""
+    if never.faithful:
+        text = never.share_text() + ", provably (faithful_masks=True)"
+    else:
+        text = "not available: with faithful_masks=False a zero mask proves nothing"
+    return [("(row, feature) pairs never read", text)]
+
+
 def _mask_sections(
     clf: Any,
     masks: dict[int, np.ndarray],
@@ -203,8 +239,10 @@ def _mask_sections(
     labels: list[str],
     names: list[str],
     max_features: int,
+    never: _NeverRead,
 ) -> list[str]:
-    """Each step's mask for the chosen rows, then each step's mask sparsity and mask alpha."""
+    """Each step's mask for the chosen rows and the features their predictions never read,
+    then each step's mask sparsity and mask alpha."""
     n_steps = len(masks)
     row_masks = {step: M[positions] for step, M in masks.items()}
     n_mask_features = min(len(names), int(max_features))
@@ -214,11 +252,19 @@ def _mask_sections(
     _draw_mask_sparsity(ax_sparsity, masks, len(names))
     ax_alpha = _axes((3.2 + 0.7 * n_steps, 3.4))
     plot_mask_alpha(clf, ax=ax_alpha)
+    if never.faithful:
+        zero = "the step does not read that feature for that row at all."
+    else:
+        zero = (
+            "the step leaves that feature out of its masked input for that row, which in "
+            "this model's design does not mean the prediction ignores it (see below)."
+        )
     return [
         "<h2>Feature masks per decision step</h2>",
         '<p class="note">Which features each step looks at, for a few rows. White cells are '
-        "exactly 0: the step does not read that feature for that row at all.</p>",
+        f"exactly 0: {zero}</p>",
         _img(fig_masks, "feature masks per step"),
+        *_never_read_section(never),
         "<h2>Mask sparsity and mask alpha per step</h2>",
         '<p class="note">Left: the share of mask entries that are exactly 0 over all rows, '
         "with the mean number of features a step reads. Right: the alpha of each step's mask "
@@ -369,6 +415,14 @@ def feature_mask_report(
     step's mask alpha, and the sparsity of the output probabilities. Images are embedded as
     PNG, so the file stands alone.
 
+    What a zero mask proves depends on the model. Fitted with ``faithful_masks=True``, the
+    page lists for each chosen row the features its prediction never read ("this
+    prediction never read: ..."), and gives the share of (row, feature) pairs never read
+    over the rows of ``X`` (from ``never_read``, computed once on ``X``). Fitted with
+    ``faithful_masks=False`` (the paper's design, where the first step reads every
+    feature) it says instead that a feature whose mask is 0 at every step can still change
+    the prediction, and lists none.
+
     Parameters
     ----------
     clf : TabNetEntmaxClassifier or Pipeline ending in one
@@ -443,15 +497,16 @@ def feature_mask_report(
         if n_resamples
         else None
     )
+    never = _never_read(est, Xt, names, positions, labels)
     proba = _proba(clf, X)
     sections = [
         *_importance_sections(importances, names, max_features, intervals),
-        *_mask_sections(clf, masks, positions, labels, names, max_features),
+        *_mask_sections(clf, masks, positions, labels, names, max_features, never),
         *_support_sections(clf, proba, positions, labels),
         *_conformal_sections(conformal),
     ]
     title = title or f"Feature-mask report: {type(est).__name__}"
-    summary = _summary(clf, proba, y) + _indicator_rows(est, names)
+    summary = _summary(clf, proba, y) + _never_read_summary(never) + _indicator_rows(est, names)
     return _write_html(path, title, summary, sections, data)
 
 

@@ -1,8 +1,10 @@
-"""Figures of a fitted TabNet's feature masks: importances, step masks, mask sparsity and alpha."""
+"""Figures of a fitted TabNet's feature masks: importances, step masks, mask sparsity and
+alpha; and which features each prediction provably never read (``faithful_masks=True``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +27,97 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from .intervals import ImportanceIntervals
+
+
+#: what the report says of a model fitted with faithful_masks=False (the paper's design)
+NOT_PROOF = (
+    "This model uses the paper's mask design: the first step reads every feature, so a "
+    "feature whose mask is 0 at every step can still change the prediction. Fit with "
+    "{how} for masks that certify non-use."
+)
+
+#: what the report says of a model fitted with faithful_masks=True
+PROOF = (
+    "This model uses faithful masks (faithful_masks=True): each step reads only the features "
+    "its mask keeps, so a feature whose mask is 0 at every step provably did not influence "
+    "that row's prediction, whatever its value."
+)
+
+
+def _share_text(share: float) -> str:
+    if share == 0:
+        return "0%"
+    if share < 0.001:
+        return "<0.1%"
+    return f"{100 * share:.1f}%"
+
+
+@dataclass(frozen=True)
+class _NeverRead:
+    """Which features the predictions on some rows provably never read.
+
+    ``faithful`` False: the model's masks prove nothing (the paper's design), and nothing
+    was computed: ``n_never`` is 0 and ``unread`` empty; show :meth:`not_proof` instead.
+    """
+
+    faithful: bool
+    feature_names: list[str]
+    n_rows: int  # the rows the share is over
+    n_never: int  # (row, feature) pairs never read, over those rows
+    labels: list[str]  # the rows listed one by one
+    unread: list[list[int]]  # per listed row, the positions of the features it never read
+
+    @property
+    def n_pairs(self) -> int:
+        return self.n_rows * len(self.feature_names)
+
+    @property
+    def share(self) -> float:
+        return self.n_never / self.n_pairs if self.n_pairs else 0.0
+
+    def share_text(self) -> str:
+        """``6.8% (13 of 190 (row, feature) pairs)``."""
+        counts = f"{self.n_never} of {self.n_pairs} (row, feature) pairs"
+        return f"{_share_text(self.share)} ({counts})"
+
+    def row_lines(self, name: Callable[[str], str] = str) -> list[tuple[str, str]]:
+        """(row label, "this prediction never read: a, b") for each listed row ("none" when
+        it read every feature); ``name`` writes a feature name."""
+        return [
+            (
+                label,
+                "this prediction never read: "
+                + (", ".join(name(self.feature_names[i]) for i in features) or "none"),
+            )
+            for label, features in zip(self.labels, self.unread, strict=True)
+        ]
+
+    @staticmethod
+    def not_proof(how: str = "faithful_masks=True") -> str:
+        """The statement that zero masks prove nothing, with ``how`` to fit a model whose
+        masks do."""
+        return NOT_PROOF.format(how=how)
+
+
+def _never_read(
+    est: Any, Xt: Any, names: list[str], positions: list[int], labels: list[str]
+) -> _NeverRead:
+    """``est.never_read`` on the rows of ``Xt`` (once, all rows) when the model was fitted
+    with ``faithful_masks=True``; the rows at ``positions`` listed one by one."""
+    # the fitted network's design, not the parameter (set_params after fit changes the latter)
+    if not est.net_.module_.tabnet.faithful_masks:
+        return _NeverRead(False, names, int(Xt.shape[0]), 0, labels, [])
+    never = np.asarray(est.never_read(Xt), dtype=bool)
+    unread = [np.flatnonzero(never[p]).tolist() for p in positions]
+    return _NeverRead(True, names, never.shape[0], int(never.sum()), labels, unread)
+
+
+def _never_read_rows(clf: Any, X: Any, rows: Sequence[int] | None = None) -> _NeverRead:
+    """What :func:`~sk_entmax.report.feature_mask_report` shows of the features never read:
+    the share over the rows of ``X`` and the rows ``rows`` (the first 8) one by one."""
+    est, Xt, names = _tabnet(clf, X, "the never-read list")
+    positions, labels = _positions(X, rows)
+    return _never_read(est, Xt, names, positions, labels)
 
 
 def _draw_importances(
