@@ -4,6 +4,17 @@
 proportions) and weighs the rows by ``sample_weight`` times ``class_weight``;
 ``predict_proba`` applies the output mapping the loss was trained with, whose zeros are
 exact; ``predict`` and ``decision_function`` follow from it.
+
+Multi-label targets. The network has one output per label and one more, "no label": a row
+with labels is trained against its label proportions ``y / |y|``, a row without any against
+the "no label" slot, so every row is in the loss and an empty prediction is learnable. The
+Fenchel-Young loss against ``y / |y|`` does not fix the scale of the scores, and the support
+of the trained mapping came out about twice as large as the true label sets. So after
+training, a temperature ``support_temperature_`` is fitted on the training rows: the one at
+which the mean number of predicted labels equals the mean number of true labels (weighted
+by ``sample_weight``). ``predict_proba`` is ``entmax_alpha(z / T)`` over the labels and the
+slot, the slot's column left out (a row sums to ``1 - P(no label)``), and ``predict`` is its
+support, except that a row whose most probable slot is "no label" predicts no label.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from skorch.dataset import ValidSplit
 
 from sk_entmax._base import BaseEntmaxEstimator
@@ -40,16 +51,25 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
     def _fit_targets(
         self, X: Any, y: Any, sample_weight: Any, params: dict[str, Any]
     ) -> tuple[np.ndarray, np.ndarray]:
-        for attr in ("_empty_rows", "_y_dtype"):
+        for attr in ("_label_counts", "_y_dtype", "_target_cardinality"):
             self.__dict__.pop(attr, None)
         y_enc, multilabel = self._validate_targets(y)  # (warnings: 4 frames to the caller)
         self.multilabel_ = multilabel
         weight = self._sample_weight(X, y_enc, sample_weight, multilabel, params["class_weight"])
-        self.__dict__.pop("_empty_rows", None)  # only the weights needed it
+        if multilabel:  # what support_temperature_ is fitted to, after training
+            self._target_cardinality = _weighted_mean(self._label_counts, weight)
+        self.__dict__.pop("_label_counts", None)
         return y_enc, weight
 
     def _n_outputs(self) -> int:
-        return len(self.classes_)
+        return len(self.classes_) + int(self._no_label_slot())
+
+    def _no_label_slot(self) -> bool:
+        """Whether the network has the multi-label "no label" output (every multi-label fit
+        since it was added; a model loaded from an older file has not)."""
+        return bool(getattr(self, "multilabel_", False)) and (
+            hasattr(self, "support_temperature_") or hasattr(self, "_target_cardinality")
+        )
 
     def _outputs_key(self) -> Any:
         return (np.asarray(self.classes_).tolist(), self.multilabel_)
@@ -101,9 +121,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             )
         return encoder.transform(y).astype(np.int64), False
 
-    def _encode_multilabel(self, y: np.ndarray, stacklevel: int = 5) -> np.ndarray:
-        """The label proportions of an indicator matrix (``stacklevel``: the frames from
-        here to the caller of fit, or of partial_fit, for the warning on empty rows)."""
+    def _encode_multilabel(self, y: np.ndarray) -> np.ndarray:
+        """The training target of an indicator matrix: each row's label proportions, and
+        a last "no label" column, 1 on the rows without any label."""
         Y = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
         self.classes_ = np.arange(Y.shape[1])
         self._y_dtype = Y.dtype
@@ -111,18 +131,11 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         empty = counts == 0
         if empty.all():
             raise ValueError("every row of the multi-label target y is empty (no label)")
-        if empty.any():
-            warnings.warn(
-                f"{int(empty.sum())} of {len(Y)} rows of the multi-label target have no "
-                "label; they carry no information for a distribution over labels, so they "
-                "get zero weight in the loss (they are still counted in n_samples)",
-                UserWarning,
-                stacklevel=stacklevel,
-            )
-        proportions = Y / np.where(empty, 1.0, counts)[:, None]
-        proportions[empty] = 1.0 / Y.shape[1]  # placeholder distribution, weight 0
-        self._empty_rows = empty
-        return proportions.astype(np.float32)
+        target = np.zeros((Y.shape[0], Y.shape[1] + 1))
+        target[:, :-1] = Y / np.where(empty, 1.0, counts)[:, None]
+        target[empty, -1] = 1.0
+        self._label_counts = counts
+        return target.astype(np.float32)
 
     def _sample_weight(
         self,
@@ -141,13 +154,57 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
                 class_weight, classes=self.classes_, y=self.classes_[y_enc]
             )
             weight = weight * per_class[y_enc].astype(np.float32)
-        if multilabel:
-            weight = np.where(self._empty_rows, np.float32(0), weight)
         if not np.any(weight > 0):
             raise ValueError(
                 "sample_weight (times class_weight) is zero for every sample: nothing to fit"
             )
         return weight.astype(np.float32)
+
+    def _after_fit(self, X: np.ndarray) -> None:
+        if getattr(self, "multilabel_", False):
+            self.support_temperature_ = self._fit_support_temperature(X)
+            del self._target_cardinality
+
+    def _fit_support_temperature(self, X: np.ndarray) -> float:
+        """The temperature at which the mean number of labels predicted on the training
+        rows (up to 20,000 of them, evenly spaced) is the mean number of true labels.
+
+        The predicted label count of a row does not grow as the temperature falls (the
+        support of ``entmax(z / T)`` shrinks toward the top slot), so the temperature is
+        found by bisection over ``log T``; of the temperatures that match equally well, the
+        largest. With alpha = 1 (softmax, never sparse) it is 1.
+        """
+        if not float(self.alpha_) > 1.0:
+            return 1.0
+        rows = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 20_000)).astype(int))
+        module = self._inference_module()
+        with torch.no_grad():
+            blocks = []
+            for block in self._row_blocks(X[rows]):
+                output = module(X=block)
+                blocks.append(output[0] if isinstance(output, tuple) else output)
+            scores = torch.cat(blocks)
+            # the scores' spread sets the range: T from 1e-6 to 1e6 times it
+            spread = float((scores.max(dim=1).values - scores.min(dim=1).values).max())
+            spread = spread if spread > 0 else 1.0
+            low, high = np.log(spread) - 14.0, np.log(spread) + 14.0
+            target = float(self._target_cardinality)
+
+            def cardinality(log_t: float) -> float:
+                proba = torch.cat(
+                    [module.proba(b / np.exp(log_t)) for b in scores.split(PROBA_ROWS)]
+                )
+                return float(_label_sets(proba).sum(axis=1).mean())
+
+            if cardinality(high) <= target:
+                return float(np.exp(high))
+            for _ in range(60):
+                middle = 0.5 * (low + high)
+                if cardinality(middle) <= target:
+                    low = middle
+                else:
+                    high = middle
+            return float(np.exp(low))
 
     # ------------------------------------------------------------------ predict
 
@@ -156,8 +213,10 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
 
         The mapping is the one the loss was trained with (softmax at alpha = 1, exact
         entmax15 at 1.5, exact sparsemax at 2, root finding otherwise), applied in float64.
-        For multi-label targets each row is a distribution over labels (it sums to 1), not
-        a set of one-vs-rest marginals.
+        For multi-label targets each row is a distribution over the labels and "no label"
+        at the temperature ``support_temperature_``, the "no label" column left out: a row
+        sums to ``1 - P(no label)``. These are not one-vs-rest marginals: a label's
+        probability is its share of the row's labels, and 0 rules it out.
 
         Parameters
         ----------
@@ -169,10 +228,18 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         ndarray of shape (n_samples, n_classes)
             Probabilities, columns ordered as ``classes_``.
         """
+        return self._slot_proba(X)[:, : len(self.classes_)]
+
+    def _slot_proba(self, X) -> np.ndarray:
+        """The probabilities of every output, the multi-label "no label" slot included."""
         scores, n_threads = self._scores(X, with_threads=True)
+        temperature = getattr(self, "support_temperature_", 1.0)
         with torch.no_grad(), torch_threads(n_threads):
             # in blocks of rows: the mapping's temporaries stay small however long X is
-            blocks = [self.net_.module_.proba(block) for block in scores.split(PROBA_ROWS)]
+            blocks = [
+                self.net_.module_.proba(block if temperature == 1.0 else block / temperature)
+                for block in scores.split(PROBA_ROWS)
+            ]
         return torch.cat(blocks).cpu().numpy()
 
     def decision_function(self, X):
@@ -194,7 +261,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         scores = self._scores(X).cpu().numpy()
         if not self.multilabel_ and scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
-        return scores
+        return scores[:, : len(self.classes_)]  # (a multi-label "no label" score left out)
 
     def predict(self, X):
         """Predicted labels, derived from :meth:`predict_proba`.
@@ -208,15 +275,32 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         -------
         ndarray of shape (n_samples,) or (n_samples, n_labels)
             The most probable class (original labels), or for multi-label targets the
-            support of the predicted distribution as an indicator matrix.
+            labels in the support of :meth:`predict_proba`, as an indicator matrix; none for
+            a row whose most probable output is "no label".
         """
-        proba = self.predict_proba(X)
+        check_is_fitted(self)
         if self.multilabel_:
-            return (proba > 0).astype(self._y_dtype)
-        return self.classes_[np.argmax(proba, axis=1)]
+            proba = self._slot_proba(X)
+            if not self._no_label_slot():
+                return (proba > 0).astype(self._y_dtype)
+            return _label_sets(proba).astype(self._y_dtype)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_label = True
         tags.input_tags.sparse = self._sparse_input
         return tags
+
+
+def _label_sets(proba: Any) -> np.ndarray:
+    """The predicted label sets of probabilities over labels and a last "no label" slot:
+    the labels in the support, or none where "no label" is the most probable output."""
+    proba = proba.cpu().numpy() if isinstance(proba, torch.Tensor) else np.asarray(proba)
+    sets = proba[:, :-1] > 0
+    sets[proba.argmax(axis=1) == proba.shape[1] - 1] = False
+    return sets
+
+
+def _weighted_mean(values: np.ndarray, weight: np.ndarray) -> float:
+    return float(np.average(values, weights=np.asarray(weight, dtype=np.float64)))

@@ -107,9 +107,13 @@ class StreamingMixin:
             weight = self._sample_weight(
                 X, y_enc, sample_weight, self.multilabel_, params["class_weight"]
             )
-            self.__dict__.pop("_empty_rows", None)
+            if self.multilabel_:  # support_temperature_ is refitted to each chunk
+                self._target_cardinality = float(
+                    np.average(self._label_counts, weights=weight.astype(np.float64))
+                )
+            self.__dict__.pop("_label_counts", None)
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
-            n_threads = self._n_threads(params["n_jobs"], params, *X.shape, len(self.classes_))
+            n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
             with torch_threads(n_threads):
                 net = self._stream_net(params, X)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
@@ -123,6 +127,10 @@ class StreamingMixin:
             self._weight_seen_ = seen
             self.n_iter_ = 1 if first else self.n_iter_ + 1
             self._record_alpha(net)
+            if self.multilabel_:
+                with torch_threads(n_threads):
+                    self.support_temperature_ = self._fit_support_temperature(X)
+                del self._target_cardinality
             return self
         except BaseException:
             if checkpoint is not None:
@@ -142,7 +150,7 @@ class StreamingMixin:
                         "classes of a multi-label stream are the label indices 0 .. "
                         f"{y.shape[1] - 1} (or None); got {classes!r}"
                     )
-                proportions = self._encode_multilabel(y, stacklevel=4)
+                proportions = self._encode_multilabel(y)
                 self.multilabel_ = True
                 return proportions
             if classes is None:
@@ -168,7 +176,7 @@ class StreamingMixin:
                     raise ValueError(
                         f"the chunk has {y.shape[1]} labels; the stream has {len(self.classes_)}"
                     )
-                return self._encode_multilabel(y, stacklevel=4)
+                return self._encode_multilabel(y)
         unknown = ~np.isin(y, self.classes_)
         if unknown.any():
             raise ValueError(
@@ -189,7 +197,7 @@ class StreamingMixin:
             previous = None
         if net is None:
             seed = self._seed()
-            module, module_kwargs = self._module(params, X.shape[1], len(self.classes_), 1)
+            module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), 1)
             # one epoch of Adam per chunk, whatever solver fit uses
             plan = TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
             net = make_net(

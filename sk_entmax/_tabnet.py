@@ -291,6 +291,7 @@ class TabNetEntmaxClassifier(
         }
 
     def _after_fit(self, X: np.ndarray) -> None:
+        super()._after_fit(X)
         self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
 

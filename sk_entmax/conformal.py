@@ -28,6 +28,13 @@ quantile is taken per class on the calibration rows of that class (Mondrian conf
 prediction), and the guarantee holds within each class: ``P(y in set | y = c) >= 1 - eps``
 for each class ``c``.
 
+Multi-label estimators. For an estimator fitted on a multi-label indicator target, a
+calibration row's score is the largest score of its true labels (0 for a row without
+labels), and the set ``{y : s(x, y) <= q_hat}`` then holds *every* true label of a row with
+probability at least ``1 - eps``: ``P(Y subset of set) >= 1 - eps``, a guarantee on the
+recall of the whole label set (a row without labels is always covered). There is no
+per-class version (``class_conditional=True`` is refused).
+
 Ties
 ----
 The rule is "``y`` in the set iff ``s(x, y) <= q_hat``" (a score equal to ``q_hat`` is in).
@@ -424,11 +431,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                 f"prefit=True but the estimator {type(estimator).__name__} is not fitted: "
                 "fit it first, or use prefit=False and call fit."
             ) from error
-        if getattr(_final_step(estimator), "multilabel_", False):
-            raise ValueError(
-                "SparseConformalClassifier supports single-label (binary or multi-class) "
-                "classifiers only; the estimator was fitted on a multi-label target."
-            )
+
+    def _multilabel(self) -> bool:
+        return bool(getattr(_final_step(self.estimator_), "multilabel_", False))
 
     def _resolve_alpha(self, estimator: Any) -> float:
         if self.mapping_alpha != "auto":
@@ -468,7 +473,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
-            Class labels (binary or multi-class; multi-label targets are refused).
+            Class labels (binary or multi-class), or a multi-label indicator matrix.
         **fit_params : dict
             Passed to the estimator's ``fit``.
 
@@ -484,12 +489,12 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             self._check_fitted_estimator(estimator)
         else:
             target = type_of_target(y, input_name="y")
-            if target not in ("binary", "multiclass"):
+            if target not in ("binary", "multiclass", "multilabel-indicator"):
                 # "Unknown label type" is the wording scikit-learn's checks expect
                 unknown = "Unknown label type. " if target == "unknown" else ""
                 raise ValueError(
-                    f"{unknown}SparseConformalClassifier supports binary and multi-class "
-                    f"targets only; got a {target!r} target."
+                    f"{unknown}SparseConformalClassifier supports binary, multi-class and "
+                    f"multi-label (indicator) targets; got a {target!r} target."
                 )
             estimator = clone(self._base_estimator()).fit(X, y, **fit_params)
         self._set_estimator(estimator)
@@ -548,18 +553,15 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             self._check_fitted_estimator(estimator)
             self._set_estimator(estimator)
         self._forget_conformalization()
-        if getattr(_final_step(self.estimator_), "multilabel_", False):
-            raise ValueError(
-                "SparseConformalClassifier supports single-label classifiers only; the "
-                "estimator was fitted on a multi-label target."
-            )
+        if self._multilabel():
+            return self._conformalize_label_sets(X_conformalize, y_conformalize)
         y = np.asarray(y_conformalize)
         if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as fit takes it (with a warning)
             y = column_or_1d(y, warn=True)
         if y.ndim != 1:
             raise ValueError(
-                "y_conformalize must be a 1-d array of class labels (multi-label targets are "
-                f"not supported); got shape {y.shape}."
+                "y_conformalize must be a 1-d array of class labels for this single-label "
+                f"estimator; got shape {y.shape}."
             )
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
@@ -587,6 +589,42 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         self.confidence_levels_ = levels
         self.conformity_scores_ = true_scores
         self.n_conformalize_samples_ = counts if self.class_conditional else len(codes)
+        self.quantiles_ = quantiles
+        self.temperatures_ = np.array(
+            [_temperature(float(row.max()), self.mapping_alpha_) for row in quantiles]
+        )
+        self.temperature_ = float(self.temperatures_[0])
+        return self
+
+    def _conformalize_label_sets(self, X: ArrayLike, y: ArrayLike) -> SparseConformalClassifier:
+        """Multi-label calibration: a row's score is the largest score of its true labels
+        (0 for a row without labels), so ``s(x, Y) <= q_hat`` exactly when every true label
+        is in the set."""
+        if self.class_conditional:
+            raise ValueError(
+                "class_conditional=True calibrates per class, which a multi-label target does "
+                "not have; use class_conditional=False (a guarantee on the whole label set)."
+            )
+        Y = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
+        k = len(self.classes_)
+        if Y.ndim != 2 or Y.shape[1] != k or not np.isin(Y, (0, 1)).all():
+            raise ValueError(
+                f"y_conformalize must be a 0/1 indicator matrix of shape (n_samples, {k}) for "
+                f"this multi-label estimator; got shape {Y.shape}."
+            )
+        decision = self._decision(X)
+        if decision.shape[0] != Y.shape[0]:
+            raise ValueError(
+                f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {Y.shape[0]}."
+            )
+        scores = nonconformity_scores(decision, self.mapping_alpha_)
+        true_scores = np.where(Y.astype(bool), scores, 0.0).max(axis=1, initial=0.0)
+        levels, _ = _check_level(self.confidence_level)
+        codes = np.zeros(len(true_scores), dtype=np.int64)
+        quantiles, _ = calibrate(true_scores, codes, k, levels)
+        self.confidence_levels_ = levels
+        self.conformity_scores_ = true_scores
+        self.n_conformalize_samples_ = len(true_scores)
         self.quantiles_ = quantiles
         self.temperatures_ = np.array(
             [_temperature(float(row.max()), self.mapping_alpha_) for row in quantiles]
@@ -676,6 +714,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             Original class labels.
         """
         check_is_fitted(self, "estimator_")
+        if self._multilabel():  # the label set: the estimator's own prediction
+            return self.estimator_.predict(X)
         return self.classes_[np.argmax(self._decision(X), axis=1)]
 
 

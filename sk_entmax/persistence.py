@@ -342,11 +342,14 @@ def _missing_features() -> _Attribute:
 _COMMON_FITTED: dict[str, _Attribute] = {
     "n_features_in_": _integer(1, equals="n_features"),
     "feature_names_in_": _array("O", ("n_features",), strings=True, unique=True, required=False),
-    "classes_": _array("biufUO", ("n_outputs",), unique=True),
+    # one per network output, or one fewer: the multi-label "no label" output (the
+    # temperature below is stored exactly then; _check_outputs checks the two together)
+    "classes_": _array("biufUO", (None,), unique=True),
     "multilabel_": _boolean(),
     "_y_dtype": _dtype_of("biufO", required="multilabel_"),
     "n_iter_": _integer(0),
     "alpha_": _real(1.0),
+    "support_temperature_": _Attribute(_real(1e-300).check, required=False),
 }
 _LINEAR_FITTED: dict[str, _Attribute] = {**_COMMON_FITTED}
 _TABNET_FITTED: dict[str, _Attribute] = {
@@ -1775,8 +1778,27 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
     except ValueError as error:
         raise _Invalid(str(error)) from None
     fitted = _check_fitted(name, header["fitted"], kwargs)
+    _check_outputs(fitted, kwargs)
     history = _check_history(_decode(spec["history"], "history"))
     return estimator, module_cls, kwargs, source, fitted, history, skeleton
+
+
+def _check_outputs(fitted: dict[str, Any], sizes: Mapping[str, Any]) -> None:
+    """``classes_`` against the network's outputs: one each, plus the "no label" output of
+    a multi-label model that has ``support_temperature_`` (older multi-label files have
+    neither)."""
+    slot = "support_temperature_" in fitted
+    if slot and not fitted["multilabel_"]:
+        raise _Invalid(
+            "fitted attribute support_temperature_ is present although multilabel_ is False"
+        )
+    n_outputs, n_classes = sizes["n_outputs"], len(fitted["classes_"])
+    if n_classes + int(slot) != n_outputs:
+        extra = " plus its 'no label' output" if slot else ""
+        raise _Invalid(
+            f"fitted attribute classes_: {n_classes} classes{extra} do not match the "
+            f"network's n_outputs = {n_outputs}"
+        )
 
 
 def _check_alphas(fitted: dict[str, Any], skeleton: torch.nn.Module) -> None:

@@ -350,15 +350,53 @@ def test_unknown_label(data, sparsemax_model):
         clf.conformalize(X[400:500], np.where(y[400:500] == 0, 42, y[400:500]))
 
 
-def test_multilabel_refused():
-    X, Y = make_multilabel_classification(100, 5, n_classes=3, random_state=0)
-    with pytest.raises(ValueError, match="multilabel-indicator"):
-        SparseConformalClassifier(SparsemaxClassifier(max_epochs=2)).fit(X, Y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # rows without a label
-        fitted = SparsemaxClassifier(max_epochs=2).fit(X, Y)
-    with pytest.raises(ValueError, match="multi-label"):
-        SparseConformalClassifier(fitted, prefit=True).conformalize(X, Y[:, 0])
+@pytest.fixture(scope="module")
+def multilabel_model():
+    X, Y = make_multilabel_classification(3000, 10, n_classes=6, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    return X, Y, SparsemaxClassifier().fit(X[:1000], Y[:1000])
+
+
+def test_multilabel_label_set_coverage_over_splits(multilabel_model):
+    """P(every true label in the set) >= 1 - eps: over 200 calibration/test splits of the
+    held-out rows, the mean coverage of whole label sets lies within 3 Monte-Carlo SE of
+    [1 - eps, 1 - eps + 1 / (n + 1)]; and a row is covered exactly when the largest score of
+    its labels is at most q_hat (brute force, through nonconformity_scores)."""
+    X, Y, model = multilabel_model
+    X_rest, Y_rest = X[1000:], Y[1000:]
+    rng = np.random.default_rng(0)
+    eps, n = 0.1, 500
+    coverage = []
+    for split in range(200):
+        order = rng.permutation(len(X_rest))
+        cal, test = order[:n], order[n : n + 500]
+        clf = SparseConformalClassifier(model, prefit=True, confidence_level=1 - eps)
+        clf.conformalize(X_rest[cal], Y_rest[cal])
+        sets = clf.predict_set(X_rest[test])
+        covered = ~(Y_rest[test].astype(bool) & ~sets).any(axis=1)
+        coverage.append(covered.mean())
+        if split < 3:  # the rule, brute force
+            scores = nonconformity_scores(model.decision_function(X_rest[test]), 2.0)
+            q_hat = clf.quantiles_[0, 0]
+            assert np.array_equal(sets, scores <= q_hat)
+            worst = np.where(Y_rest[test].astype(bool), scores, 0.0).max(axis=1)
+            assert np.array_equal(covered, worst <= q_hat)
+            assert np.array_equal(clf.predict_proba(X_rest[test]) > 0, sets)
+    mean, se = np.mean(coverage), np.std(coverage, ddof=1) / np.sqrt(len(coverage))
+    assert 1 - eps - 3 * se <= mean <= 1 - eps + 1 / (n + 1) + 3 * se
+
+
+def test_multilabel_fit_and_errors(multilabel_model):
+    X, Y, _ = multilabel_model
+    clf = SparseConformalClassifier(SparsemaxClassifier(), confidence_level=0.8)
+    clf.fit(X[:600], Y[:600]).conformalize(X[600:1200], Y[600:1200])
+    assert clf.predict_set(X[:5]).shape == (5, 6)
+    np.testing.assert_array_equal(clf.predict(X[:5]), clf.estimator_.predict(X[:5]))
+    with pytest.raises(ValueError, match="indicator matrix"):
+        clf.conformalize(X[600:700], Y[600:700, 0])
+    mondrian = SparseConformalClassifier(clf.estimator_, prefit=True, class_conditional=True)
+    with pytest.raises(ValueError, match="class_conditional"):
+        mondrian.conformalize(X[600:700], Y[600:700])
 
 
 def test_not_fitted_errors(data):

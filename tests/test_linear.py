@@ -12,6 +12,7 @@ import pickle
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -418,34 +419,45 @@ def test_multilabel_learns_label_proportions():
     assert np.mean(np.all(clf.predict(X) == Y, axis=1)) > 0.9
 
 
-def test_multilabel_rows_without_labels_warn_and_get_zero_weight():
-    X, Y = _multilabel()
-    empty = np.array([3, 17, 42])
-    Y_empty = Y.copy()
-    Y_empty[empty] = 0
-    with pytest.warns(UserWarning, match=r"3 of 150 rows .* no label"):
-        clf = EntmaxClassifier(**FAST).fit(X, Y_empty)
+def test_multilabel_rows_without_labels_are_learned_and_predicted():
+    """A row with no label is in the loss (the "no label" output) and can be predicted:
+    here the rows with x0 > 0.8 have none, and the model learns to say so."""
+    X, Y = _multilabel(n_samples=300)
+    X = StandardScaler().fit_transform(X)
+    empty = X[:, 0] > 0.8
+    Y[empty] = 0
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*no label")  # no row dropped, no warning
+        clf = EntmaxClassifier(random_state=0).fit(X, Y)
+    pred = clf.predict(X)
+    assert pred.shape == Y.shape and pred.dtype == Y.dtype
+    assert np.mean(~pred[empty].any(axis=1)) > 0.8
+    assert np.mean(pred[~empty].any(axis=1)) > 0.8
     proba = clf.predict_proba(X)
-    assert np.all(np.isfinite(proba))
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
-    pred = clf.predict(X[empty])
-    assert pred.shape == (3, 4)
-    assert np.all(pred.any(axis=1))
-    # zero weight: the same as keeping those rows labelled but weighting them 0
-    weight = np.ones(len(X))
-    weight[empty] = 0.0
-    Y_other = Y.copy()
-    Y_other[empty] = np.eye(4, dtype=Y.dtype)[0]
-    reference = EntmaxClassifier(**FAST).fit(X, Y_other, sample_weight=weight)
-    np.testing.assert_allclose(proba, reference.predict_proba(X), atol=1e-6)
+    assert proba.shape == Y.shape and (proba >= 0).all()
+    # the labels' share, "no label" left out: rows sum to at most 1, lower where it weighs
+    assert (proba.sum(axis=1) <= 1 + 1e-9).all()
+    assert proba[empty].sum(axis=1).mean() < proba[~empty].sum(axis=1).mean()
+    # every row in the loss: dropping the empty rows changes the fit
+    kept = EntmaxClassifier(random_state=0).fit(X[~empty], Y[~empty])
+    assert not np.allclose(kept.decision_function(X), clf.decision_function(X))
 
 
-def test_empty_label_warning_points_at_the_callers_line():
-    X, Y = _multilabel(n_samples=30)
-    Y[0] = 0
-    with pytest.warns(UserWarning, match="no label") as record:
-        EntmaxClassifier(lr=0.05, max_epochs=1, random_state=0).fit(X, Y)
-    assert [w.filename for w in record if "no label" in str(w.message)] == [__file__]
+def test_multilabel_support_temperature_fits_the_number_of_labels():
+    X, Y = _multilabel(n_samples=300)
+    X = StandardScaler().fit_transform(X)
+    Y[X[:, 1] > 1.0] = 0
+    for clf in (SparsemaxClassifier(random_state=0), EntmaxClassifier(alpha=1.5, random_state=0)):
+        clf.fit(X, Y)
+        assert clf.support_temperature_ > 0
+        predicted = clf.predict(X).sum(axis=1).mean()
+        # the largest temperature whose mean label count does not exceed the truth's
+        assert Y.sum(axis=1).mean() - 0.1 <= predicted <= Y.sum(axis=1).mean()
+        # predict is the support of predict_proba, but where "no label" is most probable
+        proba = clf.predict_proba(X)
+        pred = clf.predict(X).astype(bool)
+        assert not (pred & (proba == 0)).any()
+        assert ((proba > 0) == pred)[pred.any(axis=1)].all()
 
 
 def test_sparse_multilabel_y_is_supported_or_clearly_refused():

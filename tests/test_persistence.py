@@ -504,6 +504,19 @@ def test_load_refuses_a_missing_fitted_attribute(saved, tmp_path):
         load(_write_edited(tmp_path, header, tensors))
 
 
+def test_multilabel_no_label_output_and_temperature_are_checked_together(saved, tmp_path):
+    """A multi-label model has one output more than labels ("no label") and stores its
+    support temperature; either without the other is refused."""
+    _, _, header, _ = saved["multilabel"]
+    assert "support_temperature_" in header["fitted"]
+    edited, tensors = _edit(saved, "multilabel", lambda h: h["fitted"].pop("support_temperature_"))
+    with pytest.raises(ValueError, match=r"classes_: .* n_outputs"):
+        load(_write_edited(tmp_path, edited, tensors))
+    edited, tensors = _edit(saved, "linear", _set(("fitted", "support_temperature_"), 0.5))
+    with pytest.raises(ValueError, match="support_temperature_"):
+        load(_write_edited(tmp_path, edited, tensors))
+
+
 @pytest.mark.parametrize(
     ("change", "match"),
     [

@@ -842,22 +842,31 @@ def test_grid_search_over_modes_in_pipeline_on_a_frame_with_string_labels():
 # --------------------------------------------------------------------------- multi-label
 
 
-@pytest.mark.parametrize("mode", ["sparsemax", "adaptive"])
+@pytest.mark.parametrize("mode", ["sparsemax", "entmax15", "constant", "adaptive"])
 def test_multilabel_indicator_target(mode):
     X, Y = make_multilabel_classification(
-        n_samples=80, n_features=5, n_classes=3, n_labels=2, allow_unlabeled=False, random_state=0
+        n_samples=80, n_features=5, n_classes=3, n_labels=2, allow_unlabeled=True, random_state=0
     )
-    clf = _tabnet(mode, max_epochs=8, batch_size=40).fit(X, Y)
+    assert (Y.sum(axis=1) == 0).any()  # rows without labels: in the loss, no warning
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*no label")
+        clf = _tabnet(mode, max_epochs=8, batch_size=40).fit(X, Y)
     assert clf.multilabel_
     np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
     proba = clf.predict_proba(X)
     assert proba.shape == Y.shape
-    assert np.all(proba >= 0)
-    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(proba >= 0) and np.all(proba.sum(axis=1) <= 1 + 1e-9)
+    # with the "no label" output the rows sum to 1
+    full = clf._slot_proba(X)
+    np.testing.assert_allclose(full.sum(axis=1), 1.0, atol=1e-9)
     pred = clf.predict(X)
     assert pred.shape == Y.shape
     assert pred.dtype == Y.dtype
-    np.testing.assert_array_equal(pred, (proba > 0).astype(Y.dtype))
+    none_wins = full.argmax(axis=1) == 3
+    np.testing.assert_array_equal(pred[~none_wins], (proba[~none_wins] > 0).astype(Y.dtype))
+    assert not pred[none_wins].any()
+    assert clf.support_temperature_ > 0
+    assert pred.sum(axis=1).mean() <= Y.sum(axis=1).mean()
     assert clf.feature_importances_.shape == (5,)
 
 
