@@ -57,7 +57,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         self.multilabel_ = multilabel
         weight = self._sample_weight(X, y_enc, sample_weight, multilabel, params["class_weight"])
         if multilabel:  # what support_temperature_ is fitted to, after training
-            self._target_cardinality = _weighted_mean(self._label_counts, weight)
+            self._target_cardinality = label_set_size(self._label_counts, weight)
         self.__dict__.pop("_label_counts", None)
         return y_enc, weight
 
@@ -166,13 +166,18 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             del self._target_cardinality
 
     def _fit_support_temperature(self, X: np.ndarray) -> float:
-        """The temperature at which the mean number of labels predicted on the training
-        rows (up to 20,000 of them, evenly spaced) is the mean number of true labels.
+        """The temperature at which the rows predicted to have labels get as many as the
+        rows that have labels, on average, on the training rows (up to 20,000 of them,
+        evenly spaced).
 
-        The predicted label count of a row does not grow as the temperature falls (the
-        support of ``entmax(z / T)`` shrinks toward the top slot), so the temperature is
-        found by bisection over ``log T``; of the temperatures that match equally well, the
-        largest. With alpha = 1 (softmax, never sparse) it is 1.
+        Whether a row is predicted to have labels does not depend on the temperature ("no
+        label" most probable or not), so the match is over those rows, against the true
+        mean over the rows with labels: it is between 1 (``T -> 0``, the top label) and
+        every label (``T -> inf``), always reachable. The predicted label count of a row
+        does not grow as the temperature falls (the support of ``entmax(z / T)`` shrinks
+        toward the top slot), so the temperature is found by bisection over ``log T``: the
+        largest whose mean does not exceed the target. With alpha = 1 (softmax, never
+        sparse), or when no training row is predicted to have labels, it is 1.
         """
         if not float(self.alpha_) > 1.0:
             return 1.0
@@ -189,6 +194,11 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             spread = spread if spread > 0 else 1.0
             low, high = np.log(spread) - 14.0, np.log(spread) + 14.0
             target = float(self._target_cardinality)
+
+            labelled = scores.argmax(dim=1) != scores.shape[1] - 1
+            if not bool(labelled.any()):
+                return 1.0
+            scores = scores[labelled]
 
             def cardinality(log_t: float) -> float:
                 proba = torch.cat(
@@ -302,5 +312,10 @@ def _label_sets(proba: Any) -> np.ndarray:
     return sets
 
 
-def _weighted_mean(values: np.ndarray, weight: np.ndarray) -> float:
-    return float(np.average(values, weights=np.asarray(weight, dtype=np.float64)))
+def label_set_size(counts: np.ndarray, weight: np.ndarray) -> float:
+    """The mean number of labels of the rows that have labels, weighted by ``weight`` (the
+    target of the support temperature); 1 when no such row has a positive weight."""
+    has = (counts > 0) & (np.asarray(weight) > 0)
+    if not has.any():
+        return 1.0
+    return float(np.average(counts[has], weights=np.asarray(weight, dtype=np.float64)[has]))

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import validate_data
 
 from sk_entmax._callbacks import FiniteLossCheck, ProgressLine
+from sk_entmax._classifier import label_set_size
 from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
@@ -108,9 +109,7 @@ class StreamingMixin:
                 X, y_enc, sample_weight, self.multilabel_, params["class_weight"]
             )
             if self.multilabel_:  # support_temperature_ is refitted to each chunk
-                self._target_cardinality = float(
-                    np.average(self._label_counts, weights=weight.astype(np.float64))
-                )
+                self._target_cardinality = label_set_size(self._label_counts, weight)
             self.__dict__.pop("_label_counts", None)
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
