@@ -10,9 +10,11 @@ with labels is trained against its label proportions ``y / |y|``, a row without 
 the "no label" slot, so every row is in the loss and an empty prediction is learnable. The
 Fenchel-Young loss against ``y / |y|`` does not fix the scale of the scores, and the support
 of the trained mapping came out about twice as large as the true label sets. So after
-training, a temperature ``support_temperature_`` is fitted on the training rows: the one at
-which the mean number of predicted labels equals the mean number of true labels (weighted
-by ``sample_weight``). ``predict_proba`` is ``entmax_alpha(z / T)`` over the labels and the
+training, a temperature ``support_temperature_`` is fitted on the training rows: the
+largest at which the rows predicted to have labels get, on average, no more labels than the
+rows that have labels (weighted by ``sample_weight``; see
+``BaseEntmaxClassifier._fit_support_temperature``). ``predict_proba`` is
+``entmax_alpha(z / T)`` over the labels and the
 slot, the slot's column left out (a row sums to ``1 - P(no label)``), and ``predict`` is its
 support, except that a row whose most probable slot is "no label" predicts no label.
 """

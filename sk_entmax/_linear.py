@@ -113,7 +113,11 @@ _ATTRIBUTES_DOC = """
         L-BFGS iterations, or Adam epochs, run.
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
         Weights of the linear model (``hidden_layer_sizes=()`` only); with two classes, one
-        row: the second class's weights minus the first's, as in LogisticRegression.
+        row: the second class's weights minus the first's, as in LogisticRegression. For a
+        multi-label target, one row per label and a last one for "no label".
+    support_temperature_ : float
+        Multi-label targets only: the temperature of the scores that makes the predicted
+        label sets as large as the true ones on the training rows (see ``predict``).
     intercept_ : ndarray of shape (n_classes,) or (1,)
         Intercepts of the linear model, likewise.
     alpha_ : float

@@ -154,6 +154,9 @@ class TabNetEntmaxClassifier(
         else their indices; empty when the training data had no gaps in numeric columns.
     multilabel_ : bool
         Whether the target was a multi-label indicator matrix.
+    support_temperature_ : float
+        Multi-label targets only: the temperature of the scores that makes the predicted
+        label sets as large as the true ones on the training rows (see ``predict``).
     net_ : skorch.NeuralNet
         The trained skorch net; ``net_.module_.tabnet`` is the :class:`~sk_entmax.nn.TabNet`.
     n_iter_ : int
