@@ -126,10 +126,12 @@ _ATTRIBUTES_DOC = """
 _MULTILABEL_DOC = """
     Multi-label targets: with ``y`` a binary indicator matrix (n_samples, n_labels), the loss is
     the Fenchel-Young loss against the label proportions ``y / |y|`` (Martins & Astudillo,
-    2016). ``predict_proba`` then returns a sparse *distribution over labels* (rows sum to 1;
-    these are not one-vs-rest marginals) and ``predict`` its support as an indicator matrix, so
-    at least one label is always predicted. Rows with no label carry no information for such a
-    distribution: they get zero weight in the loss, with a warning saying how many."""
+    2016), with one more output, "no label", for the rows without labels (so they are learned,
+    and an empty prediction is possible). After training, ``support_temperature_`` scales the
+    scores so that the predicted label sets are as large as the true ones on the training
+    rows. ``predict_proba`` then returns a sparse *distribution over labels* (not one-vs-rest
+    marginals; a row sums to 1 minus the probability of "no label") and ``predict`` its
+    support as an indicator matrix, or no label where "no label" is the most probable."""
 
 
 def _hidden_sizes(hidden_layer_sizes: Any) -> tuple[int, ...]:
