@@ -185,12 +185,8 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             return 1.0
         rows = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 20_000)).astype(int))
         module = self._inference_module()
+        scores = self._network_scores(module, X[rows])
         with torch.no_grad():
-            blocks = []
-            for block in self._row_blocks(X[rows]):
-                output = module(X=block)
-                blocks.append(output[0] if isinstance(output, tuple) else output)
-            scores = torch.cat(blocks)
             # the scores' spread sets the range: T from 1e-6 to 1e6 times it
             spread = float((scores.max(dim=1).values - scores.min(dim=1).values).max())
             spread = spread if spread > 0 else 1.0

@@ -54,6 +54,15 @@ class TrainedNetMixin:
         for start in range(0, X.shape[0], rows):
             yield float64_rows(X, start, start + rows, self.net_.device)
 
+    def _network_scores(self, module: torch.nn.Module, X) -> torch.Tensor:
+        """The scores ``module`` gives the (validated) rows of ``X``, block by block."""
+        blocks = []
+        with torch.no_grad():
+            for block in self._row_blocks(X):
+                output = module(X=block)
+                blocks.append(output[0] if isinstance(output, tuple) else output)
+        return torch.cat(blocks) if blocks else torch.zeros(0, self._n_outputs())
+
     def _scores(self, X, with_threads: bool = False):
         """Float64 scores of ``X`` (validated here), block by block; with ``with_threads``
         also the torch thread count they were computed at, for the mapping to reuse.
@@ -64,14 +73,9 @@ class TrainedNetMixin:
         check_is_fitted(self)
         n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
-        module = self._inference_module()
-        blocks = []
         n_threads = self._inference_threads(n_jobs, X)
-        with torch.no_grad(), torch_threads(n_threads):
-            for block in self._row_blocks(X):
-                output = module(X=block)
-                blocks.append(output[0] if isinstance(output, tuple) else output)
-        scores = torch.cat(blocks) if blocks else torch.zeros(0, self._n_outputs())
+        with torch_threads(n_threads):
+            scores = self._network_scores(self._inference_module(), X)
         finite = torch.isfinite(scores).all(dim=1)
         if not bool(finite.all()):
             rows = torch.nonzero(~finite)[:, 0].tolist()

@@ -227,6 +227,11 @@ def _temperature(q_hat: float, alpha: float) -> float:
     return (alpha - 1.0) * float(np.nextafter(max(q_hat, 0.0), np.inf))
 
 
+def level_temperatures(quantiles: np.ndarray, alpha: float) -> np.ndarray:
+    """The temperature of each level (row of ``quantiles``): that of its largest ``q_hat``."""
+    return np.array([_temperature(float(row.max()), alpha) for row in quantiles])
+
+
 def _two_columns(decision: np.ndarray) -> np.ndarray:
     """A binary ``decision_function`` (score of ``classes_[1]`` minus ``classes_[0]``) as the
     two columns ``[0, d]``; entmax depends only on differences, so nothing else changes."""
@@ -586,15 +591,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             levels,
             class_conditional=bool(self.class_conditional),
         )
-        self.confidence_levels_ = levels
-        self.conformity_scores_ = true_scores
-        self.n_conformalize_samples_ = counts if self.class_conditional else len(codes)
-        self.quantiles_ = quantiles
-        self.temperatures_ = np.array(
-            [_temperature(float(row.max()), self.mapping_alpha_) for row in quantiles]
-        )
-        self.temperature_ = float(self.temperatures_[0])
-        return self
+        counts = counts if self.class_conditional else len(codes)
+        return self._store_calibration(levels, true_scores, counts, quantiles)
 
     def _conformalize_label_sets(self, X: ArrayLike, y: ArrayLike) -> SparseConformalClassifier:
         """Multi-label calibration: a row's score is the largest score of its true labels
@@ -622,13 +620,17 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         levels, _ = _check_level(self.confidence_level)
         codes = np.zeros(len(true_scores), dtype=np.int64)
         quantiles, _ = calibrate(true_scores, codes, k, levels)
+        return self._store_calibration(levels, true_scores, len(true_scores), quantiles)
+
+    def _store_calibration(
+        self, levels: np.ndarray, true_scores: np.ndarray, counts: Any, quantiles: np.ndarray
+    ) -> SparseConformalClassifier:
+        """Set the calibration's fitted attributes, the temperatures from the quantiles."""
         self.confidence_levels_ = levels
         self.conformity_scores_ = true_scores
-        self.n_conformalize_samples_ = len(true_scores)
+        self.n_conformalize_samples_ = counts
         self.quantiles_ = quantiles
-        self.temperatures_ = np.array(
-            [_temperature(float(row.max()), self.mapping_alpha_) for row in quantiles]
-        )
+        self.temperatures_ = level_temperatures(quantiles, self.mapping_alpha_)
         self.temperature_ = float(self.temperatures_[0])
         return self
 

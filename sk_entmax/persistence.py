@@ -1149,8 +1149,8 @@ class _Conformal:
 
         from sk_entmax.conformal import SparseConformalClassifier
 
-        estimator = {"default": None, "fitted": inner}.get(self.kind, None)
-        if self.kind == "template":
+        estimator = {"default": None, "fitted": inner}.get(self.kind)
+        if self.kind == "template":  # an unfitted estimator with the fitted one's parameters
             estimator = clone(inner)
         wrapper = SparseConformalClassifier(estimator, **self.params)
         wrapper.estimator_ = inner
@@ -1237,7 +1237,7 @@ def _check_calibration(
 ) -> None:
     """The calibration attributes: the levels are the parameter's, and the quantiles and
     temperatures are what conformalize computes from the stored scores."""
-    from sk_entmax.conformal import _check_level, _temperature, conformal_quantile
+    from sk_entmax.conformal import _check_level, conformal_quantile, level_temperatures
 
     levels = fitted["confidence_levels_"]
     want_levels, _ = _check_level(params["confidence_level"])
@@ -1282,7 +1282,7 @@ def _check_calibration(
                     fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
         elif not (quantiles[i] == conformal_quantile(scores, level)).all():
             fail("quantiles_", f"row {i} is not the level's quantile of the stored scores")
-    temperatures = np.array([_temperature(float(row.max()), alpha) for row in quantiles])
+    temperatures = level_temperatures(quantiles, alpha)
     stored = fitted["temperatures_"]
     if not (isinstance(stored, np.ndarray) and np.array_equal(stored, temperatures)):
         fail("temperatures_", "not (alpha - 1) * q_hat per level, as conformalize computes")
