@@ -1,0 +1,52 @@
+"""Files saved before the persistence rewrite (issue 31) still load and predict as they did.
+
+The files in ``tests/data/saved_before_issue31`` were written by commit a783ce1 (format
+version 1), with ``expected_proba.npz`` holding what each model's ``predict_proba`` (and the
+conformal wrapper's ``predict_set``) returned then on the data rebuilt below.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_iris, make_multilabel_classification
+
+from sk_entmax.persistence import load
+
+HERE = Path(__file__).parent / "data" / "saved_before_issue31"
+
+
+def _data(name):
+    if name == "entmax_multilabel":
+        return make_multilabel_classification(60, 5, n_classes=3, random_state=0)[0]
+    if name == "tabnet_frame":
+        rng = np.random.default_rng(0)
+        return pd.DataFrame(
+            {
+                "a": rng.normal(size=120),
+                "c": rng.choice(["x", "y", None], size=120),
+                "d": np.where(rng.random(120) < 0.2, np.nan, rng.normal(size=120)),
+            }
+        )
+    return load_iris(return_X_y=True)[0]
+
+
+NAMES = [
+    "sparsemax_iris",
+    "entmax_learned_alpha",
+    "entmax_multilabel",
+    "tabnet_frame",
+    "tabnet_faithful",
+    "conformal",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_files_saved_before_issue_31_load_and_predict_the_same(name):
+    expected = np.load(HERE / "expected_proba.npz")
+    model = load(HERE / f"{name}.safetensors")
+    X = _data(name)
+    np.testing.assert_array_equal(model.predict_proba(X), expected[name])
+    if name == "conformal":
+        np.testing.assert_array_equal(model.predict_set(X), expected[name + "__set"])
