@@ -230,7 +230,6 @@ reports like times), the others at 8a972a7 with two or three::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -243,13 +242,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+
+# the script's folder is on sys.path when it runs: the linear pipeline (the one of
+# bench_tabnet_real.py), the statistics and the JSON writer are the benchmarks' shared helpers
+from _helpers import linear_pipeline, mean_2se, text_columns, write_json
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from threadpoolctl import threadpool_info
 
 from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
@@ -326,43 +325,15 @@ TABLES = {
 QUICK_TABLES = ["chile", "wvs"]
 
 
-def _text_columns(X: pd.DataFrame) -> list[str]:
-    return [
-        c
-        for c in X.columns
-        if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
-    ]
-
-
 # ------------------------------------------------------------------------------ the models
-
-
-def _linear_pipeline(X: pd.DataFrame, classifier: Any) -> Pipeline:
-    """Impute and scale the numbers, impute and one-hot encode the text, then ``classifier``."""
-    text = _text_columns(X)
-    numeric = [c for c in X.columns if c not in text]
-    pre = ColumnTransformer(
-        [
-            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numeric),
-            (
-                "cat",
-                make_pipeline(
-                    SimpleImputer(strategy="most_frequent"),
-                    OneHotEncoder(handle_unknown="ignore"),
-                ),
-                text,
-            ),
-        ]
-    )
-    return make_pipeline(pre, classifier)
 
 
 def fit_models(X: pd.DataFrame, y: np.ndarray, max_epochs: int) -> dict[str, tuple[Any, float]]:
     """Each base model fitted once on the fitting part, with its fit time in seconds."""
     makers: dict[str, Callable[[], Any]] = {
-        "LR": lambda: _linear_pipeline(X, LogisticRegression(max_iter=1000)),
-        "sparsemax": lambda: _linear_pipeline(X, SparsemaxClassifier(random_state=0)),
-        "entmax15": lambda: _linear_pipeline(X, EntmaxClassifier(alpha=1.5, random_state=0)),
+        "LR": lambda: linear_pipeline(X, LogisticRegression(max_iter=1000)),
+        "sparsemax": lambda: linear_pipeline(X, SparsemaxClassifier(random_state=0)),
+        "entmax15": lambda: linear_pipeline(X, EntmaxClassifier(alpha=1.5, random_state=0)),
         "tabnet": lambda: TabNetEntmaxClassifier(random_state=0, max_epochs=max_epochs),
     }
     fitted = {}
@@ -483,7 +454,7 @@ def run_table(table: Table, args: argparse.Namespace) -> dict[str, Any]:
         "item": f"{table.package}::{table.item}",
         "rows": len(X),
         "columns": X.shape[1],
-        "text_columns": len(_text_columns(X)),
+        "text_columns": len(text_columns(X)),
         "classes": names,
         "dropped": dropped,
         "held_out_rows": len(y_held),
@@ -496,22 +467,14 @@ def run_table(table: Table, args: argparse.Namespace) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ the report
 
 
-def _mean_2se(values: list[float]) -> tuple[float, float]:
-    a = np.asarray(values, dtype=float)
-    a = a[np.isfinite(a)]
-    if a.size < 2:
-        return (float(a.mean()) if a.size else float("nan")), float("nan")
-    return float(a.mean()), float(2 * a.std(ddof=1) / math.sqrt(a.size))
-
-
 def _mean(values: list[float]) -> float:
-    return _mean_2se(values)[0]
+    return mean_2se(values)[0]
 
 
 def _paired(ours: list[float], other: list[float]) -> tuple[float, float]:
     """Mean of ours minus other over the splits where both are finite, and its 2 SE."""
     diff = np.asarray(ours, dtype=float) - np.asarray(other, dtype=float)
-    return _mean_2se(list(diff))
+    return mean_2se(list(diff))
 
 
 def goals(result: dict[str, Any], confidence: float) -> dict[str, tuple[bool, str]]:
@@ -521,7 +484,7 @@ def goals(result: dict[str, Any], confidence: float) -> dict[str, tuple[bool, st
     tell a miss within the noise of the splits from a real one.
     """
     f = result["figures"]
-    cov, cov_se = _mean_2se(f[OURS_LR]["coverage"])
+    cov, cov_se = mean_2se(f[OURS_LR]["coverage"])
     ours, lac, aps = (_mean(f[m]["size"]) for m in (OURS_LR, LAC, APS))
     ssc, lac_ssc = _mean(f[OURS_LR]["ssc"]), _mean(f[LAC]["ssc"])
     diff, diff_se = _paired(f[OURS_LR]["ssc"], f[LAC]["ssc"])
@@ -550,8 +513,8 @@ def table_lines(result: dict[str, Any], confidence: float) -> list[str]:
     lines = [head, "-" * len(head)]
     for method in METHODS:
         f = result["figures"][method]
-        cov, cov_se = _mean_2se(f["coverage"])
-        size, size_se = _mean_2se(f["size"])
+        cov, cov_se = mean_2se(f["coverage"])
+        size, size_se = mean_2se(f["size"])
         ok = "yes" if confidence <= cov <= confidence + 0.02 else "no"
         lines.append(
             f"{method:<15}{f'{cov:.4f} ± {cov_se:.4f}':>17}{f'{size:.3f} ± {size_se:.3f}':>16}"
@@ -679,25 +642,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _write(path: str | None, payload: dict[str, Any]) -> None:
-    if path:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=1)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     threads = _threads()
     print(f"threads: torch {threads['torch']}, BLAS {threads['blas']}")
     start = time.perf_counter()
     if args.speed:
-        _write(args.json, {"args": vars(args), "threads": threads, "speed": run_speed(args)})
+        write_json(args.json, {"args": vars(args), "threads": threads, "speed": run_speed(args)})
         return 0
     results = []
     for name in args.tables:
         results.append(run_table(TABLES[name], args))
         # after every table, so that a stopped run keeps what it did
-        _write(args.json, {"args": vars(args), "threads": threads, "results": results})
+        write_json(args.json, {"args": vars(args), "threads": threads, "results": results})
     print_report(results, args)
     print(f"\ntotal {time.perf_counter() - start:.0f} s")
     return 0

@@ -98,7 +98,9 @@ from typing import Any
 import numpy as np
 import pytorch_tabnet
 import torch
-from pytorch_tabnet.callbacks import Callback
+
+# the script's folder is on sys.path when it runs: the epoch timer is a shared helper
+from _helpers import EpochTimer
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
 from sklearn.model_selection import train_test_split
@@ -255,21 +257,6 @@ def _zero_share(masks: dict[int, Any]) -> float:
 # --------------------------------------------------------------------------- models
 
 
-class _EpochTimer(Callback):
-    """Seconds of each pytorch-tabnet epoch, from its on_epoch_begin to its on_epoch_end."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.durations: list[float] = []
-        self._start = 0.0
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.durations.append(time.perf_counter() - self._start)
-
-
 def _fit_reference(task: Task, data, seed: int, epochs: int) -> tuple[Fit, Any]:
     X_train, X_test, y_train, y_test = data
     model = TabNetClassifier(
@@ -280,7 +267,7 @@ def _fit_reference(task: Task, data, seed: int, epochs: int) -> tuple[Fit, Any]:
         verbose=0,
         device_name="cpu",
     )
-    timer = _EpochTimer()
+    timer = EpochTimer()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. "No early stopping will be performed"
         start, cpu = time.perf_counter(), time.process_time()

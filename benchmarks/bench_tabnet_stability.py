@@ -75,121 +75,49 @@ inf`` are computed from the kept importances, so older files get them too).
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import json
 import math
 import sys
 import time
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-# the script's folder is on sys.path when it runs: the real tables and pytorch-tabnet's data
-# encoding come from the accuracy benchmark, so both measure the same fits
-from bench_tabnet_real import TABLES, TabNetClassifier, _batch_sizes, _reference_arrays
-from scipy.stats import spearmanr
-from sklearn.datasets import make_classification
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
+# the script's folder is on sys.path when it runs: the data sets, their splits, pytorch-tabnet's
+# data encoding and the statistics are the benchmarks' shared helpers, so that the accuracy
+# benchmark (bench_tabnet_real.py) measures the same fits
+from _helpers import (
+    SETS,
+    Split,
+    TabNetClassifier,
+    finish_set_args,
+    fit_reference_tabnet,
+    jackknife_se,
+    load_split,
+    mean_2se,
+    mean_pairwise_rho,
+    pearson,
+    reference_inputs,
+    set_parser,
+    spearman,
+    top_overlap,
+    top_set,
+    unique_results,
+    write_json,
+)
 from threadpoolctl import threadpool_limits
 
 from sk_entmax import TabNetEntmaxClassifier
 
 OURS = "ours"
 REFERENCE = "pytorch-tabnet"
-TOP = 3
 RHO_GOAL = 0.8
 TOP3_TOLERANCE = 0.1
 PERMUTATION_SEED = 12345
 
 
-@dataclass(frozen=True)
-class Synthetic:
-    """A ``make_classification`` family whose informative columns are the first ones."""
-
-    n_samples: int
-    n_features: int
-    n_informative: int
-    n_classes: int
-
-    @property
-    def name(self) -> str:
-        return f"f{self.n_features}_i{self.n_informative}_c{self.n_classes}"
-
-    def load(self) -> tuple[np.ndarray, np.ndarray]:
-        return make_classification(
-            n_samples=self.n_samples,
-            n_features=self.n_features,
-            n_informative=self.n_informative,
-            n_redundant=0,
-            n_repeated=0,
-            n_classes=self.n_classes,
-            shuffle=False,
-            random_state=0,
-        )
-
-
-SYNTHETIC = {
-    s.name: s
-    for s in [
-        Synthetic(2000, 10, 3, 2),
-        Synthetic(4000, 20, 4, 2),
-        Synthetic(4000, 30, 5, 3),  # issue 14's set
-        Synthetic(4000, 50, 10, 4),
-        Synthetic(4000, 100, 8, 2),
-    ]
-}
-SETS = [*SYNTHETIC, *TABLES]
-
-
 # ------------------------------------------------------------------------------ data
-
-
-@dataclass
-class Split:
-    """One data set's fixed split, as each library gets it."""
-
-    name: str
-    X_train: Any  # ndarray (synthetic) or DataFrame (real)
-    X_test: Any
-    y_train: np.ndarray
-    y_test: np.ndarray
-    informative: list[int] | None  # known informative columns (synthetic only)
-
-    @property
-    def n_features(self) -> int:
-        return self.X_train.shape[1]
-
-
-def _cap(X, y, max_rows: int | None):
-    if max_rows is None or len(y) <= max_rows:
-        return X, y
-    X, _, y, _ = train_test_split(X, y, train_size=max_rows, stratify=y, random_state=0)
-    return X, y
-
-
-def load_split(name: str, max_rows: int | None) -> Split:
-    if name in SYNTHETIC:
-        family = SYNTHETIC[name]
-        X, y = family.load()
-        informative = list(range(family.n_informative))
-    else:
-        X, y, _ = TABLES[name].load()
-        y = y.to_numpy()
-        informative = None
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.25, stratify=y, random_state=0
-    )
-    X_train, y_train = _cap(X_train, y_train, max_rows)
-    if name in SYNTHETIC:
-        scaler = StandardScaler().fit(X_train)
-        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
-    return Split(name, X_train, X_test, np.asarray(y_train), np.asarray(y_test), informative)
 
 
 def _columns(X: Any, order: np.ndarray) -> Any:
@@ -212,26 +140,10 @@ def fit_ours(X, y, X_test, y_test, seed: int, args) -> tuple[np.ndarray, float]:
 
 
 def fit_reference(X, y, X_test, y_test, seed: int, args) -> tuple[np.ndarray, float]:
-    if isinstance(X, pd.DataFrame):
-        A, A_test, cat_idxs, cat_dims = _reference_arrays(X, X_test)
-    else:
-        A, A_test = X.astype(np.float32), X_test.astype(np.float32)
-        cat_idxs, cat_dims = [], []
-    model = TabNetClassifier(
-        seed=seed, verbose=0, cat_idxs=cat_idxs, cat_dims=cat_dims, device_name="cpu"
+    A, A_test, cat_idxs, cat_dims = reference_inputs(X, X_test)
+    model = fit_reference_tabnet(
+        A, y, seed=seed, cat_idxs=cat_idxs, cat_dims=cat_dims, max_epochs=args.max_epochs
     )
-    batch, virtual = _batch_sizes(len(A))
-    fit: dict[str, Any] = {
-        "batch_size": batch,
-        "virtual_batch_size": virtual,
-        "drop_last": False,
-        "patience": 0,
-    }
-    if args.max_epochs is not None:
-        fit["max_epochs"] = args.max_epochs
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "no early stopping": as intended
-        model.fit(A, np.asarray(y), **fit)
     accuracy = float(np.mean(model.predict(A_test) == np.asarray(y_test)))
     return np.asarray(model.feature_importances_, dtype=np.float64), accuracy
 
@@ -290,58 +202,6 @@ def run_set(split: Split, seeds: int, args) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ figures
 
 
-def _rho(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rank correlation; nan when one side is constant (no ranking at all)."""
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(spearmanr(a, b).statistic)
-
-
-def _top(values: np.ndarray, k: int) -> set[int]:
-    return set(np.argsort(-values, kind="stable")[:k].tolist())
-
-
-def _pearson(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson's correlation; nan when one side is constant."""
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
-def mean_pairwise_rho(importances: np.ndarray, corr=_rho) -> float:
-    """Mean of ``corr`` (Spearman by default) over every pair of seeds (rows of
-    ``importances``)."""
-    values = [corr(a, b) for a, b in itertools.combinations(importances, 2)]
-    return float(np.nanmean(values)) if np.isfinite(values).any() else float("nan")
-
-
-def top_overlap(importances: np.ndarray, k: int = TOP) -> float:
-    """Mean share of the top ``k`` columns two seeds have in common, over every pair."""
-    k = min(k, importances.shape[1])
-    pairs = list(itertools.combinations(importances, 2))
-    return float(np.mean([len(_top(a, k) & _top(b, k)) / k for a, b in pairs]))
-
-
-def jackknife_se(importances: np.ndarray, corr=_rho) -> float:
-    """Standard error of :func:`mean_pairwise_rho` by leaving one seed out at a time."""
-    n = len(importances)
-    if n < 3:
-        return float("nan")
-    values = np.array(
-        [mean_pairwise_rho(np.delete(importances, i, axis=0), corr) for i in range(n)]
-    )
-    return float(np.sqrt((n - 1) / n * np.sum((values - values.mean()) ** 2)))
-
-
-def _mean_2se(values: list[float]) -> tuple[float, float]:
-    values = np.asarray([v for v in values if np.isfinite(v)])
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    if len(values) < 2:
-        return float(values.mean()), float("nan")
-    return float(values.mean()), float(2 * values.std(ddof=1) / math.sqrt(len(values)))
-
-
 def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
     """The figures of one data set, per library."""
     informative = result["informative"]
@@ -352,19 +212,19 @@ def summarize(result: dict[str, Any]) -> dict[str, dict[str, float]]:
             "rho": mean_pairwise_rho(imp),
             "rho_se": jackknife_se(imp),
             "top3": top_overlap(imp),
-            "r": mean_pairwise_rho(imp, _pearson),
-            "r_se": jackknife_se(imp, _pearson),
+            "r": mean_pairwise_rho(imp, pearson),
+            "r_se": jackknife_se(imp, pearson),
             "accuracy": float(np.mean(runs["accuracy"])),
             "seconds": float(np.median(runs["seconds"])),
         }
         if runs["permuted_back"]:
-            per_seed = [_rho(a, b) for a, b in zip(imp, runs["permuted_back"], strict=True)]
-            figures["perm_rho"], figures["perm_2se"] = _mean_2se(per_seed)
+            per_seed = [spearman(a, b) for a, b in zip(imp, runs["permuted_back"], strict=True)]
+            figures["perm_rho"], figures["perm_2se"] = mean_2se(per_seed)
         if informative is not None:
             shares = imp[:, informative].sum(axis=1)
-            figures["signal"], figures["signal_2se"] = _mean_2se(shares.tolist())
+            figures["signal"], figures["signal_2se"] = mean_2se(shares.tolist())
             k = len(informative)
-            figures["topk"] = float(np.mean([_top(row, k) == set(informative) for row in imp]))
+            figures["topk"] = float(np.mean([top_set(row, k) == set(informative) for row in imp]))
             figures["rho_inf"] = mean_pairwise_rho(imp[:, informative])
             figures["rho_inf_se"] = jackknife_se(imp[:, informative])
         out[name] = figures
@@ -483,13 +343,7 @@ def print_tables(results: list[dict[str, Any]], seeds: str, note: str = "") -> N
 
 def merged_results(paths: list[str]) -> list[dict[str, Any]]:
     """The results of earlier runs' ``--json`` files, one per data set (``--merge``)."""
-    results: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            for result in json.load(handle)["results"]:
-                if result["set"] in results:
-                    raise ValueError(f"{result['set']} is in two of the merged files")
-                results[result["set"]] = result
+    results = {result["set"]: result for result in unique_results(paths)}
     return [results[name] for name in SETS if name in results]
 
 
@@ -497,49 +351,23 @@ def merged_results(paths: list[str]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--seeds", type=int, default=None, help="seeds 0..N-1 (default 10; 2 with --quick)"
+    parser = set_parser(
+        __doc__.splitlines()[0],
+        libraries="both TabNets",
+        quick_help="2 seeds, 1 epoch, 600 training rows (unless given): checks the script only",
     )
-    parser.add_argument(
-        "--sets", nargs="+", choices=SETS, default=SETS, help="data sets (default: all)"
-    )
-    parser.add_argument("--max-epochs", type=int, default=None, help="cap on both TabNets' epochs")
-    parser.add_argument(
-        "--max-rows", type=int, default=None, help="cap on the training rows (default: none)"
-    )
-    parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads")
     parser.add_argument(
         "--no-permutation",
         dest="permutation",
         action="store_false",
         help="skip the column-permutation fits",
     )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="2 seeds, 1 epoch, 600 training rows (unless given): checks the script only",
-    )
-    parser.add_argument("--json", default=None, help="write every fit's figures to this file")
-    parser.add_argument(
-        "--merge",
-        nargs="+",
-        metavar="JSON",
-        help="fit nothing: print the tables of earlier runs' --json files together",
-    )
-    args = parser.parse_args(argv)
+    args = finish_set_args(parser, parser.parse_args(argv), quick_epochs=1)
     if args.merge:
         results = merged_results(args.merge)
         seeds = sorted({len(r["fits"][OURS]["importances"]) for r in results})
         print_tables(results, "/".join(map(str, seeds)) + " seeds", "; " + ", ".join(args.merge))
         return 0
-    if args.quick:
-        args.max_epochs = 1 if args.max_epochs is None else args.max_epochs
-        args.max_rows = 600 if args.max_rows is None else args.max_rows
-    if args.seeds is None:
-        args.seeds = 2 if args.quick else 10
-    if args.seeds < 2:
-        parser.error(f"--seeds must be at least 2 (pairs of seeds are compared); got {args.seeds}")
     torch.set_num_threads(args.threads)
     if TabNetClassifier is None:
         print("pytorch-tabnet is not installed: its rows are left out", file=sys.stderr)
@@ -553,10 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total {time.perf_counter() - start:.0f} s")
     if args.json:
         summaries = {r["set"]: summarize(r) for r in results}
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(
-                {"args": vars(args), "results": results, "summary": summaries}, handle, indent=1
-            )
+        write_json(args.json, {"args": vars(args), "results": results, "summary": summaries})
     return 0
 
 
