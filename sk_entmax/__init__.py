@@ -4,7 +4,8 @@ The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-
 their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
 (:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) and
 the conformal wrapper :class:`SparseConformalClassifier` are imported on first use, so that
-``import sk_entmax`` stays light.
+``import sk_entmax`` stays light. Every invalid parameter, of an estimator, a metric or a
+core function, raises :class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sk_entmax._version import __version__
 
 __all__ = [
     "EntmaxClassifier",
+    "InvalidParameterError",
     "NonFiniteLossError",
     "SparseConformalClassifier",
     "SparsemaxClassifier",
@@ -25,6 +27,7 @@ __all__ = [
 
 _LAZY = {
     "EntmaxClassifier": "sk_entmax._linear",
+    "InvalidParameterError": "sk_entmax.entmax.constraints",
     "NonFiniteLossError": "sk_entmax._base",
     "SparseConformalClassifier": "sk_entmax.conformal",
     "SparsemaxClassifier": "sk_entmax._linear",

@@ -44,6 +44,7 @@ from sk_entmax._callbacks import (
 from sk_entmax._device import resolve_device
 from sk_entmax._inference import TrainedNetMixin
 from sk_entmax._net import FenchelYoungNet, NonFiniteLossError
+from sk_entmax._parameters import SHARED_CONSTRAINTS
 from sk_entmax._solver import check_lbfgs_outcome
 from sk_entmax._threads import resolve_n_jobs, torch_threads
 from sk_entmax._training import (
@@ -53,14 +54,8 @@ from sk_entmax._training import (
     make_net,
     warm_start_snapshot,
 )
-from sk_entmax.entmax._checks import (
-    AnyOf,
-    Boolean,
+from sk_entmax.entmax.constraints import (
     Constraint,
-    Integer,
-    Options,
-    Real,
-    Satisfies,
     check,
 )
 
@@ -72,30 +67,6 @@ __all__ = [
     "NonFiniteLossError",
     "resolve_device",
 ]
-
-
-def _dict_of_weights(value: Any) -> dict:
-    if not isinstance(value, dict):
-        raise TypeError(value)
-    return value
-
-
-#: the parameters every estimator has, and what each may be (``device`` and ``n_jobs`` are
-#: resolved by :func:`resolve_device` and :func:`resolve_n_jobs`, which say what they take)
-SHARED_CONSTRAINTS: dict[str, Constraint] = {
-    "lr": Real(0.0, low_open=True),
-    "max_epochs": Integer(1),
-    "batch_size": AnyOf(Options(("auto",)), Integer(1)),
-    "early_stopping": Boolean(),
-    "validation_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
-    # like scikit-learn's MLP, verbose=True / False mean 1 / 0
-    "verbose": Integer(0, bools=True),
-    "class_weight": AnyOf(
-        Options((None, "balanced")),
-        Satisfies("a dict mapping labels to weights", _dict_of_weights),
-    ),
-    "n_jobs": AnyOf(Options((None, -1)), Integer(1)),
-}
 
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
@@ -193,12 +164,16 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """The parameters ``names``, each checked against its constraint in the table, by
         name: the one way the estimator reads its parameters (a method after fit asks for the
         few it uses; an invalid one raises the ``ValueError`` that ``fit`` raises for it)."""
-        return {name: check(name, getattr(self, name), self._constraints[name]) for name in names}
+        where = type(self).__name__
+        return {
+            name: check(name, getattr(self, name), self._constraints[name], where)
+            for name in names
+        }
 
     def _checked_params(self) -> dict[str, Any]:
         """Every parameter of the constraint table, checked, by name (``device`` resolved)."""
         params = self._checked(*self._constraints)
-        params["device"] = resolve_device(self.device)
+        params["device"] = resolve_device(self.device, type(self).__name__)
         self._cross_check(params)
         return params
 

@@ -22,7 +22,7 @@ support, except that a row whose most probable slot is "no label" predicts no la
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -36,9 +36,39 @@ from skorch.dataset import ValidSplit
 
 from sk_entmax._base import BaseEntmaxEstimator
 from sk_entmax._inference import PROBA_ROWS
+from sk_entmax._parameters import ALPHA
 from sk_entmax._threads import torch_threads
+from sk_entmax.persistence._schema import (
+    Attribute,
+    array,
+    boolean,
+    constrained,
+    dtype_of,
+    integer,
+    matching_network,
+    real,
+)
 
-__all__ = ["BaseEntmaxClassifier"]
+__all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
+
+#: the fitted attributes every classifier has, as :mod:`sk_entmax.persistence` stores them
+#: and checks them on load, in that order (see :mod:`sk_entmax.persistence._schema`); an
+#: estimator's ``_fitted_schema`` adds its own. Shapes and ``equals`` name the network's
+#: arguments.
+FITTED_ATTRIBUTES: dict[str, Attribute] = {
+    "n_features_in_": integer(1, equals="n_features"),
+    "feature_names_in_": array("O", ("n_features",), strings=True, unique=True, required=False),
+    # one per network output, or one fewer: the multi-label "no label" output (the
+    # temperature below is stored exactly then; load checks the two together)
+    "classes_": array("biufUO", (None,), unique=True),
+    "multilabel_": boolean(),
+    "_y_dtype": dtype_of("biufO", required="multilabel_"),
+    "n_iter_": integer(0),
+    # an alpha fit accepts, and the alpha of the stored network (a learned one: computed
+    # from its stored tensor)
+    "alpha_": matching_network(constrained(ALPHA), lambda net: net.alpha, "alpha = "),
+    "support_temperature_": real(1e-300, required=False),
+}
 
 
 class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
@@ -47,6 +77,9 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
     The estimators subclass it with their network (see :class:`BaseEntmaxEstimator` for the
     hooks they supply).
     """
+
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores (the estimators extend it)
+    _fitted_schema: ClassVar[dict[str, Attribute]] = FITTED_ATTRIBUTES
 
     # ------------------------------------------------------------------ fit
 

@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from sk_entmax.entmax.constraints import invalid
+
 __all__ = ["DEVICES", "resolve_device"]
 
 DEVICES = ("cpu", "cuda", "cuda:N", "mps", "auto")
@@ -16,7 +18,7 @@ def _mps_available() -> bool:
     return bool(mps is not None and mps.is_available())
 
 
-def resolve_device(device: Any) -> str:
+def resolve_device(device: Any, owner: str | None = None) -> str:
     """Turn the ``device`` parameter into a torch device string, or raise a clear error.
 
     Parameters
@@ -25,6 +27,8 @@ def resolve_device(device: Any) -> str:
         ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"`` (Apple GPUs, where torch has them;
         the mini-batch solvers only, since MPS has no float64) or ``"auto"`` (CUDA when
         available, else the CPU).
+    owner : str, optional
+        The estimator or function whose parameter ``device`` is, for the message.
 
     Returns
     -------
@@ -34,7 +38,7 @@ def resolve_device(device: Any) -> str:
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
-        raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+        raise invalid("device", owner, f"one of {DEVICES}", device)
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu":
@@ -59,4 +63,4 @@ def resolve_device(device: Any) -> str:
                 "CUDA device(s) are visible"
             )
         return device
-    raise ValueError(f"device must be one of {DEVICES}; got {device!r}")
+    raise invalid("device", owner, f"one of {DEVICES}", device)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import numbers
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -11,25 +10,17 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from sk_entmax._base import SHARED_CONSTRAINTS
-from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
 from sk_entmax._numeric_input import NumericInputMixin
+from sk_entmax._parameters import LINEAR_CONSTRAINTS, SHARED_CONSTRAINTS, SOLVERS
 from sk_entmax._streaming import StreamingMixin
 from sk_entmax._training import ADAM, LBFGS, TrainingPlan
-from sk_entmax.entmax._checks import (
-    ALPHA,
-    Boolean,
-    Constraint,
-    Integer,
-    Options,
-    Real,
-    Satisfies,
-)
+from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.linear import EntmaxLinearNet
+from sk_entmax.persistence._schema import Attribute
 
 __all__ = ["SOLVERS", "EntmaxClassifier", "SparsemaxClassifier"]
 
-SOLVERS = ("auto", "lbfgs", "adam")
 
 _PARAMS_DOC = """
     hidden_layer_sizes : tuple of int, default=()
@@ -134,35 +125,6 @@ _MULTILABEL_DOC = """
     support as an indicator matrix, or no label where "no label" is the most probable."""
 
 
-def _hidden_sizes(hidden_layer_sizes: Any) -> tuple[int, ...]:
-    """``hidden_layer_sizes`` as a tuple of ints; a ValueError when it is not one of
-    positive ints."""
-    sizes = tuple(hidden_layer_sizes)
-    if not all(
-        isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)) and s >= 1
-        for s in sizes
-    ):
-        raise ValueError(hidden_layer_sizes)
-    return tuple(int(s) for s in sizes)
-
-
-#: the parameters of EntmaxClassifier beyond the shared ones, and what each may be
-LINEAR_CONSTRAINTS: dict[str, Constraint] = {
-    "alpha": ALPHA,
-    "learn_alpha": Boolean(),
-    "alpha_max": Real(1.0, low_open=True),
-    "hidden_layer_sizes": Satisfies(
-        "a tuple of positive ints (e.g. () or (64, 32))", _hidden_sizes
-    ),
-    "solver": Options(SOLVERS),
-    "C": Real(0.0, low_open=True),
-    "tol": Real(0.0),
-    "max_iter": Integer(1),
-    "n_iter_no_change": Integer(1),
-    "warm_start": Boolean(),
-}
-
-
 class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
     """Classifier with an alpha-entmax link: ``predict_proba`` holds exact zeros.
 
@@ -217,6 +179,7 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
 
     def __init__(
         self,
+        *,
         alpha=1.5,
         learn_alpha=False,
         alpha_max=2.0,
@@ -258,6 +221,9 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores: the shared ones only
+    _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES}
 
     _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **LINEAR_CONSTRAINTS}
 
@@ -382,6 +348,7 @@ class SparsemaxClassifier(EntmaxClassifier):
 
     def __init__(
         self,
+        *,
         learn_alpha=False,
         alpha_max=2.0,
         hidden_layer_sizes=(),

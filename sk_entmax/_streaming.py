@@ -26,6 +26,7 @@ from sk_entmax._classifier import label_set_size
 from sk_entmax._numeric_input import _numeric_hint
 from sk_entmax._threads import torch_threads
 from sk_entmax._training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
+from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["StreamingMixin"]
 
@@ -145,22 +146,29 @@ class StreamingMixin:
         if first:
             if multilabel:
                 if classes is not None and not np.array_equal(classes, np.arange(y.shape[1])):
-                    raise ValueError(
-                        "classes of a multi-label stream are the label indices 0 .. "
-                        f"{y.shape[1] - 1} (or None); got {classes!r}"
+                    raise invalid(
+                        "classes",
+                        f"{type(self).__name__}.partial_fit",
+                        f"None or the label indices 0 .. {y.shape[1] - 1} of a multi-label stream",
+                        classes,
                     )
                 proportions = self._encode_multilabel(y)
                 self.multilabel_ = True
                 return proportions
             if classes is None:
-                raise ValueError(
-                    "classes must be passed on the first call to partial_fit: every label "
-                    "the stream will hold, e.g. classes=np.unique(y_all)"
+                raise invalid(
+                    "classes",
+                    f"{type(self).__name__}.partial_fit",
+                    "given on the first call: every label the stream will hold, e.g. "
+                    "classes=np.unique(y_all)",
+                    classes,
                 )
             check_classification_targets(y)
             self.classes_ = np.unique(np.asarray(classes))
             if len(self.classes_) < 2:
-                raise ValueError(f"classes must hold at least 2 labels; got {classes!r}")
+                raise invalid(
+                    "classes", f"{type(self).__name__}.partial_fit", "at least 2 labels", classes
+                )
             self.multilabel_ = False
         else:
             if classes is not None and not np.array_equal(np.unique(classes), self.classes_):

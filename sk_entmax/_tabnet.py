@@ -6,29 +6,24 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sk_entmax._base import SHARED_CONSTRAINTS
-from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
+from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
 from sk_entmax._tabnet_explain import MaskExplanationMixin
 from sk_entmax._tabnet_sizing import TabNetSizingMixin
 from sk_entmax._tabular import TabularInputMixin
 from sk_entmax._training import ADAM, TrainingPlan
-from sk_entmax.entmax._checks import ALPHA, AnyOf, Constraint, Integer, Options, Real
+from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetClassifierNet
-from sk_entmax.nn.tabnet_blocks import ARGUMENTS
+from sk_entmax.persistence._schema import (
+    Attribute,
+    array,
+    categories,
+    encoder,
+    matching_network,
+    missing_features,
+)
 
 __all__ = ["TabNetEntmaxClassifier"]
-
-#: the parameters of TabNetEntmaxClassifier beyond the shared ones, and what each may be
-#: (categorical_features is checked against X, in _categorical_indices)
-TABNET_CONSTRAINTS: dict[str, Constraint] = {
-    "alpha": ALPHA,
-    **{name: c for name, c in ARGUMENTS.items() if name != "virtual_batch_size"},
-    "virtual_batch_size": AnyOf(Options(("auto",)), ARGUMENTS["virtual_batch_size"]),
-    "cat_emb_dim": Integer(1),
-    "lambda_sparse": Real(0.0),
-    "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
-    "patience": Integer(1),
-}
 
 
 class TabNetEntmaxClassifier(
@@ -193,6 +188,7 @@ class TabNetEntmaxClassifier(
 
     def __init__(
         self,
+        *,
         n_d=8,
         n_a=8,
         n_steps=3,
@@ -250,6 +246,23 @@ class TabNetEntmaxClassifier(
         self.verbose = verbose
 
     # ------------------------------------------------------------------ parameters
+
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores: the shared ones and TabNet's
+    #: (shapes and ``equals`` name arguments of the network, TabNetClassifierNet)
+    _fitted_schema: ClassVar[dict[str, Attribute]] = {
+        **FITTED_ATTRIBUTES,
+        "categorical_features_": array("iu", (None,), equals="cat_idxs"),
+        "categories_": categories(),
+        "_encoder": encoder(),
+        "missing_features_": missing_features(),
+        # in [1, 2], and the alphas of the stored network's masks
+        "mask_alpha_": matching_network(
+            array("f", ("n_steps",), low=1.0, high=2.0),
+            lambda net: net.tabnet.mask_alphas(),
+            "mask alphas ",
+        ),
+        "feature_importances_": array("f", ("n_features",), low=0.0, total=1.0),
+    }
 
     _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **TABNET_CONSTRAINTS}
 

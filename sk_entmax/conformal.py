@@ -51,7 +51,6 @@ exactly ``predict_set``.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import Any
 
@@ -63,6 +62,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from sk_entmax._parameters import CONFORMAL_CONSTRAINTS
+from sk_entmax.entmax.constraints import check, check_all
 
 __all__ = [
     "SparseConformalClassifier",
@@ -244,22 +246,16 @@ def _two_columns(decision: np.ndarray) -> np.ndarray:
 
 
 def _check_level(confidence_level: Any) -> tuple[np.ndarray, bool]:
-    """The levels as a float array, and whether a list was passed."""
-    many = isinstance(confidence_level, list | tuple | np.ndarray)
-    values = list(confidence_level) if many else [confidence_level]
-    message = (
-        "The 'confidence_level' parameter of SparseConformalClassifier must be a float in the "
-        "open interval (0, 1) or a non-empty list of such floats. Got "
-        f"{confidence_level!r} instead."
+    """The levels as a float array, and whether a list was passed, checked by the
+    ``confidence_level`` entry of the constraint table."""
+    levels = check(
+        "confidence_level",
+        confidence_level,
+        CONFORMAL_CONSTRAINTS["confidence_level"],
+        "SparseConformalClassifier",
     )
-    if not values:
-        raise ValueError(message)
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(message)
-        if not 0.0 < float(value) < 1.0:
-            raise ValueError(message)
-    return np.asarray(values, dtype=np.float64), many
+    many = isinstance(confidence_level, list | tuple | np.ndarray)
+    return np.asarray(levels, dtype=np.float64), many
 
 
 def _final_step(estimator: Any) -> Any:
@@ -359,6 +355,18 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores besides ``estimator_``: those
+    #: ``fit`` sets, and those ``conformalize`` sets (stored all or none)
+    _fitted_attributes = ("classes_", "mapping_alpha_", "n_features_in_")
+    _calibrated_attributes = (
+        "confidence_levels_",
+        "conformity_scores_",
+        "n_conformalize_samples_",
+        "quantiles_",
+        "temperatures_",
+        "temperature_",
+    )
+
     def __init__(
         self,
         estimator: Any = None,
@@ -379,51 +387,23 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         # sparse X is accepted exactly when the wrapped estimator accepts it (an invalid
         # estimator keeps the default; fit then raises the parameter error)
         try:
-            tags.input_tags.sparse = get_tags(self._base_estimator()).input_tags.sparse
+            tags.input_tags.sparse = get_tags(
+                self._base_estimator(self.estimator)
+            ).input_tags.sparse
         except (AttributeError, TypeError):
             pass
         return tags
 
     # ------------------------------------------------------------------ validation
 
-    def _validate_params_here(self) -> None:
-        _check_level(self.confidence_level)
-        for name in ("prefit", "class_conditional"):
-            if not isinstance(getattr(self, name), bool | np.bool_):
-                raise TypeError(
-                    f"The {name!r} parameter of SparseConformalClassifier must be a bool. "
-                    f"Got {getattr(self, name)!r} instead."
-                )
-        alpha = self.mapping_alpha
-        if isinstance(alpha, str):
-            if alpha != "auto":
-                raise ValueError(
-                    "The 'mapping_alpha' parameter of SparseConformalClassifier must be "
-                    f"'auto' or a float > 1. Got {alpha!r} instead."
-                )
-        elif isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-            raise TypeError(
-                "The 'mapping_alpha' parameter of SparseConformalClassifier must be 'auto' or "
-                f"a float > 1. Got {alpha!r} of type {type(alpha).__name__} instead."
-            )
-        elif not (math.isfinite(float(alpha)) and float(alpha) > 1.0):
-            raise ValueError(
-                "The 'mapping_alpha' parameter of SparseConformalClassifier must be 'auto' or "
-                f"a finite float > 1 (alpha = 1 is softmax, which is never sparse). Got "
-                f"{alpha!r} instead."
-            )
-        estimator = self.estimator
-        if estimator is not None and not (
-            hasattr(estimator, "fit") and hasattr(estimator, "decision_function")
-        ):
-            raise TypeError(
-                "The 'estimator' parameter of SparseConformalClassifier must be a classifier "
-                f"with fit and decision_function (or None). Got {estimator!r}."
-            )
+    def _validate_params_here(self) -> dict[str, Any]:
+        """Every parameter, checked against the constraint table, by name: what fit and
+        conformalize read from then on."""
+        return check_all(self, CONFORMAL_CONSTRAINTS)
 
-    def _base_estimator(self) -> Any:
-        if self.estimator is not None:
-            return self.estimator
+    def _base_estimator(self, estimator: Any = None) -> Any:
+        if estimator is not None:
+            return estimator
         from sk_entmax._linear import SparsemaxClassifier
 
         return SparsemaxClassifier()
@@ -440,9 +420,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     def _multilabel(self) -> bool:
         return bool(getattr(_final_step(self.estimator_), "multilabel_", False))
 
-    def _resolve_alpha(self, estimator: Any) -> float:
-        if self.mapping_alpha != "auto":
-            return float(self.mapping_alpha)
+    def _resolve_alpha(self, estimator: Any, mapping_alpha: float | str) -> float:
+        if mapping_alpha != "auto":
+            return float(mapping_alpha)
         from sk_entmax._classifier import BaseEntmaxClassifier
 
         final = _final_step(estimator)
@@ -487,10 +467,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         self : SparseConformalClassifier
             Fitted, not yet conformalized.
         """
-        self._validate_params_here()
+        params = self._validate_params_here()
         self._forget_conformalization()
-        if self.prefit:
-            estimator = self._base_estimator()
+        if params["prefit"]:
+            estimator = self._base_estimator(params["estimator"])
             self._check_fitted_estimator(estimator)
         else:
             target = type_of_target(y, input_name="y")
@@ -501,14 +481,14 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                     f"{unknown}SparseConformalClassifier supports binary, multi-class and "
                     f"multi-label (indicator) targets; got a {target!r} target."
                 )
-            estimator = clone(self._base_estimator()).fit(X, y, **fit_params)
-        self._set_estimator(estimator)
+            estimator = clone(self._base_estimator(params["estimator"])).fit(X, y, **fit_params)
+        self._set_estimator(estimator, params["mapping_alpha"])
         return self
 
-    def _set_estimator(self, estimator: Any) -> None:
+    def _set_estimator(self, estimator: Any, mapping_alpha: float | str) -> None:
         self.estimator_ = estimator
         self.classes_ = np.asarray(estimator.classes_)
-        self.mapping_alpha_ = self._resolve_alpha(estimator)
+        self.mapping_alpha_ = self._resolve_alpha(estimator, mapping_alpha)
         if hasattr(estimator, "n_features_in_"):
             self.n_features_in_ = estimator.n_features_in_
 
@@ -547,19 +527,22 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             than a level needs, ``ceil((n + 1) * level) > n``: that quantile is ``inf`` and
             every label is in the set.
         """
-        self._validate_params_here()
+        params = self._validate_params_here()
         if not hasattr(self, "estimator_"):
-            if not self.prefit:
+            if not params["prefit"]:
                 raise NotFittedError(
                     "This SparseConformalClassifier is not fitted yet: call fit before "
                     "conformalize (or pass a fitted estimator with prefit=True)."
                 )
-            estimator = self._base_estimator()
+            estimator = self._base_estimator(params["estimator"])
             self._check_fitted_estimator(estimator)
-            self._set_estimator(estimator)
+            self._set_estimator(estimator, params["mapping_alpha"])
         self._forget_conformalization()
+        levels = np.asarray(params["confidence_level"], dtype=np.float64)
         if self._multilabel():
-            return self._conformalize_label_sets(X_conformalize, y_conformalize)
+            return self._conformalize_label_sets(
+                X_conformalize, y_conformalize, levels, params["class_conditional"]
+            )
         y = np.asarray(y_conformalize)
         if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as fit takes it (with a warning)
             y = column_or_1d(y, warn=True)
@@ -582,23 +565,21 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         codes = np.searchsorted(self.classes_, y)
         if not np.array_equal(self.classes_[codes], y):  # classes_ not sorted
             codes = np.array([np.flatnonzero(self.classes_ == label)[0] for label in y])
-        levels, _ = _check_level(self.confidence_level)
         true_scores = _label_scores(decision.astype(np.float64), codes, self._delta())
+        class_conditional = params["class_conditional"]
         quantiles, counts = calibrate(
-            true_scores,
-            codes,
-            len(self.classes_),
-            levels,
-            class_conditional=bool(self.class_conditional),
+            true_scores, codes, len(self.classes_), levels, class_conditional=class_conditional
         )
-        counts = counts if self.class_conditional else len(codes)
+        counts = counts if class_conditional else len(codes)
         return self._store_calibration(levels, true_scores, counts, quantiles)
 
-    def _conformalize_label_sets(self, X: ArrayLike, y: ArrayLike) -> SparseConformalClassifier:
+    def _conformalize_label_sets(
+        self, X: ArrayLike, y: ArrayLike, levels: np.ndarray, class_conditional: bool
+    ) -> SparseConformalClassifier:
         """Multi-label calibration: a row's score is the largest score of its true labels
         (0 for a row without labels), so ``s(x, Y) <= q_hat`` exactly when every true label
         is in the set."""
-        if self.class_conditional:
+        if class_conditional:
             raise ValueError(
                 "class_conditional=True calibrates per class, which a multi-label target does "
                 "not have; use class_conditional=False (a guarantee on the whole label set)."
@@ -617,7 +598,6 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             )
         scores = nonconformity_scores(decision, self.mapping_alpha_)
         true_scores = np.where(Y.astype(bool), scores, 0.0).max(axis=1, initial=0.0)
-        levels, _ = _check_level(self.confidence_level)
         codes = np.zeros(len(true_scores), dtype=np.int64)
         quantiles, _ = calibrate(true_scores, codes, k, levels)
         return self._store_calibration(levels, true_scores, len(true_scores), quantiles)

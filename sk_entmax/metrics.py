@@ -55,8 +55,17 @@ __all__ = [
 # ---------------------------------------------------------------------- validation
 
 
+def _invalid(name: str, owner: str, must: str, value: Any) -> Exception:
+    """The package's parameter error (:class:`~sk_entmax.entmax.constraints.InvalidParameterError`,
+    a ValueError and a TypeError), imported when raised: the constraint vocabulary lives
+    beside torch, which scoring a probability array does not otherwise need."""
+    from sk_entmax.entmax.constraints import invalid
+
+    return invalid(name, owner, must, value)
+
+
 def _check_alpha(alpha: Any, caller: str) -> float:
-    """Return ``alpha`` as a float after checking that it is a finite real >= 1.
+    """Return ``alpha`` as a float, checked by the estimators' own constraint for it.
 
     Parameters
     ----------
@@ -72,23 +81,14 @@ def _check_alpha(alpha: Any, caller: str) -> float:
 
     Raises
     ------
-    TypeError
-        When ``alpha`` is not a real number (booleans included).
-    ValueError
-        When ``alpha`` is below 1, infinite or NaN.
+    InvalidParameterError
+        A ``ValueError`` and ``TypeError``, when ``alpha`` is not a finite real >= 1
+        (booleans refused), in the words the estimators use for their ``alpha``.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(
-            f"The 'alpha' parameter of {caller} must be a float in the range [1.0, inf). "
-            f"Got {alpha!r} of type {type(alpha).__name__} instead."
-        )
-    value = float(alpha)
-    if not (np.isfinite(value) and value >= 1.0):
-        raise ValueError(
-            f"The 'alpha' parameter of {caller} must be a float in the range [1.0, inf). "
-            f"Got {alpha!r} instead."
-        )
-    return value
+    from sk_entmax._parameters import ALPHA
+    from sk_entmax.entmax.constraints import check
+
+    return check("alpha", alpha, ALPHA, caller)
 
 
 def _check_proba(y_proba: ArrayLike) -> np.ndarray:
@@ -859,22 +859,18 @@ def stratified_coverage(
     ([0, 1, 2], [1.0, 0.0, 0.5], [1, 1, 2])
     """
     if by not in ("set_size", "class"):
-        raise ValueError(
-            f"The 'by' parameter of stratified_coverage must be 'set_size' or 'class'. "
-            f"Got {by!r} instead."
-        )
+        raise _invalid("by", "stratified_coverage", "'set_size' or 'class'", by)
     if isinstance(y_pred, np.ndarray) and y_pred.dtype == np.bool_ and y_pred.ndim == 3:
         raise ValueError(
             "stratified_coverage takes the sets of one confidence level, shape (n_samples, "
             f"n_classes); got shape {y_pred.shape}. Pass y_pred[:, :, i]."
         )
+    if n_bins is not None and by != "set_size":
+        raise _invalid("n_bins", "stratified_coverage", "None when by='class'", n_bins)
     if n_bins is not None and (
-        by != "set_size" or isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral)
+        isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral)
     ):
-        raise ValueError(
-            "The 'n_bins' parameter of stratified_coverage must be None or an int, with "
-            f"by='set_size'. Got n_bins={n_bins!r} with by={by!r} instead."
-        )
+        raise _invalid("n_bins", "stratified_coverage", "None or an int", n_bins)
     indicator, sets, _, _ = _prepare_sets(y_true, y_pred, labels, None)
     if type_of_target(y_true, input_name="y_true") == "multilabel-indicator":
         raise ValueError("stratified_coverage takes class labels, not a multi-label target.")
@@ -904,9 +900,11 @@ def _binned_size_coverage(
     ``n_bins`` bins as equal in width as can be."""
     n_sizes = sets.shape[1] + 1
     if not 1 <= n_bins <= n_sizes:
-        raise ValueError(
-            f"The 'n_bins' parameter of stratified_coverage must be from 1 to n_classes + 1 "
-            f"= {n_sizes} (the possible set sizes). Got {n_bins!r} instead."
+        raise _invalid(
+            "n_bins",
+            "stratified_coverage",
+            f"from 1 to n_classes + 1 = {n_sizes} (the possible set sizes)",
+            n_bins,
         )
     width, wider = divmod(n_sizes, n_bins)
     edges = np.cumsum([0] + [width + (i < wider) for i in range(n_bins)])

@@ -439,7 +439,7 @@ def test_a_header_longer_than_a_model_file_has_is_refused_unread(tmp_path, no_ne
 
 
 def test_save_refuses_a_model_whose_header_load_would_refuse(models, monkeypatch, tmp_path):
-    from sk_entmax import persistence
+    from sk_entmax.persistence import _header as persistence
 
     clf = load(models["linear"][0])
     monkeypatch.setattr(persistence, "_MAX_JSON_VALUES", 10)

@@ -692,7 +692,8 @@ def test_load_keeps_the_global_generator(saved, tmp_path):
 def test_a_bad_parameter_in_a_file_reads_cannot_load(saved, tmp_path, name, value):
     header, tensors = _edit(saved, "linear", lambda h: h["params"].__setitem__(name, value))
     path = _write_edited(tmp_path, header, tensors)
-    with pytest.raises(ValueError, match=rf"^cannot load .*: {name} must be"):
+    match = rf"^cannot load .*: The '{name}' parameter of EntmaxClassifier must be"
+    with pytest.raises(ValueError, match=match):
         load(path)
 
 

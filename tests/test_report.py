@@ -294,7 +294,8 @@ def test_reports_show_the_data_notes_escaped(tabnet, wine, sparse_pipe, tmp_path
 
 def test_report_data_notes_must_be_pairs(sparse_pipe, tmp_path):
     clf, X, _ = sparse_pipe
-    with pytest.raises(ValueError, match="data must be a sequence of"):
+    match = "'data' parameter of probability_support_report must be None or a sequence of"
+    with pytest.raises(ValueError, match=match):
         report.probability_support_report(clf, X, tmp_path / "x.html", data=["rows dropped"])
     assert not (tmp_path / "x.html").exists()
 
@@ -375,12 +376,16 @@ def test_importance_intervals_through_a_pipeline(wine):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"n_resamples": 0}, "n_resamples must be an integer >= 1; got 0"),
-        ({"n_resamples": 2.5}, "n_resamples must be an integer"),
-        ({"n_resamples": True}, "n_resamples must be an integer"),
-        ({"confidence": 1.0}, r"confidence must be a number in \(0, 1\)"),
-        ({"confidence": 0}, "confidence must be"),
-        ({"confidence": "0.9"}, "confidence must be"),
+        (
+            {"n_resamples": 0},
+            "The 'n_resamples' parameter of importance_intervals must be an integer >= 1. "
+            "Got 0 instead.",
+        ),
+        ({"n_resamples": 2.5}, "'n_resamples' parameter .* must be an integer"),
+        ({"n_resamples": True}, "'n_resamples' parameter .* must be an integer"),
+        ({"confidence": 1.0}, r"'confidence' parameter .* must be a real number > 0 and < 1"),
+        ({"confidence": 0}, "'confidence' parameter of importance_intervals must be"),
+        ({"confidence": "0.9"}, "'confidence' parameter of importance_intervals must be"),
     ],
 )
 def test_importance_intervals_name_the_bad_parameter(tabnet, wine, kwargs, match):
@@ -427,7 +432,7 @@ def test_overlapping_names_the_neighbours_that_tie():
     assert text.startswith("Not settled: on these 100 rows the 90% intervals of 'c' and 'a'; ")
     assert "'b' and 'e' overlap" in text and "the order within each pair" in text
     assert "random_state" in text  # and what the intervals do not cover: the seed
-    with pytest.raises(ValueError, match="top must be an integer >= 1"):
+    with pytest.raises(ValueError, match=r"'top' parameter .* must be an integer >= 1"):
         tied.overlapping(top=0)
 
 
@@ -471,9 +476,9 @@ def test_feature_mask_report_says_when_the_ranking_is_a_tie(tabnet, wine, tmp_pa
 
 
 def test_feature_mask_report_checks_the_bootstrap_parameters(tabnet, wine, tmp_path):
-    with pytest.raises(ValueError, match="n_resamples must be an integer >= 0"):
+    with pytest.raises(ValueError, match=r"'n_resamples' parameter .* must be an integer >= 0"):
         report.feature_mask_report(tabnet, wine[0], tmp_path / "x.html", n_resamples=-1)
-    with pytest.raises(ValueError, match="confidence must be"):
+    with pytest.raises(ValueError, match=r"'confidence' parameter .* must be"):
         report.feature_mask_report(tabnet, wine[0], tmp_path / "x.html", confidence=90)
     assert not (tmp_path / "x.html").exists()
 

@@ -208,7 +208,10 @@ def test_partial_fit_on_streamed_chunks_approaches_fit():
     X = StandardScaler().fit_transform(X)
     full = EntmaxClassifier().fit(X, y)
     stream = EntmaxClassifier(random_state=0, lr=0.01)
-    with pytest.raises(ValueError, match="classes must be passed"):
+    with pytest.raises(
+        ValueError,
+        match=r"'classes' parameter of EntmaxClassifier\.partial_fit must be given on the first",
+    ):
         EntmaxClassifier().partial_fit(X[:100], y[:100])
     for epoch in range(5):
         for chunk in np.array_split(np.arange(len(X)), 6):

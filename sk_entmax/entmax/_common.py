@@ -10,22 +10,46 @@ autograd functions never see anything but the last axis.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 from torch import nn
 
-from sk_entmax.entmax._checks import AnyOf, Integer, Options, Satisfies, check
+from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Satisfies, check, invalid
 
 _HALF = (torch.float16, torch.bfloat16)
 
 Param = float | torch.Tensor
 
+# --------------------------------------------------------------------------- owners
 
-def _check_dim(X: torch.Tensor, dim: int) -> int:
+# The public name a parameter error names: a public function passes its own name as the
+# ``owner`` of its checks; a module twin (``EntmaxBisectLoss``) calls its function inside
+# :func:`called_as`, so that the function's checks name the module the user built instead.
+_CALLER: ContextVar[str | None] = ContextVar("sk_entmax_caller", default=None)
+
+
+def owner_of(owner: str | None) -> str | None:
+    """The name a parameter error names: the module being called, else ``owner``."""
+    return _CALLER.get() or owner
+
+
+@contextmanager
+def called_as(owner: str) -> Iterator[None]:
+    """Name ``owner`` in the parameter errors of the core's functions called within."""
+    token = _CALLER.set(owner)
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+def _check_dim(X: torch.Tensor, dim: int, owner: str | None = None) -> int:
     """Return ``dim`` as a non-negative axis of ``X``, or raise a clear error."""
     if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"dim must be an int; got {type(dim).__name__}")
+        raise invalid("dim", owner_of(owner), "an int", dim)
     ndim = X.dim()
     if ndim == 0:
         raise ValueError("the input must have at least one dimension; got a 0-d tensor")
@@ -47,13 +71,16 @@ def _check_floating(X: torch.Tensor, name: str = "X") -> None:
         )
 
 
-def to_last(X: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, torch.dtype]:
+def to_last(
+    X: torch.Tensor, dim: int, owner: str | None = None
+) -> tuple[torch.Tensor, int, torch.dtype]:
     """Validate ``X``, move ``dim`` to the last axis and upcast half precision.
 
-    Returns the prepared tensor, the normalised axis and the dtype to return.
+    Returns the prepared tensor, the normalised axis and the dtype to return. ``owner`` is
+    the public name that an error about ``dim`` names.
     """
     _check_floating(X)
-    dim = _check_dim(X, dim)
+    dim = _check_dim(X, dim, owner)
     dtype = X.dtype
     if dtype in _HALF:
         X = X.float()
@@ -72,7 +99,7 @@ def from_last(Y: torch.Tensor, dim: int, dtype: torch.dtype) -> torch.Tensor:
 
 
 def param_to_last(
-    value: float | torch.Tensor, X: torch.Tensor, dim: int, name: str
+    value: float | torch.Tensor, X: torch.Tensor, dim: int, name: str, owner: str | None = None
 ) -> float | torch.Tensor:
     """Shape a per-row parameter (alpha, budget) like ``X`` with size 1 along ``dim``.
 
@@ -103,7 +130,7 @@ def param_to_last(
             value = value.movedim(dim, -1)
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a float or a torch.Tensor; got {type(value).__name__}")
+        raise invalid(name, owner_of(owner), "a float or a torch.Tensor", value)
     return float(value)
 
 
@@ -210,9 +237,11 @@ def apply_last(
     X: torch.Tensor,
     dim: int,
     *args,
+    owner: str | None = None,
 ) -> torch.Tensor:
-    """Run ``fn(X_last, *args)`` along ``dim`` with the half-precision policy."""
-    Z, dim, dtype = to_last(X, dim)
+    """Run ``fn(X_last, *args)`` along ``dim`` with the half-precision policy (``owner`` as
+    in :func:`to_last`)."""
+    Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         return X.clone()
     return from_last(fn(Z, *args), dim, dtype)
@@ -225,16 +254,17 @@ def apply_param_last(
     value: Param,
     name: str,
     *args,
+    owner: str | None = None,
 ) -> torch.Tensor:
     """Run ``fn(X_last, value_last, *args)`` along ``dim``, like :func:`apply_last`.
 
     ``value`` is a per-row parameter, shaped by :func:`param_to_last` (which names it
-    ``name`` in its errors); it is left alone when ``X`` is empty.
+    ``name`` in its errors, of ``owner``); it is left alone when ``X`` is empty.
     """
-    Z, dim, dtype = to_last(X, dim)
+    Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         return X.clone()
-    value = param_to_last(value, X, dim, name)
+    value = param_to_last(value, X, dim, name, owner)
     return from_last(fn(Z, value, *args), dim, dtype)
 
 
@@ -247,9 +277,10 @@ DEFAULT_N_ITER = 50
 N_ITER = AnyOf(Options((None,)), Integer(1))
 
 
-def _check_n_iter(n_iter: int | None) -> int:
-    """``n_iter`` as a positive int; ``None`` means :data:`DEFAULT_N_ITER`."""
-    n_iter = check("n_iter", n_iter, N_ITER)
+def _check_n_iter(n_iter: int | None, owner: str | None = None) -> int:
+    """``n_iter`` (a parameter of ``owner``) as a positive int; ``None`` means
+    :data:`DEFAULT_N_ITER`."""
+    n_iter = check("n_iter", n_iter, N_ITER, owner_of(owner))
     return DEFAULT_N_ITER if n_iter is None else n_iter
 
 
@@ -334,13 +365,16 @@ def _number(value: object) -> float | int:
 ALPHA_NUMBER = Satisfies("a real number or a tensor", _number)
 
 
-def _check_alpha(alpha: Param) -> Param:
-    """``alpha`` as given, if it is a floating point tensor or an :data:`ALPHA_NUMBER`."""
+def _check_alpha(alpha: Param, owner: str | None = None) -> Param:
+    """``alpha`` (a parameter of ``owner``) as given, if it is a floating point tensor or an
+    :data:`ALPHA_NUMBER`."""
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
-            raise TypeError(f"alpha must be a floating point tensor; got dtype {alpha.dtype}")
+            raise invalid(
+                "alpha", owner_of(owner), "a floating point tensor or a number", alpha.dtype
+            )
         return alpha
-    return check("alpha", alpha, ALPHA_NUMBER)
+    return check("alpha", alpha, ALPHA_NUMBER, owner_of(owner))
 
 
 Output = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
@@ -370,6 +404,14 @@ class _FunctionModule(nn.Module):
         """The held arguments of ``_function``, by name."""
         return {name: getattr(self, name) for name in self._argument_names}
 
+    def _call(self, *args: object, **kwargs: object) -> Output:
+        """``_function(*args, **kwargs)``, its parameter errors naming this module's class."""
+        token = _CALLER.set(type(self).__name__)  # called_as, without a generator's cost
+        try:
+            return self._function(*args, **kwargs)
+        finally:
+            _CALLER.reset(token)
+
     def _with_support(self, text: str) -> str:
         """``text`` followed by ``, return_support_size=True`` when that is set."""
         return text + (", return_support_size=True" if self.return_support_size else "")
@@ -389,7 +431,7 @@ class _MappingModule(_FunctionModule):
         arguments = self._arguments()
         if self._passes_training:
             arguments["training"] = self.training
-        return self._function(X, **arguments, return_support_size=self.return_support_size)
+        return self._call(X, **arguments, return_support_size=self.return_support_size)
 
     def extra_repr(self) -> str:
         held = (f"{name}={value!r}" for name, value in self._arguments().items())

@@ -39,22 +39,25 @@ from torch.autograd import Function
 from sk_entmax.entmax._common import (
     _MappingModule,
     apply_last,
+    owner_of,
     row_stats,
     row_sum,
     safe_div,
     with_support,
 )
+from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
 
 _NEG_INF = float("-inf")
 
 
-def _check_k(k: int | None) -> int | None:
+def _check_k(k: int | None, owner: str | None = None) -> int | None:
+    """``k`` (a parameter of ``owner``): None or a positive Python int."""
     if k is None:
         return None
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be None or a positive int; got {k!r}")
+        raise invalid("k", owner_of(owner), "None or an integer >= 1", k)
     return k
 
 
@@ -578,15 +581,44 @@ def _sparse_map(
     k: int | None,
     training: bool,
     return_support_size: bool,
+    owner: str | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """The body of :func:`sparsemax` and :func:`entmax15`: the custom autograd ``function``
-    (its ``apply`` looked up now) when ``training``, else the plain-op ``plain``."""
-    k = _check_k(k)
+    """The body of :func:`sparsemax` and :func:`entmax15`, ``k`` checked: the custom
+    autograd ``function`` (its ``apply`` looked up now) when ``training``, else the plain-op
+    ``plain``. ``owner`` is the public name an error about ``dim`` names."""
     if training:
-        P = apply_last(function.apply, X, dim, k)
+        P = apply_last(function.apply, X, dim, k, owner=owner)
     else:
-        P = apply_last(plain, X, dim)
+        P = apply_last(plain, X, dim, owner=owner)
     return with_support(P, dim, return_support_size)
+
+
+def _sparsemax(
+    X: torch.Tensor,
+    dim: int = -1,
+    k: int | None = None,
+    training: bool = True,
+    return_support_size: bool = False,
+    owner: str | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """:func:`sparsemax` with ``k`` already checked by the public function calling it."""
+    return _sparse_map(
+        SparsemaxFunction, _sparsemax_plain, X, dim, k, training, return_support_size, owner
+    )
+
+
+def _entmax15(
+    X: torch.Tensor,
+    dim: int = -1,
+    k: int | None = None,
+    training: bool = True,
+    return_support_size: bool = False,
+    owner: str | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """:func:`entmax15` with ``k`` already checked by the public function calling it."""
+    return _sparse_map(
+        Entmax15Function, _entmax15_plain, X, dim, k, training, return_support_size, owner
+    )
 
 
 def sparsemax(
@@ -644,9 +676,8 @@ def sparsemax(
     >>> sparsemax(torch.tensor([[-2.0, 0.0, 0.5]]), return_support_size=True)
     (tensor([[0.0000, 0.2500, 0.7500]]), tensor([[2]]))
     """
-    return _sparse_map(
-        SparsemaxFunction, _sparsemax_plain, X, dim, k, training, return_support_size
-    )
+    k = _check_k(k, "sparsemax")
+    return _sparsemax(X, dim, k, training, return_support_size, "sparsemax")
 
 
 def entmax15(
@@ -694,7 +725,8 @@ def entmax15(
     >>> entmax15(torch.tensor([-2.0, 0.0, 0.5]))
     tensor([0.0000, 0.3260, 0.6740])
     """
-    return _sparse_map(Entmax15Function, _entmax15_plain, X, dim, k, training, return_support_size)
+    k = _check_k(k, "entmax15")
+    return _entmax15(X, dim, k, training, return_support_size, "entmax15")
 
 
 class _ExactModule(_MappingModule):

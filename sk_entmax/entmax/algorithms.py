@@ -19,10 +19,54 @@ Newton on the rows whose alpha lies in the Newton range, bisection on the others
 gradient in alpha.
 
 It is also where another implementation of a case registers for a device, for instance a
-CUDA or Triton kernel: :func:`register_kernel` ``(mapping, device_type, kernel)``, after
-which :func:`sk_entmax.entmax.entmax` sends every input of that case on that device to
-``kernel(X, alpha, dim=..., n_iter=..., training=..., return_support_size=...)``. None is
-registered by default.
+CUDA or Triton kernel: :func:`register_kernel` ``(mapping, device_type, kernel)``. None is
+registered by default. Every user that computes a case for an alpha asks :func:`select`
+for its implementation, which returns the registered kernel when there is one for the case
+on the input's device, else the user's own default; so a kernel serves all of them at once:
+
+- :func:`sk_entmax.entmax.entmax` (and so ``EntmaxHead.proba``, ``predict_proba``, the
+  conformal scores and :func:`~sk_entmax.entmax.entmax_attention_weights`);
+- the Fenchel-Young losses (:func:`~sk_entmax.entmax.entmax_loss`,
+  :func:`~sk_entmax.entmax.sparsemax_loss`, :func:`~sk_entmax.entmax.sparsemax_bisect_loss`,
+  :func:`~sk_entmax.entmax.entmax15_loss`, :func:`~sk_entmax.entmax.entmax_bisect_loss`, their
+  modules, ``EntmaxHead.loss`` and ``EntmaxHead.loss_and_grad``): the kernel computes
+  ``P``, and the loss ``H(P) - H(q) + <P - q, x>`` and its gradient ``P - q`` are built from
+  that ``P`` (the Tsallis entropy ``H`` and its terms are closed forms of ``P``, chosen by
+  :func:`mapping_for`);
+- TabNet's attentive masks (every ``entmax_mode``);
+- :func:`~sk_entmax.entmax.entmax_attention` and ``EntmaxMultiheadAttention``: the weights
+  of each block of queries come from the kernel; the backward pass rebuilds them in closed
+  form from the one threshold per query row read off those weights.
+
+The functions named after an algorithm (:func:`~sk_entmax.entmax.sparsemax`,
+:func:`~sk_entmax.entmax.entmax15`, :func:`~sk_entmax.entmax.entmax_bisect`,
+:func:`~sk_entmax.entmax.sparsemax_bisect`) are the implementations themselves and never ask:
+a kernel may wrap them.
+
+The calling convention, one for every user::
+
+    kernel(X, alpha, *, dim, n_iter, training, return_support_size) -> P
+
+- ``X``: a floating point tensor of scores (any shape, any float dtype; ``-inf`` masks an
+  entry), the mapping taken along ``dim`` (the users here pass ``dim=-1``);
+- ``alpha``: a Python number for the cases ``SOFTMAX``, ``ENTMAX15``, ``SPARSEMAX`` and
+  ``ROOT`` (the losses pass 2.0 and 1.5 for sparsemax and 1.5-entmax), a floating point
+  tensor for ``PER_ROW``, broadcastable to ``X`` with size 1 along ``dim``;
+- ``n_iter``: the accuracy asked, in bisection steps (an int >= 1 or None for 50; the exact
+  cases may ignore it);
+- ``training``: True when the result may need a gradient (the losses, the masks in training
+  mode: ``P`` must then be differentiable in ``X``, and in a tensor ``alpha``, by autograd;
+  the losses' second derivatives flow through it); False where no gradient is taken through
+  ``P`` (attention's forward pass, which runs without a graph, and plain-op evaluation);
+- ``return_support_size``: whether to return ``(P, support_size)`` as
+  :func:`sk_entmax.entmax.entmax` does; the users here other than ``entmax`` pass False.
+
+It returns what :func:`sk_entmax.entmax.entmax` returns: ``P`` of ``X``'s shape and dtype,
+non-negative, summing to 1 along ``dim`` (0 on a fully masked row). ``alpha`` and ``n_iter``
+arrive as the public call checked them: the losses and attention check them before they
+choose; ``entmax`` checks them in its root-finding implementation (as the exact cases take
+neither), so a kernel for ``ROOT`` or ``PER_ROW`` called by ``entmax`` gets them as given.
+One registry and one signature serve every user, attention and TabNet's masks included.
 """
 
 from __future__ import annotations
@@ -34,6 +78,7 @@ from typing import Any
 import torch
 
 from sk_entmax.entmax._common import Param
+from sk_entmax.entmax.constraints import invalid
 
 __all__ = [
     "NEWTON_MIN_ALPHA",
@@ -43,6 +88,7 @@ __all__ = [
     "mapping_for",
     "newton_applies",
     "register_kernel",
+    "select",
     "unregister_kernel",
 ]
 
@@ -101,13 +147,13 @@ def register_kernel(mapping: Mapping, device_type: str, kernel: Kernel) -> None:
     device_type : str
         ``torch.device(...).type`` of the inputs it takes.
     kernel : callable
-        Called as ``kernel(X, alpha, dim=..., n_iter=..., training=...,
-        return_support_size=...)``, returning what :func:`sk_entmax.entmax.entmax` returns.
+        Called as ``kernel(X, alpha, *, dim, n_iter, training, return_support_size)``,
+        returning what :func:`sk_entmax.entmax.entmax` returns (the module docstring).
     """
     if not isinstance(mapping, Mapping):
-        raise TypeError(f"mapping must be a Mapping; got {mapping!r}")
+        raise invalid("mapping", "register_kernel", "a Mapping", mapping)
     if not callable(kernel):
-        raise TypeError(f"kernel must be callable; got {kernel!r}")
+        raise invalid("kernel", "register_kernel", "a callable", kernel)
     _KERNELS[(mapping, torch.device(device_type).type)] = kernel
 
 
@@ -119,3 +165,19 @@ def unregister_kernel(mapping: Mapping, device_type: str) -> None:
 def kernel_for(mapping: Mapping, device: torch.device) -> Kernel | None:
     """The kernel registered for ``mapping`` on ``device``'s type, or None."""
     return _KERNELS.get((mapping, device.type))
+
+
+def select(alpha: Param, device: torch.device, defaults: dict[Mapping, Kernel]) -> Kernel:
+    """The implementation of ``alpha``'s case on ``device``: the kernel registered for it,
+    else ``defaults[case]``, the caller's own implementation of the case, called with the
+    kernels' convention (module docstring).
+
+    The one place where an alpha picks its algorithm; with no kernel registered it costs one
+    :func:`mapping_for` and a dict lookup.
+    """
+    mapping = mapping_for(alpha)
+    if _KERNELS:
+        kernel = _KERNELS.get((mapping, device.type))
+        if kernel is not None:
+            return kernel
+    return defaults[mapping]

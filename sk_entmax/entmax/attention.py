@@ -38,7 +38,6 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
-from sk_entmax.entmax._checks import AnyOf, Integer, Options, Real, check
 from sk_entmax.entmax._common import (
     _HALF,
     ALPHA_NUMBER,
@@ -60,9 +59,9 @@ from sk_entmax.entmax.activations import (
     _sparsemax_last,
     entmax_vjp,
 )
-from sk_entmax.entmax.algorithms import Mapping, mapping_for
+from sk_entmax.entmax.algorithms import Mapping, mapping_for, select
+from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check, invalid
 from sk_entmax.entmax.dispatch import entmax
-from sk_entmax.entmax.root_finding import entmax_bisect
 
 __all__ = ["entmax_attention", "entmax_attention_weights"]
 
@@ -107,16 +106,27 @@ def _block_scores(
     return Z
 
 
+def _root_last(Z, alpha, *, dim, n_iter, training, return_support_size):
+    return _entmax_bisect_last(Z, alpha, n_iter, True)
+
+
+#: the core's solvers along the last axis, without a graph, with the kernels' convention
+#: (:mod:`sk_entmax.entmax.algorithms`); ``alpha`` and ``n_iter`` arrive checked
+_SOLVERS = {
+    Mapping.SPARSEMAX: lambda Z, alpha, **_: _sparsemax_last(Z, None),
+    Mapping.ENTMAX15: lambda Z, alpha, **_: _entmax15_last(Z, None),
+    Mapping.SOFTMAX: lambda Z, alpha, **_: _softmax_last(Z),
+    Mapping.ROOT: _root_last,
+    Mapping.PER_ROW: _root_last,
+}
+
+
 def _map(Z: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
-    """alpha-entmax of the rows of ``Z`` by the core's solvers (no graph)."""
-    mapping = mapping_for(alpha)
-    if mapping is Mapping.SPARSEMAX:
-        return _sparsemax_last(Z, None)
-    if mapping is Mapping.ENTMAX15:
-        return _entmax15_last(Z, None)
-    if mapping is Mapping.SOFTMAX:
-        return _softmax_last(Z)
-    return _entmax_bisect_last(Z, alpha, DEFAULT_N_ITER, True)
+    """alpha-entmax of the rows of ``Z`` (no graph): by the kernel registered for the case,
+    else by the core's solvers."""
+    return select(alpha, Z.device, _SOLVERS)(
+        Z, alpha, dim=-1, n_iter=DEFAULT_N_ITER, training=False, return_support_size=False
+    )
 
 
 def _threshold(Z: torch.Tensor, P: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
@@ -309,11 +319,12 @@ def _check_inputs(query, key, value) -> None:
         )
 
 
-def _check_alpha(alpha, batch: torch.Size, like: torch.Tensor):
-    """A float, or a tensor broadcast to ``(*batch, 1, 1)`` (one alpha per head)."""
+def _check_alpha(alpha, batch: torch.Size, like: torch.Tensor, owner: str):
+    """A float, or a tensor broadcast to ``(*batch, 1, 1)`` (one alpha per head); ``owner``
+    is the public name the parameter errors name."""
     if isinstance(alpha, torch.Tensor):
         if not alpha.is_floating_point():
-            raise TypeError(f"alpha must be a floating point tensor; got dtype {alpha.dtype}")
+            raise invalid("alpha", owner, "a floating point tensor or a number", alpha.dtype)
         a = alpha
         if a.dim() >= 3 and a.shape[-2:] == (1, 1):  # shaped against the scores
             a = a[..., 0, 0]
@@ -326,16 +337,19 @@ def _check_alpha(alpha, batch: torch.Size, like: torch.Tensor):
                 f"(B, H, L, d) inputs)"
             ) from exc
         return a.to(like.dtype)[..., None, None]
-    return float(check("alpha", alpha, ALPHA_NUMBER))
+    return float(check("alpha", alpha, ALPHA_NUMBER, owner))
 
 
-def _prepare_mask(mask: torch.Tensor, batch: torch.Size, L: int, S: int, work: torch.dtype):
+def _prepare_mask(
+    mask: torch.Tensor, batch: torch.Size, L: int, S: int, work: torch.dtype, owner: str
+):
     """``(mask, is_bool)`` broadcast to ``(*batch, L or 1, S)`` as a view (float: ``work``)."""
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"attn_mask must be a torch.Tensor or None; got {type(mask).__name__}")
+        raise invalid("attn_mask", owner, "a torch.Tensor or None", mask)
     is_bool = mask.dtype == torch.bool
     if not is_bool and not mask.is_floating_point():
-        raise TypeError(f"attn_mask must be boolean or floating point; got dtype {mask.dtype}")
+        must = "a boolean or floating point tensor"
+        raise invalid("attn_mask", owner, must, mask.dtype)
     if not is_bool and mask.requires_grad:
         raise ValueError(
             "a float attn_mask that requires grad is not supported (no gradient flows to "
@@ -354,8 +368,9 @@ def _prepare_mask(mask: torch.Tensor, batch: torch.Size, L: int, S: int, work: t
     return mask, is_bool
 
 
-def _prepare(query, key, value, alpha, masks, scale):
-    """Validate, upcast half precision, scale the queries, broadcast the leading axes."""
+def _prepare(query, key, value, alpha, masks, scale, owner):
+    """Validate, upcast half precision, scale the queries, broadcast the leading axes
+    (``owner``: the public name the parameter errors name)."""
     _check_inputs(query, key, value)
     L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
     batch = torch.broadcast_shapes(
@@ -370,8 +385,8 @@ def _prepare(query, key, value, alpha, masks, scale):
     q = (q * scale).expand(*batch, L, E)
     k = k.expand(*batch, S, E)
     v = v.expand(*batch, S, value.shape[-1])
-    alpha = _check_alpha(alpha, batch, q)
-    prepared = tuple(_prepare_mask(m, batch, L, S, work) for m in masks)
+    alpha = _check_alpha(alpha, batch, q, owner)
+    prepared = tuple(_prepare_mask(m, batch, L, S, work, owner) for m in masks)
     return q, k, v, alpha, prepared, batch
 
 
@@ -383,13 +398,14 @@ def _weights(
     masks: tuple[torch.Tensor, ...],
     is_causal: bool,
     scale: float | None,
+    owner: str = "EntmaxMultiheadAttention",
 ) -> torch.Tensor:
     """The full ``(..., L, S)`` weights through the core's differentiable mappings."""
-    q, k, _, alpha, prepared, _ = _prepare(query, key, value, alpha, masks, scale)
+    q, k, _, alpha, prepared, _ = _prepare(query, key, value, alpha, masks, scale, owner)
     L = q.shape[-2]
     Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, L))
     if isinstance(alpha, torch.Tensor):
-        return entmax_bisect(Z, alpha.expand(*Z.shape[:-1], 1), dim=-1)
+        alpha = alpha.expand(*Z.shape[:-1], 1)
     return entmax(Z, alpha, dim=-1)
 
 
@@ -404,11 +420,13 @@ def _attention(
     scale: float | None,
     block_size: int | None,
     return_support_size: bool,
+    owner: str = "EntmaxMultiheadAttention",
 ):
-    """The shared driver of :func:`entmax_attention` and the multi-head module."""
-    dropout_p = check("dropout_p", dropout_p, _DROPOUT_P)
-    block_size = check("block_size", block_size, _BLOCK_SIZE)
-    q, k, v, alpha, prepared, batch = _prepare(query, key, value, alpha, masks, scale)
+    """The shared driver of :func:`entmax_attention` and the multi-head module, whose name
+    ``owner`` is."""
+    dropout_p = check("dropout_p", dropout_p, _DROPOUT_P, owner)
+    block_size = check("block_size", block_size, _BLOCK_SIZE, owner)
+    q, k, v, alpha, prepared, batch = _prepare(query, key, value, alpha, masks, scale, owner)
     dtype, L, S = query.dtype, q.shape[-2], k.shape[-2]
     if block_size is None:
         n_batch = math.prod(batch)
@@ -538,6 +556,7 @@ def entmax_attention(
         scale,
         block_size,
         return_support_size,
+        "entmax_attention",
     )
 
 
@@ -587,4 +606,7 @@ def entmax_attention_weights(
         )
     masks = () if attn_mask is None else (attn_mask,)
     value = key.new_empty((*key.shape[:-1], 0))
-    return _weights(query, key, value, alpha, masks, is_causal, scale).to(query.dtype)
+    weights = _weights(
+        query, key, value, alpha, masks, is_causal, scale, "entmax_attention_weights"
+    )
+    return weights.to(query.dtype)

@@ -11,15 +11,16 @@ import math
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._checks import AnyOf, Real, Satisfies, check
 from sk_entmax.entmax._common import (
     Param,
     _check_n_iter,
     _MappingModule,
     apply_param_last,
+    owner_of,
     safe_div,
     with_support,
 )
+from sk_entmax.entmax.constraints import AnyOf, Real, Satisfies, check
 
 __all__ = ["BudgetBisect", "budget_bisect"]
 
@@ -105,11 +106,13 @@ def budget_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    n_iter = _check_n_iter(n_iter)
+    n_iter = _check_n_iter(n_iter, "budget_bisect")
     if not isinstance(budget, torch.Tensor):  # a tensor is checked when it is broadcast
         size = X.shape[dim] if X.dim() else math.inf
-        budget = check("budget", budget, _budget_constraint(size))
-    P = apply_param_last(BudgetBisectFunction.apply, X, dim, budget, "budget", n_iter)
+        budget = check("budget", budget, _budget_constraint(size), owner_of("budget_bisect"))
+    P = apply_param_last(
+        BudgetBisectFunction.apply, X, dim, budget, "budget", n_iter, owner="budget_bisect"
+    )
     return with_support(P, dim, return_support_size)
 
 

@@ -1,11 +1,29 @@
-"""Parameter constraints: each stated once, checked in one style, with one message.
+"""Parameter constraints: the package's one vocabulary for what a parameter may be.
 
 A constraint says what a value may be and turns an accepted value into its plain Python
-form (``numpy.int64(3)`` into ``3``). :func:`check` raises ``ValueError("<name> must be
-<what the constraint says>; got <value>")``. The estimators declare a table of constraints
-per class and check it once, at the start of ``fit``; a torch module checks its own
-constructor arguments with the same constraints; both then pass the values on as checked.
-Pure Python (numbers, math): the core, the networks and the estimators share it.
+form (``numpy.int64(3)`` into ``3``). :func:`check` refuses a value with an
+:class:`InvalidParameterError`, in scikit-learn's wording: "The 'alpha' parameter of
+EntmaxClassifier must be a real number >= 1 (...). Got 0.5 instead." The error is both a
+``ValueError`` and a ``TypeError``, as scikit-learn's own ``InvalidParameterError`` is, so code
+that catches either keeps working whether the value had the wrong type or the wrong value.
+
+Each layer states its own constraints once, at its boundary, in this vocabulary: the core's
+functions check what the core needs once per public call, a torch module checks its
+constructor arguments, and the estimators check their parameters in one table (``_base``,
+``_linear``, ``_tabnet``), which metrics and persistence read too. Code after a check reads
+only the checked values. Pure Python (numbers, math), so the core stays importable with torch
+alone.
+
+Examples
+--------
+>>> from sk_entmax.entmax.constraints import Integer, check
+>>> check("n_iter", 3, Integer(1), "entmax_bisect")
+3
+>>> check("n_iter", 0, Integer(1), "entmax_bisect")
+Traceback (most recent call last):
+...
+sk_entmax.entmax.constraints.InvalidParameterError: The 'n_iter' parameter of entmax_bisect \
+must be an integer >= 1. Got 0 instead.
 """
 
 from __future__ import annotations
@@ -17,11 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "ALPHA",
     "AnyOf",
     "Boolean",
     "Constraint",
     "Integer",
+    "InvalidParameterError",
     "Options",
     "Real",
     "Satisfies",
@@ -30,6 +48,11 @@ __all__ = [
 ]
 
 _REJECT = object()
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter's value is not one it may take: both a ``ValueError`` and a ``TypeError``,
+    as :class:`sklearn.utils._param_validation.InvalidParameterError` is."""
 
 
 class Constraint:
@@ -180,19 +203,26 @@ class AnyOf(Constraint):
         return f"AnyOf({', '.join(map(repr, self.constraints))})"
 
 
-#: the entmax alpha of an output mapping
-ALPHA = Real(1.0, note="1 softmax, 1.5 entmax15, 2 sparsemax")
+def invalid(name: str, owner: str | None, must: str, value: Any) -> InvalidParameterError:
+    """The error for parameter ``name`` of ``owner`` (a class or function name; None when
+    there is none to name), which ``must`` be something and is ``value`` instead."""
+    of = f" of {owner}" if owner else ""
+    return InvalidParameterError(
+        f"The {name!r} parameter{of} must be {must}. Got {value!r} instead."
+    )
 
 
-def check(name: str, value: Any, constraint: Constraint) -> Any:
-    """``value`` in its plain form if ``constraint`` accepts it; else a ``ValueError`` naming
-    ``name``, what it must be and what it got."""
+def check(name: str, value: Any, constraint: Constraint, owner: str | None = None) -> Any:
+    """``value`` in its plain form if ``constraint`` accepts it; else an
+    :class:`InvalidParameterError` naming ``name``, its ``owner``, what it must be and what it
+    got."""
     accepted = constraint.accept(value)
     if accepted is _REJECT:
-        raise ValueError(f"{name} must be {constraint.description}; got {value!r}")
+        raise invalid(name, owner, constraint.description, value)
     return accepted
 
 
 def check_all(owner: Any, constraints: Mapping[str, Constraint]) -> dict[str, Any]:
     """Every attribute of ``owner`` that ``constraints`` names, checked, by name."""
-    return {name: check(name, getattr(owner, name), c) for name, c in constraints.items()}
+    where = type(owner).__name__
+    return {name: check(name, getattr(owner, name), c, where) for name, c in constraints.items()}

@@ -3,20 +3,52 @@
 ``alpha = 1`` is softmax (and cross-entropy), ``alpha = 1.5`` the exact sort-based 1.5-entmax,
 ``alpha = 2`` the exact sparsemax, and any other number, or a tensor alpha (learned or per
 row), goes to bisection. The estimators use these so that ``predict_proba`` applies the very
-mapping the loss was trained with, and its zeros are exact.
+mapping the loss was trained with, and its zeros are exact. Both take their algorithm from
+:func:`sk_entmax.entmax.algorithms.select`: a kernel registered for the case on the input's
+device, else the core's own.
 """
 
 from __future__ import annotations
 
 import torch
 
-from sk_entmax.entmax._common import Param
-from sk_entmax.entmax.activations import entmax15, sparsemax
-from sk_entmax.entmax.algorithms import Mapping, kernel_for, mapping_for
-from sk_entmax.entmax.losses import entmax15_loss, entmax_bisect_loss, sparsemax_loss
-from sk_entmax.entmax.root_finding import entmax_bisect
+from sk_entmax.entmax._common import Param, _check_alpha, _check_n_iter
+from sk_entmax.entmax.activations import _entmax15, _sparsemax
+from sk_entmax.entmax.algorithms import Kernel, Mapping, select
+from sk_entmax.entmax.losses import _fenchel_young_loss
+from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]
+
+
+def _implementations(owner: str) -> dict[Mapping, Kernel]:
+    """The core's own implementation of each case, called with the kernels' convention
+    (:mod:`sk_entmax.entmax.algorithms`), ``owner`` named in their parameter errors: the
+    exact sparsemax and 1.5-entmax, and root finding for the others (softmax included),
+    which checks ``alpha`` and ``n_iter`` (the exact cases use neither)."""
+
+    def exact(function):
+        def run(X, alpha, *, dim, n_iter, training, return_support_size):
+            return function(X, dim, None, training, return_support_size, owner)
+
+        return run
+
+    def root(X, alpha, *, dim, n_iter, training, return_support_size):
+        _check_alpha(alpha, owner)
+        n_iter = _check_n_iter(n_iter, owner)
+        return _entmax_bisect(X, alpha, dim, n_iter, True, training, return_support_size, owner)
+
+    return {
+        Mapping.SPARSEMAX: exact(_sparsemax),
+        Mapping.ENTMAX15: exact(_entmax15),
+        Mapping.SOFTMAX: root,
+        Mapping.ROOT: root,
+        Mapping.PER_ROW: root,
+    }
+
+
+_ENTMAX = _implementations("entmax")
+_ENTMAX_LOSS = _implementations("entmax_loss")
 
 
 def entmax(
@@ -60,16 +92,14 @@ def entmax(
     >>> entmax(torch.tensor([[-2.0, 0.0, 0.5]]), alpha=2)
     tensor([[0.0000, 0.2500, 0.7500]])
     """
-    kw = {"dim": dim, "training": training, "return_support_size": return_support_size}
-    mapping = mapping_for(alpha)
-    kernel = kernel_for(mapping, X.device)
-    if kernel is not None:
-        return kernel(X, alpha, n_iter=n_iter, **kw)
-    if mapping is Mapping.SPARSEMAX:
-        return sparsemax(X, **kw)
-    if mapping is Mapping.ENTMAX15:
-        return entmax15(X, **kw)
-    return entmax_bisect(X, alpha, n_iter=n_iter, **kw)
+    return select(alpha, X.device, _ENTMAX)(
+        X,
+        alpha,
+        dim=dim,
+        n_iter=n_iter,
+        training=training,
+        return_support_size=return_support_size,
+    )
 
 
 def entmax_loss(
@@ -101,9 +131,12 @@ def entmax_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    mapping = mapping_for(alpha)
-    if mapping is Mapping.SPARSEMAX:
-        return sparsemax_loss(X, target, return_support_size=return_support_size)
-    if mapping is Mapping.ENTMAX15:
-        return entmax15_loss(X, target, return_support_size=return_support_size)
-    return entmax_bisect_loss(X, target, alpha, n_iter, return_support_size=return_support_size)
+    if isinstance(alpha, torch.Tensor):  # before the loss converts it to X's dtype
+        _check_alpha(alpha, "entmax_loss")
+
+    def project(Z: torch.Tensor, a: Param) -> torch.Tensor:
+        return select(a, Z.device, _ENTMAX_LOSS)(
+            Z, a, dim=-1, n_iter=n_iter, training=True, return_support_size=False
+        )
+
+    return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)

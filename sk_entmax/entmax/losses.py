@@ -30,6 +30,7 @@ from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
     _check_floating,
+    _check_n_iter,
     _FunctionModule,
     phi,
     safe_div,
@@ -37,10 +38,11 @@ from sk_entmax.entmax._common import (
     safe_pow,
     support_size,
 )
-from sk_entmax.entmax.activations import entmax15, sparsemax
-from sk_entmax.entmax.algorithms import Mapping, mapping_for
-from sk_entmax.entmax.normmax import normmax_bisect
-from sk_entmax.entmax.root_finding import entmax_bisect, sparsemax_bisect
+from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
+from sk_entmax.entmax.algorithms import Kernel, Mapping, mapping_for, select
+from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.normmax import _check_normmax, _normmax_bisect
+from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = [
     "Entmax15Loss",
@@ -278,6 +280,45 @@ def _fenchel_young_loss(
     return loss
 
 
+def _projection(
+    defaults: dict[Mapping, Kernel], n_iter: int | None = None
+) -> Callable[[torch.Tensor, Param], torch.Tensor]:
+    """The ``project`` of :func:`_fenchel_young_loss`: ``P`` by the kernel registered for the
+    case of the alpha on the scores' device, else by ``defaults`` (the loss's own
+    implementations; :func:`~sk_entmax.entmax.algorithms.select`)."""
+
+    def project(Z: torch.Tensor, a: Param) -> torch.Tensor:
+        return select(a, Z.device, defaults)(
+            Z, a, dim=-1, n_iter=n_iter, training=True, return_support_size=False
+        )
+
+    return project
+
+
+def _exact(function: Callable[..., torch.Tensor], k: int | None, owner: str) -> Kernel:
+    """``function`` (the checked-``k`` :func:`~sk_entmax.entmax.activations._sparsemax` or
+    ``_entmax15``) with the kernels' calling convention."""
+
+    def run(X, alpha, *, dim, n_iter, training, return_support_size):
+        return function(X, dim, k, training, return_support_size, owner)
+
+    return run
+
+
+def _root(owner: str) -> Kernel:
+    """Root finding (its ``alpha`` and ``n_iter`` checked) with the kernels' convention."""
+
+    def run(X, alpha, *, dim, n_iter, training, return_support_size):
+        return _entmax_bisect(X, alpha, dim, n_iter, True, training, return_support_size, owner)
+
+    return run
+
+
+#: entmax_bisect_loss's implementations: root finding for every alpha, as a kernel may
+#: replace it for the alpha's case
+_ROOT_EVERYWHERE = dict.fromkeys(Mapping, _root("entmax_bisect_loss"))
+
+
 # --------------------------------------------------------------------------- functional
 
 
@@ -319,9 +360,9 @@ def sparsemax_loss(
     >>> sparsemax_loss(torch.tensor([[10.0, 0.0, 0.0]]), torch.tensor([0]))
     tensor([0.])
     """
-    return _fenchel_young_loss(
-        X, target, lambda Z, a: sparsemax(Z, dim=-1, k=k), 2.0, "tsallis", return_support_size
-    )
+    k = _check_k(k, "sparsemax_loss")
+    project = _projection({Mapping.SPARSEMAX: _exact(_sparsemax, k, "sparsemax_loss")})
+    return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
 
 
 def sparsemax_bisect_loss(
@@ -352,14 +393,9 @@ def sparsemax_bisect_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    return _fenchel_young_loss(
-        X,
-        target,
-        lambda Z, a: sparsemax_bisect(Z, dim=-1, n_iter=n_iter),
-        2.0,
-        "tsallis",
-        return_support_size,
-    )
+    n_iter = _check_n_iter(n_iter, "sparsemax_bisect_loss")
+    project = _projection({Mapping.SPARSEMAX: _root("sparsemax_bisect_loss")}, n_iter)
+    return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
 
 
 def entmax15_loss(
@@ -390,9 +426,9 @@ def entmax15_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    return _fenchel_young_loss(
-        X, target, lambda Z, a: entmax15(Z, dim=-1, k=k), 1.5, "tsallis", return_support_size
-    )
+    k = _check_k(k, "entmax15_loss")
+    project = _projection({Mapping.ENTMAX15: _exact(_entmax15, k, "entmax15_loss")})
+    return _fenchel_young_loss(X, target, project, 1.5, "tsallis", return_support_size)
 
 
 def entmax_bisect_loss(
@@ -427,15 +463,10 @@ def entmax_bisect_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    _check_alpha(alpha)
-    return _fenchel_young_loss(
-        X,
-        target,
-        lambda Z, a: entmax_bisect(Z, a, dim=-1, n_iter=n_iter),
-        alpha,
-        "tsallis",
-        return_support_size,
-    )
+    _check_alpha(alpha, "entmax_bisect_loss")
+    n_iter = _check_n_iter(n_iter, "entmax_bisect_loss")
+    project = _projection(_ROOT_EVERYWHERE, n_iter)
+    return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)
 
 
 def normmax_bisect_loss(
@@ -469,11 +500,11 @@ def normmax_bisect_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    _check_alpha(alpha)
+    alpha, n_iter = _check_normmax(alpha, n_iter, "normmax_bisect_loss")
     return _fenchel_young_loss(
         X,
         target,
-        lambda Z, a: normmax_bisect(Z, a, dim=-1, n_iter=n_iter),
+        lambda Z, a: _normmax_bisect(Z, a, -1, n_iter, owner="normmax_bisect_loss"),
         alpha,
         "norm",
         return_support_size,
@@ -498,9 +529,8 @@ class _FenchelYoungLoss(_FunctionModule):
         **arguments: object,
     ) -> None:
         if reduction not in REDUCTIONS:
-            raise ValueError(
-                f"reduction must be one of {', '.join(map(repr, REDUCTIONS))}; got {reduction!r}"
-            )
+            must = f"one of {', '.join(map(repr, REDUCTIONS))}"
+            raise invalid("reduction", type(self).__name__, must, reduction)
         super().__init__(
             return_support_size, ignore_index=ignore_index, reduction=reduction, **arguments
         )
@@ -509,9 +539,7 @@ class _FenchelYoungLoss(_FunctionModule):
         self, X: torch.Tensor, target: torch.Tensor, return_support_size: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """The per-row losses (and support sizes) of the functional twin."""
-        return self._function(
-            X, target, **self._arguments(), return_support_size=return_support_size
-        )
+        return self._call(X, target, **self._arguments(), return_support_size=return_support_size)
 
     def forward(
         self, X: torch.Tensor, target: torch.Tensor

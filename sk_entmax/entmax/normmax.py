@@ -9,13 +9,13 @@ from __future__ import annotations
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._checks import Real, check
 from sk_entmax.entmax._common import (
     Param,
     _check_alpha,
     _check_n_iter,
     _MappingModule,
     apply_param_last,
+    owner_of,
     row_stats,
     safe_div,
     safe_log,
@@ -25,6 +25,7 @@ from sk_entmax.entmax._common import (
     with_support,
 )
 from sk_entmax.entmax._entmax_solvers import _normalize
+from sk_entmax.entmax.constraints import Real, check
 
 __all__ = ["NormmaxBisect", "normmax_bisect"]
 
@@ -110,10 +111,27 @@ def normmax_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    if not isinstance(_check_alpha(alpha), torch.Tensor):
-        check("alpha", alpha, _NORMMAX_ALPHA)
-    n_iter = _check_n_iter(n_iter)
-    P = apply_param_last(NormmaxBisectFunction.apply, X, dim, alpha, "alpha", n_iter)
+    alpha, n_iter = _check_normmax(alpha, n_iter, "normmax_bisect")
+    return _normmax_bisect(X, alpha, dim, n_iter, return_support_size, "normmax_bisect")
+
+
+def _check_normmax(alpha: Param, n_iter: int | None, owner: str) -> tuple[Param, int]:
+    """The ``alpha`` and ``n_iter`` of a normmax call of ``owner``, checked."""
+    if not isinstance(_check_alpha(alpha, owner), torch.Tensor):
+        check("alpha", alpha, _NORMMAX_ALPHA, owner_of(owner))
+    return alpha, _check_n_iter(n_iter, owner)
+
+
+def _normmax_bisect(
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int,
+    n_iter: int,
+    return_support_size: bool = False,
+    owner: str | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """:func:`normmax_bisect` with its parameters already checked (by :func:`_check_normmax`)."""
+    P = apply_param_last(NormmaxBisectFunction.apply, X, dim, alpha, "alpha", n_iter, owner=owner)
     return with_support(P, dim, return_support_size)
 
 

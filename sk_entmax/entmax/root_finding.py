@@ -63,13 +63,14 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._checks import Real, check
 from sk_entmax.entmax._common import (
+    DEFAULT_N_ITER,
     Param,
     _check_alpha,
     _check_n_iter,
     _MappingModule,
     from_last,
+    owner_of,
     param_to_last,
     save_alpha,
     saved_alpha,
@@ -86,10 +87,11 @@ from sk_entmax.entmax._entmax_solvers import (
 from sk_entmax.entmax.activations import entmax_vjp
 from sk_entmax.entmax.algorithms import Mapping, mapping_for
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
+from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
 
 __all__ = [
-    "AdaptiveEntmax",
+    owner_of("AdaptiveEntmax"),
     "BudgetBisect",
     "EntmaxBisect",
     "NormmaxBisect",
@@ -190,15 +192,32 @@ def entmax_bisect(
     tensor([[0.0460, 0.3276, 0.6264],
             [0.0026, 0.1012, 0.8963]])
     """
-    _check_alpha(alpha)
-    n_iter = _check_n_iter(n_iter)
-    Z, dim, dtype = to_last(X, dim)
+    _check_alpha(alpha, "entmax_bisect")
+    n_iter = _check_n_iter(n_iter, "entmax_bisect")
+    return _entmax_bisect(
+        X, alpha, dim, n_iter, ensure_sum_one, training, return_support_size, "entmax_bisect"
+    )
+
+
+def _entmax_bisect(
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int = -1,
+    n_iter: int = DEFAULT_N_ITER,
+    ensure_sum_one: bool = True,
+    training: bool = True,
+    return_support_size: bool = False,
+    owner: str | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """:func:`entmax_bisect` with ``alpha`` and ``n_iter`` (an int) already checked by the
+    public function calling it, whose name ``owner`` is (for the errors about ``dim``)."""
+    Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         P = X.clone()
     elif mapping_for(alpha) is Mapping.SOFTMAX:
         P = from_last(_softmax_last(Z), dim, dtype)
     else:
-        alpha = param_to_last(alpha, X, dim, "alpha")
+        alpha = param_to_last(alpha, X, dim, "alpha", owner)
         if training:
             Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one)
         else:
@@ -246,8 +265,9 @@ def sparsemax_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    return entmax_bisect(
-        X, 2.0, dim, n_iter, ensure_sum_one, training, return_support_size=return_support_size
+    n_iter = _check_n_iter(n_iter, "sparsemax_bisect")
+    return _entmax_bisect(
+        X, 2.0, dim, n_iter, ensure_sum_one, training, return_support_size, "sparsemax_bisect"
     )
 
 
@@ -392,7 +412,11 @@ class AdaptiveEntmax(_MappingModule):
     @staticmethod
     def _upper(alpha_max: float | None) -> float:
         """The upper end of the range: ``alpha_max`` checked, ``inf`` for None."""
-        return math.inf if alpha_max is None else check("alpha_max", alpha_max, _ALPHA_MAX)
+        return (
+            math.inf
+            if alpha_max is None
+            else check("alpha_max", alpha_max, _ALPHA_MAX, owner_of("AdaptiveEntmax"))
+        )
 
     @classmethod
     def start_alpha(cls, alpha: float, alpha_max: float | None = 2.0) -> float:
@@ -416,7 +440,7 @@ class AdaptiveEntmax(_MappingModule):
             A start that :meth:`raw_of_alpha` (and the constructor) accept.
         """
         upper = cls._upper(alpha_max)
-        alpha = check("alpha", alpha, Real())
+        alpha = check("alpha", alpha, Real(), owner_of("AdaptiveEntmax"))
         if upper == math.inf:
             return max(alpha, cls.START_MIN_UNBOUNDED)
         margin = cls.START_MARGIN * (upper - 1)
@@ -434,6 +458,7 @@ class AdaptiveEntmax(_MappingModule):
             "alpha",
             alpha,
             Real(1.0, upper, low_open=True, high_open=True, note="the start of a learned alpha"),
+            owner_of("AdaptiveEntmax"),
         )
         if alpha_max is None:
             return (alpha - 1) + math.log(-math.expm1(-(alpha - 1)))  # softplus inverse

@@ -17,6 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax
+from sk_entmax.entmax._common import called_as
 from sk_entmax.nn.attention_heads import (
     alpha_values,
     attend_heads,
@@ -140,7 +141,8 @@ batch_first, device, dtype
         self.last_support_size: torch.Tensor | None = None
         values = alpha_values(alpha, num_heads)
         if self.learn_alpha:
-            raw = [AdaptiveEntmax.raw_of_alpha(a, _LEARNED_ALPHA_MAX) for a in values]
+            with called_as("EntmaxMultiheadAttention"):
+                raw = [AdaptiveEntmax.raw_of_alpha(a, _LEARNED_ALPHA_MAX) for a in values]
             raw = torch.tensor(raw, dtype=dtype)
             self.alpha_raw = nn.Parameter(raw.to(device=device, dtype=dtype or torch.float32))
             self._fixed_alpha: float | None = None

@@ -16,6 +16,7 @@ import torch
 from torch.nn import functional as F
 
 from sk_entmax.entmax.attention import _attention, _weights
+from sk_entmax.entmax.constraints import invalid
 
 __all__ = [
     "alpha_values",
@@ -27,9 +28,13 @@ __all__ = [
 ]
 
 
-def alpha_values(alpha: float | Sequence[float] | torch.Tensor, num_heads: int) -> list[float]:
+def alpha_values(
+    alpha: float | Sequence[float] | torch.Tensor,
+    num_heads: int,
+    owner: str = "EntmaxMultiheadAttention",
+) -> list[float]:
     """``alpha`` as one float per head: a number is shared, a sequence has one or
-    ``num_heads`` values; anything else, or a NaN, raises naming ``alpha``."""
+    ``num_heads`` values; anything else, or a NaN, raises naming ``alpha`` of ``owner``."""
     if isinstance(alpha, torch.Tensor):
         alpha = alpha.detach().reshape(-1).tolist()
     if isinstance(alpha, (int, float)) and not isinstance(alpha, bool):
@@ -39,9 +44,9 @@ def alpha_values(alpha: float | Sequence[float] | torch.Tensor, num_heads: int) 
         if len(values) == 1:
             values = values * num_heads
     else:
-        raise TypeError(f"alpha must be a number or a sequence of numbers; got {alpha!r}")
+        raise invalid("alpha", owner, "a number or a sequence of numbers", alpha)
     if len(values) != num_heads or any(math.isnan(a) for a in values):
-        raise ValueError(f"alpha must be one number or {num_heads} (one per head); got {alpha!r}")
+        raise invalid("alpha", owner, f"one number or {num_heads} (one per head)", alpha)
     return values
 
 

@@ -11,10 +11,20 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax.algorithms import Mapping, mapping_for
+from sk_entmax.entmax.algorithms import Mapping, mapping_for, select
+from sk_entmax.entmax.dispatch import _ENTMAX
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
 __all__ = ["EntmaxHead"]
+
+
+def _softmax(X, alpha, *, dim, n_iter, training, return_support_size):
+    return torch.softmax(X, dim)
+
+
+#: the implementations of :meth:`EntmaxHead.loss_and_grad`: those of ``entmax``, with plain
+#: ``torch.softmax`` at alpha = 1 (finite scores there); a registered kernel replaces them
+_LOSS_AND_GRAD = {**_ENTMAX, Mapping.SOFTMAX: _softmax}
 
 
 class EntmaxHead(nn.Module):
@@ -98,11 +108,12 @@ class EntmaxHead(nn.Module):
         mapping = mapping_for(alpha)
         if mapping is Mapping.PER_ROW:
             raise ValueError("loss_and_grad needs a fixed alpha; a learned alpha uses loss()")
+        P = select(alpha, scores.device, _LOSS_AND_GRAD)(
+            scores, alpha, dim=-1, n_iter=50, training=True, return_support_size=False
+        )
         if mapping is Mapping.SOFTMAX:
-            P = torch.softmax(scores, -1)
             conjugate = torch.logsumexp(scores, -1)
         else:
-            P = entmax(scores, alpha)
             # H(p) + <p, s> as one sum over the classes: H(p) = sum_j p_j h(p_j)
             conjugate = (P * tsallis_terms(P, alpha).add_(scores)).sum(-1)
         if target.is_floating_point():

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import ClassVar
 
 import torch
 from torch import nn
 
+from sk_entmax.nn._tensor_spec import BOOL, REAL, Argument, Extent, StateSpec, name_forms
 from sk_entmax.nn.head import EntmaxHead
 
 __all__ = ["EntmaxLinearNet"]
@@ -45,6 +47,24 @@ class EntmaxLinearNet(nn.Module):
     head : EntmaxHead
         The output mapping (and the learnable alpha, if any).
     """
+
+    #: for :mod:`sk_entmax.persistence`: the names its tensors can have, and which stored
+    #: tensors bound each argument (a new argument must be added here)
+    state_spec: ClassVar[StateSpec] = StateSpec(
+        names=name_forms("layers.<i>.(weight|bias)", "head.alpha_map.alpha_raw"),
+        arguments={
+            "n_features": Argument("int", Extent("layers.0.weight", axis=1)),
+            "n_outputs": Argument("int", Extent("layers.<i>.weight", axis=0)),
+            "hidden_layer_sizes": Argument(
+                "ints",
+                Extent("layers.<i>.weight", axis=0),
+                length=Extent("layers.<i>.weight", less=1),
+            ),
+            "alpha": REAL,
+            "learn_alpha": BOOL,
+            "alpha_max": Argument("real or None"),
+        },
+    )
 
     def __init__(
         self,

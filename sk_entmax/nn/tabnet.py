@@ -53,12 +53,24 @@ included, in :mod:`sk_entmax.nn.tabnet_embedding`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax._checks import Integer, check
+from sk_entmax.entmax._common import called_as
+from sk_entmax.entmax.constraints import Integer, check
+from sk_entmax.nn._tensor_spec import (
+    BOOL,
+    MAX_INT,
+    REAL,
+    STR,
+    Argument,
+    Extent,
+    StateSpec,
+    name_forms,
+)
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.tabnet_blocks import (
     ARGUMENTS,
@@ -210,19 +222,23 @@ class TabNet(ColumnEmbedding):
         # n_independent the FeatureTransformer, virtual_batch_size and momentum the
         # GhostBatchNorm (momentum also goes to initial_bn, built in the same call),
         # entmax_mode and entmax_alpha the AttentiveTransformer
-        self.n_features = check("n_features", n_features, Integer(1))
-        self.n_outputs = check("n_outputs", n_outputs, Integer(1))
-        self.n_d = check("n_d", n_d, ARGUMENTS["n_d"])
-        self.n_a = check("n_a", n_a, ARGUMENTS["n_a"])
-        self.n_steps = check("n_steps", n_steps, ARGUMENTS["n_steps"])
-        self.gamma = check("gamma", gamma, ARGUMENTS["gamma"])
+        self.n_features = check("n_features", n_features, Integer(1), "TabNet")
+        self.n_outputs = check("n_outputs", n_outputs, Integer(1), "TabNet")
+        self.n_d = check("n_d", n_d, ARGUMENTS["n_d"], "TabNet")
+        self.n_a = check("n_a", n_a, ARGUMENTS["n_a"], "TabNet")
+        self.n_steps = check("n_steps", n_steps, ARGUMENTS["n_steps"], "TabNet")
+        self.gamma = check("gamma", gamma, ARGUMENTS["gamma"], "TabNet")
         self.n_independent = n_independent
-        self.n_shared = check("n_shared", n_shared, ARGUMENTS["n_shared"])
+        self.n_shared = check("n_shared", n_shared, ARGUMENTS["n_shared"], "TabNet")
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
-        self.faithful_masks = check("faithful_masks", faithful_masks, ARGUMENTS["faithful_masks"])
-        self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
-        self._init_layers(n_independent, self.n_shared, virtual_batch_size, momentum)
+        self.faithful_masks = check(
+            "faithful_masks", faithful_masks, ARGUMENTS["faithful_masks"], "TabNet"
+        )
+        # the blocks' checks of what TabNet passes on name TabNet, the class the user built
+        with called_as("TabNet"):
+            self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
+            self._init_layers(n_independent, self.n_shared, virtual_batch_size, momentum)
 
     def _init_layers(
         self, n_independent: int, n_shared: int, virtual_batch_size: int, momentum: float
@@ -375,6 +391,13 @@ class TabNet(ColumnEmbedding):
         return alphas
 
 
+# name forms and extents of TabNetClassifierNet.state_spec: a batch norm's tensors, the
+# post-embedding width (the input of the initial batch norm), the categorical embeddings
+_BN = "(weight|bias|running_mean|running_var)"
+_WIDTH = Extent("tabnet.initial_bn.weight", axis=0)
+_EMBEDDINGS = Extent("tabnet.embeddings.<i>.weight")
+
+
 class TabNetClassifierNet(nn.Module):
     """TabNet scores with an entmax output and the sparsity regulariser in its loss.
 
@@ -398,6 +421,55 @@ class TabNetClassifierNet(nn.Module):
     head : sk_entmax.nn.head.EntmaxHead
         The output mapping.
     """
+
+    #: for :mod:`sk_entmax.persistence`: the names its tensors can have, and which stored
+    #: tensors bound each argument, its own and :class:`TabNet`'s (a new argument must be
+    #: added here)
+    state_spec: ClassVar[StateSpec] = StateSpec(
+        names=name_forms(
+            f"tabnet.initial_bn.({_BN[1:-1]}|num_batches_tracked)",
+            "tabnet.shared.<i>.weight",
+            "tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.fc.weight",
+            f"tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.bn.{_BN}",
+            "tabnet.attentive_transformers.<i>.fc.weight",
+            f"tabnet.attentive_transformers.<i>.bn.{_BN}",
+            "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
+            "tabnet.first_mask_logits",
+            "tabnet.embeddings.<i>.weight",
+            "tabnet.final_mapping.(weight|bias)",
+        ),
+        arguments={
+            "lambda_sparse": REAL,
+            "alpha": REAL,
+            "n_features": Argument("int", _WIDTH),
+            "n_outputs": Argument("int", Extent("tabnet.final_mapping.weight", axis=0)),
+            "n_d": Argument("int", Extent("tabnet.final_mapping.weight", axis=1)),
+            "n_a": Argument("int", Extent("tabnet.attentive_transformers.<i>.fc.weight", 1)),
+            "n_steps": Argument("int", Extent("tabnet.attentive_transformers.<i>.fc.weight")),
+            "gamma": REAL,
+            # the shared and independent GLU layers: a batch norm each
+            "n_independent": Argument(
+                "int", Extent("tabnet.feature_transformers.0.layers.<i>.bn.weight")
+            ),
+            "n_shared": Argument("int", Extent("tabnet.shared.<i>.weight")),
+            "virtual_batch_size": Argument("int"),  # sizes no tensor
+            "momentum": REAL,
+            "entmax_mode": STR,
+            "entmax_alpha": REAL,
+            "cat_idxs": Argument("ints", _WIDTH, length=_EMBEDDINGS),
+            "cat_dims": Argument(
+                "ints", Extent("tabnet.embeddings.<i>.weight", axis=0), length=_EMBEDDINGS
+            ),
+            "cat_emb_dims": Argument(
+                "int or ints",
+                Extent("tabnet.embeddings.<i>.weight", axis=1, absent=MAX_INT),
+                length=_EMBEDDINGS,
+            ),
+            "missing_idxs": Argument("ints", _WIDTH, length=_WIDTH),
+            "missing_fill": Argument("reals or None", length=_WIDTH),
+            "faithful_masks": BOOL,
+        },
+    )
 
     def __init__(self, lambda_sparse: float = 1e-3, alpha: float = 1.5, **tabnet_params) -> None:
         super().__init__()

@@ -7,7 +7,7 @@ picks (the modes are described in :mod:`sk_entmax.nn.tabnet`). The network itsel
 :mod:`sk_entmax.nn.tabnet`, the column embeddings in :mod:`sk_entmax.nn.tabnet_embedding`.
 
 Each block checks the arguments it uses itself, with the constraints of
-:mod:`sk_entmax.entmax._checks`; ``TabNet`` passes them on unchecked.
+:mod:`sk_entmax.entmax.constraints`; ``TabNet`` passes them on unchecked.
 """
 
 from __future__ import annotations
@@ -19,8 +19,17 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax15, sparsemax
-from sk_entmax.entmax._checks import Boolean, Integer, Options, Real, Satisfies, check
+from sk_entmax.entmax import AdaptiveEntmax, entmax
+from sk_entmax.entmax._common import owner_of
+from sk_entmax.entmax.constraints import (
+    Boolean,
+    Integer,
+    Options,
+    Real,
+    Satisfies,
+    check,
+    invalid,
+)
 
 __all__ = [
     "ARGUMENTS",
@@ -132,11 +141,18 @@ class GhostBatchNorm(nn.Module):
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        self.num_features = check("num_features", num_features, Integer(1))
-        self.virtual_batch_size = check(
-            "virtual_batch_size", virtual_batch_size, ARGUMENTS["virtual_batch_size"]
+        self.num_features = check(
+            "num_features", num_features, Integer(1), owner_of("GhostBatchNorm")
         )
-        self.momentum = check("momentum", momentum, ARGUMENTS["momentum"])
+        self.virtual_batch_size = check(
+            "virtual_batch_size",
+            virtual_batch_size,
+            ARGUMENTS["virtual_batch_size"],
+            owner_of("GhostBatchNorm"),
+        )
+        self.momentum = check(
+            "momentum", momentum, ARGUMENTS["momentum"], owner_of("GhostBatchNorm")
+        )
         self.eps = float(eps)
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.ones(self.num_features, **factory))
@@ -242,7 +258,7 @@ class GLULayer(nn.Module):
         self, fc: nn.Linear, virtual_batch_size: int = 128, momentum: float = 0.02
     ) -> None:
         super().__init__()
-        check("fc.out_features", fc.out_features, Satisfies("even", _even))
+        check("fc.out_features", fc.out_features, Satisfies("even", _even), owner_of("GLULayer"))
         self.fc = fc
         self.bn = GhostBatchNorm(fc.out_features, virtual_batch_size, momentum)
 
@@ -291,12 +307,18 @@ class FeatureTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        n_independent = check("n_independent", n_independent, ARGUMENTS["n_independent"])
+        n_independent = check(
+            "n_independent",
+            n_independent,
+            ARGUMENTS["n_independent"],
+            owner_of("FeatureTransformer"),
+        )
         if not shared and not n_independent:
-            raise ValueError(
-                "n_independent + n_shared must be at least 1 (a feature transformer needs a "
-                f"GLU layer); got n_independent={n_independent} and n_shared={len(shared)}"
+            must = (
+                "at least 1 when there are no shared layers: n_independent + n_shared must be "
+                "at least 1 (a feature transformer needs a GLU layer)"
             )
+            raise invalid("n_independent", owner_of("FeatureTransformer"), must, n_independent)
         layers = [GLULayer(fc, virtual_batch_size, momentum) for fc in shared]
         width = out_features if shared else in_features
         for _ in range(n_independent):
@@ -354,8 +376,9 @@ class AttentiveTransformer(nn.Module):
         momentum: float = 0.02,
     ) -> None:
         super().__init__()
-        self.entmax_mode = check("entmax_mode", entmax_mode, ARGUMENTS["entmax_mode"])
-        self.entmax_alpha = check("entmax_alpha", entmax_alpha, ARGUMENTS["entmax_alpha"])
+        owner = owner_of("AttentiveTransformer")
+        self.entmax_mode = check("entmax_mode", entmax_mode, ARGUMENTS["entmax_mode"], owner)
+        self.entmax_alpha = check("entmax_alpha", entmax_alpha, ARGUMENTS["entmax_alpha"], owner)
         self.fc = nn.Linear(n_a, n_features, bias=False)
         self.bn = GhostBatchNorm(n_features, virtual_batch_size, momentum)
         self.adaptive = None
@@ -376,13 +399,10 @@ class AttentiveTransformer(nn.Module):
 
     def mapping(self, Z: torch.Tensor) -> torch.Tensor:
         """The mask mapping of ``entmax_mode`` along the last axis."""
-        if self.entmax_mode == "sparsemax":
-            return sparsemax(Z, dim=-1, training=self.training)
-        if self.entmax_mode == "entmax15":
-            return entmax15(Z, dim=-1, training=self.training)
-        if self.adaptive is not None:
-            return self.adaptive(Z)
-        return entmax(Z, self.entmax_alpha, dim=-1, training=self.training)
+        # through entmax, which a kernel registered for the alpha's case replaces
+        # (sk_entmax.entmax.algorithms); the adaptive mode's alpha is a tensor
+        n_iter = 50 if self.adaptive is None else self.adaptive.n_iter
+        return entmax(Z, self.alpha, dim=-1, n_iter=n_iter, training=self.training)
 
     def forward(self, a: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
         """The mask M, of shape (n_samples, n_features), each row on the simplex."""

@@ -15,9 +15,15 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from sk_entmax.entmax._checks import Integer, Real, check
+from sk_entmax.entmax._common import owner_of
+from sk_entmax.entmax.constraints import Integer, Real, check, invalid
 
 __all__ = ["ColumnEmbedding"]
+
+
+# the class whose parameters these are, named in their errors (unless built within
+# ``called_as``, e.g. by TabNet naming itself)
+_OWNER = "ColumnEmbedding"
 
 
 class ColumnEmbedding(nn.Module):
@@ -143,30 +149,34 @@ class ColumnEmbedding(nn.Module):
     ) -> tuple[list[int], list[int], list[int]]:
         cat_idxs, cat_dims = list(cat_idxs), list(cat_dims)
         if len(cat_idxs) != len(cat_dims):
-            raise ValueError(
-                f"cat_idxs and cat_dims must have the same length; got {len(cat_idxs)} "
-                f"and {len(cat_dims)}"
-            )
+            must = f"a sequence of the length of cat_idxs ({len(cat_idxs)})"
+            raise invalid("cat_dims", owner_of(_OWNER), must, cat_dims)
         cat_idxs = self._check_columns("cat_idxs", cat_idxs)
-        cat_dims = [check("cat_dims entries", dim, Integer(1)) for dim in cat_dims]
+        cat_dims = [
+            check(f"cat_dims[{i}]", dim, Integer(1), owner_of(_OWNER))
+            for i, dim in enumerate(cat_dims)
+        ]
         if isinstance(cat_emb_dims, numbers.Integral) and not isinstance(cat_emb_dims, bool):
             emb_dims = [cat_emb_dims] * len(cat_idxs)
         else:
             emb_dims = list(cat_emb_dims)
             if len(emb_dims) != len(cat_idxs):
-                raise ValueError(
-                    "cat_emb_dims must be an integer or have the length of cat_idxs "
-                    f"({len(cat_idxs)}); got {len(emb_dims)}"
-                )
-        emb_dims = [check("cat_emb_dims entries", dim, Integer(1)) for dim in emb_dims]
+                must = f"an integer or a sequence of the length of cat_idxs ({len(cat_idxs)})"
+                raise invalid("cat_emb_dims", owner_of(_OWNER), must, cat_emb_dims)
+        emb_dims = [
+            check(f"cat_emb_dims[{i}]", dim, Integer(1), owner_of(_OWNER))
+            for i, dim in enumerate(emb_dims)
+        ]
         return cat_idxs, cat_dims, emb_dims
 
     def _check_columns(self, name: str, idxs: list[int]) -> list[int]:
         """``idxs`` as distinct column indices, in ``[0, n_features)``."""
         column = Integer(0, self.n_features - 1)
-        idxs = [check(f"{name} entries", idx, column) for idx in idxs]
+        idxs = [check(f"{name}[{i}]", idx, column, owner_of(_OWNER)) for i, idx in enumerate(idxs)]
         if len(set(idxs)) != len(idxs):
-            raise ValueError(f"{name} must not repeat a column; got {idxs}")
+            raise invalid(
+                name, owner_of(_OWNER), "distinct column indices (no column repeated)", idxs
+            )
         return idxs
 
     def _check_missing(
@@ -175,19 +185,21 @@ class ColumnEmbedding(nn.Module):
         missing_idxs = self._check_columns("missing_idxs", list(missing_idxs))
         both = sorted(set(missing_idxs) & set(self.cat_idxs))
         if both:
-            raise ValueError(
-                f"missing_idxs must name continuous columns; {both} are categorical (a "
-                "categorical column's missing values take its code 0)"
+            must = (
+                f"continuous columns only ({both} are categorical: a categorical column's "
+                "missing values take its code 0)"
             )
+            raise invalid("missing_idxs", owner_of(_OWNER), must, missing_idxs)
         if missing_fill is None:
             return missing_idxs, torch.zeros(self.n_features)
         values = list(missing_fill)
         if len(values) != self.n_features:
-            raise ValueError(
-                f"missing_fill must be None or {self.n_features} finite numbers (one per "
-                f"column); got {missing_fill!r}"
-            )
-        values = [check("missing_fill entries", v, Real(note="finite")) for v in values]
+            must = f"None or {self.n_features} finite numbers (one per column)"
+            raise invalid("missing_fill", owner_of(_OWNER), must, missing_fill)
+        values = [
+            check(f"missing_fill[{i}]", v, Real(note="finite"), owner_of(_OWNER))
+            for i, v in enumerate(values)
+        ]
         return missing_idxs, torch.tensor(values, dtype=torch.get_default_dtype())
 
     def embed(self, X: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sk_entmax.entmax.constraints import invalid
+
 from ._common import (
     _class_names,
     _existing,
@@ -338,13 +340,16 @@ def _rows(pairs: Sequence[tuple[str, str]]) -> str:
     )
 
 
-def _check_data(data: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+def _check_data(data: Sequence[tuple[str, str]] | None, owner: str) -> list[tuple[str, str]]:
     if data is None:
         return []
     pairs = list(data)
     if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
-        raise ValueError(
-            "data must be a sequence of (label, text) pairs, e.g. [('rows dropped', '3')]"
+        raise invalid(
+            "data",
+            owner,
+            "None or a sequence of (label, text) pairs, e.g. [('rows dropped', '3')]",
+            data,
         )
     return [(str(k), str(v)) for k, v in pairs]
 
@@ -484,10 +489,10 @@ def feature_mask_report(
     >>> path = feature_mask_report(clf, X, "wine_masks.html")  # doctest: +SKIP
     """
     _require_matplotlib()
-    data = _check_data(data)
+    data = _check_data(data, "feature_mask_report")
     _check_path(path)
-    n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
-    confidence = _check_confidence(confidence)
+    n_resamples = _check_count(n_resamples, "n_resamples", 0, "feature_mask_report")
+    confidence = _check_confidence(confidence, "feature_mask_report")
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
     positions, labels = _positions(X, rows)
     M_explain, masks = est.explain(Xt)
@@ -567,7 +572,7 @@ def probability_support_report(
         file (checked before drawing and again when writing); ``filename`` is ``path``.
     """
     _require_matplotlib()
-    data = _check_data(data)
+    data = _check_data(data, "probability_support_report")
     _check_path(path)
     proba = _proba(clf, X)
     positions, labels = _positions(X, rows)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from sk_entmax.entmax.constraints import Integer, Real, check
+
 from ._common import _tabnet
 
 
@@ -74,7 +76,7 @@ class ImportanceIntervals:
             end of ``better``'s interval is not above the upper end of ``next``'s. Empty
             when every one of those features stands apart from the next.
         """
-        top = _check_count(top, "top", minimum=1)
+        top = _check_count(top, "top", 1, "ImportanceIntervals.overlapping")
         order = self.order()
         pairs = []
         for a, b in pairwise(order[: top + 1]):
@@ -121,20 +123,15 @@ class ImportanceIntervals:
         )
 
 
-def _check_count(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
+def _check_count(value: Any, name: str, minimum: int, owner: str) -> int:
+    return check(name, value, Integer(minimum), owner)
 
 
-def _check_confidence(confidence: Any) -> float:
-    if (
-        isinstance(confidence, bool)
-        or not isinstance(confidence, (int, float, np.floating))
-        or not 0.0 < float(confidence) < 1.0
-    ):
-        raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.9; got {confidence!r}")
-    return float(confidence)
+_CONFIDENCE = Real(0.0, 1.0, low_open=True, high_open=True, note="e.g. 0.9")
+
+
+def _check_confidence(confidence: Any, owner: str) -> float:
+    return check("confidence", confidence, _CONFIDENCE, owner)
 
 
 def _intervals_from(
@@ -231,8 +228,8 @@ def importance_intervals(
     >>> found.overlapping()  # doctest: +SKIP
     [('proline', 'flavanoids')]
     """
-    n_resamples = _check_count(n_resamples, "n_resamples", minimum=1)
-    confidence = _check_confidence(confidence)
+    n_resamples = _check_count(n_resamples, "n_resamples", 1, "importance_intervals")
+    confidence = _check_confidence(confidence, "importance_intervals")
     est, Xt, names = _tabnet(clf, X, "importance_intervals")
     M_explain, _ = est.explain(Xt)
     return _intervals_from(M_explain, names, n_resamples, confidence, random_state)

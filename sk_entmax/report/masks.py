@@ -222,8 +222,8 @@ def plot_feature_importances(
         When ``n_resamples`` is positive without ``X`` (there are no rows to resample), or
         ``n_resamples`` or ``confidence`` is out of range.
     """
-    n_resamples = _check_count(n_resamples, "n_resamples", minimum=0)
-    confidence = _check_confidence(confidence)
+    n_resamples = _check_count(n_resamples, "n_resamples", 0, "plot_feature_importances")
+    confidence = _check_confidence(confidence, "plot_feature_importances")
     if n_resamples and X is None:
         raise ValueError(
             "n_resamples > 0 needs X, the rows to resample; with X=None the chart shows "

@@ -86,9 +86,13 @@ def test_a_registered_kernel_serves_its_case_on_its_device_and_nothing_else():
 
 
 def test_register_kernel_rejects_what_is_not_a_case_or_not_callable():
-    with pytest.raises(TypeError, match="mapping must be a Mapping"):
+    with pytest.raises(
+        TypeError, match="'mapping' parameter of register_kernel must be a Mapping"
+    ):
         register_kernel("sparsemax", "cpu", lambda X, alpha, **kw: X)
-    with pytest.raises(TypeError, match="kernel must be callable"):
+    with pytest.raises(
+        TypeError, match="'kernel' parameter of register_kernel must be a callable"
+    ):
         register_kernel(Mapping.SPARSEMAX, "cpu", None)
     with pytest.raises(RuntimeError):
         register_kernel(Mapping.SPARSEMAX, "no-such-device", lambda X, alpha, **kw: X)

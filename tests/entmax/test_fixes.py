@@ -727,7 +727,10 @@ def test_n_iter_none_means_the_default():
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "50"])
 def test_n_iter_still_rejects_other_values(bad):
-    with pytest.raises(ValueError, match="n_iter must be one of None or an integer >= 1"):
+    with pytest.raises(
+        ValueError,
+        match="'n_iter' parameter of entmax_bisect must be one of None or an integer >= 1",
+    ):
         entmax_bisect(torch.randn(2, 3), n_iter=bad)
 
 

@@ -194,11 +194,14 @@ def test_alpha_arguments():
     assert torch.equal(fixed.alpha, torch.tensor([1.2, 2.0]))
     assert "alpha=[1.2, 2.0]" in repr(fixed)
     assert "alpha=learned" in repr(EntmaxMultiheadAttention(E, H, learn_alpha=True))
-    with pytest.raises(ValueError, match=r"alpha must be a real number > 1 and < 2 \(the start"):
+    with pytest.raises(
+        ValueError,
+        match=r"of EntmaxMultiheadAttention must be a real number > 1 and < 2 \(the start",
+    ):
         EntmaxMultiheadAttention(E, H, alpha=2.0, learn_alpha=True)
     with pytest.raises(ValueError, match="one per head"):
         EntmaxMultiheadAttention(E, H, alpha=[1.2, 1.3, 1.4])
-    with pytest.raises(TypeError, match="alpha must be"):
+    with pytest.raises(TypeError, match="'alpha' parameter of EntmaxMultiheadAttention must be"):
         EntmaxMultiheadAttention(E, H, alpha="1.5")
 
 

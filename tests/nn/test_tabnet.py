@@ -532,7 +532,7 @@ def test_gradcheck_float64(train):
         ({"entmax_alpha": 2.5}, "entmax_alpha"),
         ({"entmax_alpha": 0.9, "entmax_mode": "constant"}, "entmax_alpha"),
         ({"entmax_alpha": float("nan")}, "entmax_alpha"),
-        ({"cat_idxs": [1], "cat_dims": []}, "cat_idxs and cat_dims"),
+        ({"cat_idxs": [1], "cat_dims": []}, "cat_dims.*length of cat_idxs"),
         ({"cat_idxs": [9], "cat_dims": [3]}, "cat_idxs"),
         ({"cat_idxs": [1, 1], "cat_dims": [3, 3]}, "cat_idxs"),
         ({"cat_idxs": [1], "cat_dims": [0]}, "cat_dims"),

@@ -1,0 +1,97 @@
+"""The header of a model file: its format version, its entries, and how much of it
+:func:`~sk_entmax.persistence.load` reads (bytes, JSON values), checked before it is parsed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sk_entmax._version import __version__
+from sk_entmax.persistence._codec import _is_int
+from sk_entmax.persistence._errors import _Invalid
+
+#: version of the file layout; :func:`load` reads versions 1 to this one
+FORMAT_VERSION = 1
+_METADATA_KEY = "sk_entmax"
+
+_HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
+#: entries a header may have: "conformal" holds a SparseConformalClassifier around the model
+_OPTIONAL_HEADER_KEYS = {"conformal"}
+
+#: the most a file's header may hold, so that reading it costs tens of MB at most: its bytes
+#: (the tensors' table and the JSON document), then the JSON's values (each costs up to about
+#: 60 bytes as a Python object) and containers (about 70 bytes each). save refuses a model
+#: beyond them, so every file it writes loads; a model's header is kilobytes, and a
+#: categorical column of 100,000 categories takes 100,000 values
+_MAX_HEADER_BYTES = 4 * 2**20
+_MAX_JSON_VALUES = 300_000
+_MAX_JSON_CONTAINERS = 100_000
+
+
+def _check_json_size(text: str) -> None:
+    """Refuse a header document with more values or containers than a model file holds,
+    counted from its text before it is parsed (commas and brackets inside strings count
+    too, so the counts are upper bounds)."""
+    values = text.count(",") + 1
+    containers = text.count("[") + text.count("{")
+    if values > _MAX_JSON_VALUES or containers > _MAX_JSON_CONTAINERS:
+        raise _Invalid(
+            f"the header holds about {values:,} values in {containers:,} lists and objects; "
+            f"a model file holds at most {_MAX_JSON_VALUES:,} and {_MAX_JSON_CONTAINERS:,}"
+        )
+
+
+def _check_header_bytes(name: str) -> None:
+    """Refuse a file whose header (its first 8 bytes give the length) exceeds
+    :data:`_MAX_HEADER_BYTES`, before safetensors reads it."""
+    with open(name, "rb") as file:
+        head = file.read(8)
+    if len(head) == 8:  # shorter: safetensors says what is wrong
+        size = int.from_bytes(head, "little")
+        if size > _MAX_HEADER_BYTES:
+            raise _Invalid(
+                f"not a safetensors file save wrote: its first 8 bytes give a header of "
+                f"{size:,} bytes; a model file's header is at most {_MAX_HEADER_BYTES:,}"
+            )
+
+
+_NET_KEYS = {"module", "module_kwargs", "batch_size", "history", "aliases"}
+
+
+def _refuse_constant(name: str) -> float:
+    raise _Invalid(f"the header holds {name}, which JSON does not have")
+
+
+def _parse_header(text: str) -> dict[str, Any]:
+    _check_json_size(text)
+    try:
+        header = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise _Invalid("the header is nested too deeply to be one this package wrote") from None
+    except ValueError as error:  # JSONDecodeError, or an int of too many digits
+        raise _Invalid(f"the header is not valid JSON: {error}") from None
+    if not isinstance(header, dict):
+        raise _Invalid("the header is not a JSON object")
+    version = header.get("format_version")
+    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
+        newer = _is_int(version) and version > FORMAT_VERSION
+        readable = "version 1" if FORMAT_VERSION == 1 else f"versions 1 to {FORMAT_VERSION}"
+        raise _Invalid(
+            f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
+            f"format {readable}" + (" (the file is newer)" if newer else "")
+        )
+    _check_keys(header, _HEADER_KEYS, "the header", optional=_OPTIONAL_HEADER_KEYS)
+    if not isinstance(header["net"], dict):
+        raise _Invalid("the header's network entry is not an object")
+    _check_keys(header["net"], _NET_KEYS, "the header's network entry")
+    return header
+
+
+def _check_keys(
+    entry: dict[str, Any], keys: set[str], what: str, optional: set[str] = frozenset()
+) -> None:
+    unknown, missing = sorted(set(entry) - keys - optional), sorted(keys - set(entry))
+    if unknown:
+        raise _Invalid(f"{what} has entries a model file does not have: {unknown[:5]}")
+    if missing:
+        raise _Invalid(f"{what} lacks the entries {missing}")
