@@ -3,7 +3,7 @@ a skorch net, and scoring rows with the trained network.
 
 Each estimator is a plain ``BaseEstimator`` whose ``__init__`` only stores its parameters.
 ``fit`` runs named steps: check the parameters against the class's constraint table (once),
-turn them into a :class:`~sk_entmax._training.TrainingPlan`, validate the data, encode the
+turn them into a :class:`~sk_entmax._engine.training.TrainingPlan`, validate the data, encode the
 target (the task's part: :mod:`sk_entmax._classifier`), train a skorch
 :class:`~skorch.NeuralNet` (kept as ``net_``) through skorch's documented extension points,
 then set the fitted attributes.
@@ -35,25 +35,25 @@ from sklearn.utils import check_random_state
 from skorch import NeuralNet
 from skorch.dataset import ValidSplit
 
-from sk_entmax._callbacks import (
+from sk_entmax._engine.callbacks import (
     BestWeightsSoFar,
     FiniteLossCheck,
     fit_callbacks,
     recover_after_interrupt,
 )
-from sk_entmax._device import resolve_device
-from sk_entmax._inference import TrainedNetMixin
-from sk_entmax._net import FenchelYoungNet, NonFiniteLossError
-from sk_entmax._parameters import SHARED_CONSTRAINTS
-from sk_entmax._solver import check_lbfgs_outcome
-from sk_entmax._threads import resolve_n_jobs, torch_threads
-from sk_entmax._training import (
+from sk_entmax._engine.device import resolve_device
+from sk_entmax._engine.inference import TrainedNetMixin
+from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError
+from sk_entmax._engine.solver import check_lbfgs_outcome
+from sk_entmax._engine.threads import resolve_n_jobs, torch_threads
+from sk_entmax._engine.training import (
     TrainingPlan,
     initialize_net,
     load_warm_start,
     make_net,
     warm_start_snapshot,
 )
+from sk_entmax._parameters import SHARED_CONSTRAINTS
 from sk_entmax.entmax.constraints import (
     Constraint,
     check,
@@ -71,12 +71,12 @@ __all__ = [
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     """The fit skeleton shared by every estimator (the trained network's scores come from
-    :class:`~sk_entmax._inference.TrainedNetMixin`).
+    :class:`~sk_entmax._engine.inference.TrainedNetMixin`).
 
     A subclass states its parameters' constraints once, in ``_constraints``
     (:data:`SHARED_CONSTRAINTS` and its own), and supplies what varies:
 
-    - ``_plan(params)``: the :class:`~sk_entmax._training.TrainingPlan` its checked
+    - ``_plan(params)``: the :class:`~sk_entmax._engine.training.TrainingPlan` its checked
       parameters give;
     - ``_module(params, n_features, n_outputs, batch_size)``: the torch module class and its
       arguments (the module provides ``loss`` and ``proba``, see
@@ -84,7 +84,8 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     - the task's part: ``_fit_targets``, ``_n_outputs``, ``_outputs_key`` and
       ``_validation_split`` (a classifier's are in :mod:`sk_entmax._classifier`);
     - the data hooks ``_validate_fit_data`` and ``_validate_predict_data`` (numeric ``X``:
-      :mod:`sk_entmax._numeric_input`; tables with text and gaps: :mod:`sk_entmax._tabular`).
+      :mod:`sk_entmax._inputs.numeric`; tables with text and gaps:
+      :mod:`sk_entmax._inputs.tabular`).
 
     It may override the other hooks: rules between parameters (``_cross_check``), the batch
     size, the start of a full-batch fit, the work per row (for the thread count, from the
@@ -246,7 +247,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         fit sets, scikit-learn's configuration): what :meth:`_restore_fitted_state` puts
         back after a failed call. The values are not copied: a call replaces them, never
         changes them in place (``partial_fit``'s net excepted, see
-        :class:`~sk_entmax._training.NetCheckpoint`)."""
+        :class:`~sk_entmax._engine.training.NetCheckpoint`)."""
         params = set(self._get_param_names())
         return {key: value for key, value in vars(self).items() if key not in params}
 

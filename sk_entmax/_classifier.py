@@ -34,11 +34,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from skorch.dataset import ValidSplit
 
-from sk_entmax._base import BaseEntmaxEstimator
-from sk_entmax._inference import PROBA_ROWS
-from sk_entmax._parameters import ALPHA
-from sk_entmax._threads import torch_threads
-from sk_entmax.persistence._schema import (
+from sk_entmax._attributes import (
     Attribute,
     array,
     boolean,
@@ -48,6 +44,10 @@ from sk_entmax.persistence._schema import (
     matching_network,
     real,
 )
+from sk_entmax._base import BaseEntmaxEstimator
+from sk_entmax._engine.inference import PROBA_ROWS
+from sk_entmax._engine.threads import torch_threads
+from sk_entmax._parameters import ALPHA
 
 __all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
 

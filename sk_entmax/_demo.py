@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
-from sk_entmax._lbfgs import Lbfgs
+from sk_entmax._engine.lbfgs import Lbfgs
 from sk_entmax.entmax import entmax15, sparsemax
 
 __all__ = ["default_report_path", "run_demo"]

@@ -10,14 +10,14 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
+from sk_entmax._attributes import Attribute
 from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
-from sk_entmax._numeric_input import NumericInputMixin
+from sk_entmax._engine.training import ADAM, LBFGS, TrainingPlan
+from sk_entmax._inputs.numeric import NumericInputMixin
+from sk_entmax._inputs.streaming import StreamingMixin
 from sk_entmax._parameters import LINEAR_CONSTRAINTS, SHARED_CONSTRAINTS, SOLVERS
-from sk_entmax._streaming import StreamingMixin
-from sk_entmax._training import ADAM, LBFGS, TrainingPlan
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.linear import EntmaxLinearNet
-from sk_entmax.persistence._schema import Attribute
 
 __all__ = ["SOLVERS", "EntmaxClassifier", "SparsemaxClassifier"]
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from sk_entmax import EntmaxClassifier, TabNetEntmaxClassifier, _device
+from sk_entmax import EntmaxClassifier, TabNetEntmaxClassifier
+from sk_entmax._engine import device as _device
 
 X = np.random.default_rng(0).normal(size=(40, 3)).astype(np.float32)
 Y = np.arange(40) % 2

@@ -20,7 +20,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import EntmaxClassifier, NonFiniteLossError, TabNetEntmaxClassifier
-from sk_entmax._net import FenchelYoungNet
+from sk_entmax._engine.net import FenchelYoungNet
 
 X_RAW, Y = load_iris(return_X_y=True)
 X = StandardScaler().fit_transform(X_RAW)

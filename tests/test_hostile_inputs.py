@@ -123,7 +123,7 @@ def test_full_batch_solver_on_extreme_values_warns_that_it_did_not_converge(cls)
 
 
 def test_full_batch_nan_objective_stops_fit_with_a_clear_error(monkeypatch):
-    from sk_entmax._solver import LbfgsNet
+    from sk_entmax._engine.solver import LbfgsNet
 
     original = LbfgsNet.objective
 
@@ -139,7 +139,7 @@ def test_full_batch_nan_objective_stops_fit_with_a_clear_error(monkeypatch):
 
 
 def test_full_batch_interrupt_keeps_the_weights_reached(monkeypatch):
-    from sk_entmax._solver import LbfgsNet
+    from sk_entmax._engine.solver import LbfgsNet
 
     original, calls = LbfgsNet.objective, []
 

@@ -1,4 +1,4 @@
-"""The L-BFGS optimizer of the linear estimators (sk_entmax._lbfgs), against closed forms,
+"""The L-BFGS optimizer of the linear estimators (sk_entmax._engine.lbfgs), against closed forms,
 scipy, and the first fit in a fresh process."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import torch
 from scipy.optimize import minimize, rosen, rosen_der
 
-from sk_entmax._lbfgs import Lbfgs
+from sk_entmax._engine.lbfgs import Lbfgs
 
 
 def _run(objective, x0, **settings):

@@ -23,7 +23,7 @@ from sk_entmax import (
     TabNetEntmaxClassifier,
 )
 from sk_entmax.entmax import SparsemaxLoss, entmax_bisect
-from sk_entmax.entmax.constraints import _REJECT
+from sk_entmax.entmax.constraints import REJECT
 from sk_entmax.metrics import stratified_coverage, tsallis_loss
 
 X, y = load_iris(return_X_y=True)
@@ -41,7 +41,7 @@ def _sklearn_wording(name: str, owner: str) -> str:
 def _bad_values(cls):
     for name, constraint in cls._constraints.items():
         for value in CANDIDATES:
-            if constraint.accept(value) is _REJECT:
+            if constraint.accept(value) is REJECT:
                 yield name, value
                 break
 

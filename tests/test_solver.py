@@ -25,7 +25,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
-from sk_entmax._lbfgs import Lbfgs
+from sk_entmax._engine.lbfgs import Lbfgs
 
 
 def _scaled(load):
@@ -272,14 +272,14 @@ def test_thread_setting_is_restored_after_fit_predict_and_errors(make, monkeypat
     with pytest.raises(_Boom):
         clf.fit(X, y)
     assert torch.get_num_threads() == before
-    from sk_entmax._threads import available_cores
+    from sk_entmax._engine.threads import available_cores
 
     assert seen[-1] == min(clf.n_jobs, available_cores())  # capped at the cores (warned)
 
 
 def test_default_threads_are_one_for_small_data(monkeypatch):
-    from sk_entmax import _threads
-    from sk_entmax._threads import resolve_n_jobs
+    from sk_entmax._engine import threads as _threads
+    from sk_entmax._engine.threads import resolve_n_jobs
 
     monkeypatch.setattr(_threads, "available_cores", lambda: 4)
     assert resolve_n_jobs(None, work=1e6) == 1
@@ -292,7 +292,7 @@ def test_default_threads_never_read_the_machine_load(monkeypatch):
     # machine cannot change the model (before, /proc/loadavg was sampled: this failed)
     import builtins
 
-    from sk_entmax import _threads
+    from sk_entmax._engine import threads as _threads
 
     real_open = builtins.open
 
@@ -316,7 +316,7 @@ def test_lbfgs_fit_is_bit_identical_at_every_thread_count(learn_alpha):
     # issue 27.1: the objective's blocks are fixed by the data and added in order, each
     # evaluated with one torch thread, so n_jobs changes the speed, never the model (blocks
     # of the default size: a product over that many rows is where torch splits its sums)
-    from sk_entmax import _solver
+    from sk_entmax._engine import solver as _solver
 
     n = 2 * _solver._FIT_ROWS + 500  # three blocks
     X, y = make_classification(
@@ -355,7 +355,7 @@ def test_lbfgs_on_cuda_matches_cpu():
 
 @pytest.mark.parametrize("learn_alpha", [False, True])
 def test_objective_in_blocks_equals_one_pass(monkeypatch, learn_alpha):
-    from sk_entmax import _solver
+    from sk_entmax._engine import solver as _solver
 
     X, y = _scaled(load_wine)
     weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 import torch
 
-from sk_entmax import EntmaxClassifier, _threads
-from sk_entmax._threads import available_cores, resolve_n_jobs, torch_threads
+from sk_entmax import EntmaxClassifier
+from sk_entmax._engine import threads as _threads
+from sk_entmax._engine.threads import available_cores, resolve_n_jobs, torch_threads
 
 # ----------------------------------------------------------------- the cap, in-process
 
@@ -87,7 +88,7 @@ _SCENARIO = textwrap.dedent(
     import torch
 
     from sk_entmax import EntmaxClassifier
-    from sk_entmax._threads import available_cores, torch_threads
+    from sk_entmax._engine.threads import available_cores, torch_threads
 
     # the caller's count: -1 for the available cores (torch's default counts the machine's
     # cores, not those of the process's affinity)

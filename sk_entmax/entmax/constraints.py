@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "REJECT",
     "AnyOf",
     "Boolean",
     "Constraint",
@@ -47,7 +48,8 @@ __all__ = [
     "check_all",
 ]
 
-_REJECT = object()
+#: what :meth:`Constraint.accept` returns for a value the constraint refuses
+REJECT = object()
 
 
 class InvalidParameterError(ValueError, TypeError):
@@ -57,7 +59,7 @@ class InvalidParameterError(ValueError, TypeError):
 
 class Constraint:
     """What a parameter may be: :meth:`accept` returns the value in its plain form, or
-    ``_REJECT``; ``description`` completes "<name> must be ..."."""
+    :data:`REJECT`; ``description`` completes "<name> must be ..."."""
 
     description: str
 
@@ -93,14 +95,14 @@ class Integer(Constraint):
     def accept(self, value: Any) -> Any:
         if _is_bool(value):
             if not self.bools:
-                return _REJECT
+                return REJECT
             value = int(value)
         if not isinstance(value, numbers.Integral):
-            return _REJECT
+            return REJECT
         if (self.low is not None and value < self.low) or (
             self.high is not None and value > self.high
         ):
-            return _REJECT
+            return REJECT
         return int(value)
 
 
@@ -127,10 +129,10 @@ class Real(Constraint):
 
     def accept(self, value: Any) -> Any:
         if _is_bool(value) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            return _REJECT
+            return REJECT
         above = value > self.low if self.low_open else value >= self.low
         below = value < self.high if self.high_open else value <= self.high
-        return float(value) if above and below else _REJECT
+        return float(value) if above and below else REJECT
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ class Boolean(Constraint):
     description: str = "True or False"
 
     def accept(self, value: Any) -> Any:
-        return bool(value) if _is_bool(value) else _REJECT
+        return bool(value) if _is_bool(value) else REJECT
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,13 @@ class Options(Constraint):
             )
             if same_kind and value == option:
                 return option
-        return _REJECT
+        return REJECT
 
 
 @dataclass(frozen=True)
 class Satisfies(Constraint):
     """A rule a table cannot state: ``convert(value)`` returns the plain value or raises
-    ``TypeError``/``ValueError`` (or returns ``_REJECT``) when the value breaks it."""
+    ``TypeError``/``ValueError`` (or returns ``REJECT``) when the value breaks it."""
 
     description: str
     convert: Callable[[Any], Any]
@@ -179,7 +181,7 @@ class Satisfies(Constraint):
         try:
             return self.convert(value)
         except (TypeError, ValueError):
-            return _REJECT
+            return REJECT
 
 
 class AnyOf(Constraint):
@@ -195,9 +197,9 @@ class AnyOf(Constraint):
     def accept(self, value: Any) -> Any:
         for constraint in self.constraints:
             accepted = constraint.accept(value)
-            if accepted is not _REJECT:
+            if accepted is not REJECT:
                 return accepted
-        return _REJECT
+        return REJECT
 
     def __repr__(self) -> str:
         return f"AnyOf({', '.join(map(repr, self.constraints))})"
@@ -217,7 +219,7 @@ def check(name: str, value: Any, constraint: Constraint, owner: str | None = Non
     :class:`InvalidParameterError` naming ``name``, its ``owner``, what it must be and what it
     got."""
     accepted = constraint.accept(value)
-    if accepted is _REJECT:
+    if accepted is REJECT:
         raise invalid(name, owner, constraint.description, value)
     return accepted
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 def _estimator_classes() -> dict[str, tuple[type, str]]:
     """Each estimator class by name, with the name of the network class it trains."""
     from sk_entmax._linear import EntmaxClassifier, SparsemaxClassifier
-    from sk_entmax._tabnet import TabNetEntmaxClassifier
+    from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
 
     return {
         "EntmaxClassifier": (EntmaxClassifier, "EntmaxLinearNet"),

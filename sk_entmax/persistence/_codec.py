@@ -4,21 +4,13 @@ would lose its type, and :func:`_decode` reads it back, taking nothing on trust.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from sklearn.preprocessing import OrdinalEncoder
 
+from sk_entmax._attributes import SavedEncoder as _SavedEncoder
 from sk_entmax.persistence._errors import _Invalid, _Unserializable
-
-
-class _SavedEncoder(NamedTuple):
-    """An ``OrdinalEncoder`` as read from a file: its settings and categories, as data (the
-    ``encoder`` attribute check rebuilds it)."""
-
-    params: dict[str, Any]
-    categories: list
-
 
 _ARRAY_KINDS = "biufUO"
 

@@ -3,9 +3,10 @@ cannot be stored as data."""
 
 from __future__ import annotations
 
+# a file that is not a valid model file: the error the estimators' attribute checks raise too
+from sk_entmax._attributes import Invalid as _Invalid
 
-class _Invalid(Exception):
-    """Why a file is not a valid model file; :func:`load` raises it as a ValueError."""
+__all__ = ["_Invalid", "_Unserializable"]
 
 
 class _Unserializable(TypeError):

@@ -12,7 +12,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from skorch.history import History
 
-from sk_entmax._device import resolve_device
+from sk_entmax._engine.device import resolve_device
 from sk_entmax._version import __version__
 from sk_entmax.persistence._classes import _estimator_classes, _module_classes
 from sk_entmax.persistence._codec import _decode, _encode, _is_int

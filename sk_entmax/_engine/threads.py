@@ -11,7 +11,7 @@ The count never depends on the machine's momentary load: ``n_jobs=None`` picks i
 task's size and the cores alone, so the same call gives the same model whether the machine is
 idle or busy (a fit's rounding can depend on its thread count). The linear estimators' L-BFGS
 fits go further: they evaluate their objective in blocks of rows on a pool of one-thread
-workers (:mod:`sk_entmax._solver`), which gives the same model at every thread count and
+workers (:mod:`sk_entmax._engine.solver`), which gives the same model at every thread count and
 does not stall when a core is busy.
 
 torch keeps the count per calling thread (an OpenMP setting), so fits running in threads of

@@ -16,8 +16,8 @@ from skorch import NeuralNet
 from skorch.callbacks import Callback, EarlyStopping, GradientNormClipping
 from skorch.utils import noop
 
-from sk_entmax._net import NonFiniteLossError
-from sk_entmax._training import TrainingPlan
+from sk_entmax._engine.net import NonFiniteLossError
+from sk_entmax._engine.training import TrainingPlan
 
 __all__ = [
     "BestWeightsSoFar",

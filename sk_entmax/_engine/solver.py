@@ -11,7 +11,7 @@ passes, where mini-batch Adam needs hundreds of epochs and stops short.
 
 :class:`LbfgsNet` plugs that into skorch through documented extension points only:
 
-- ``optimizer=Lbfgs`` (:mod:`sk_entmax._lbfgs`, torch's method without building a
+- ``optimizer=Lbfgs`` (:mod:`sk_entmax._engine.lbfgs`, torch's method without building a
   ``torch.optim`` optimizer, which imports torch's compiler stack; its settings routed as
   ``optimizer__*``);
 - ``iterator_train=FullBatch``, an iterator whose single "batch" is the whole training set,
@@ -43,8 +43,8 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sk_entmax._lbfgs import Lbfgs
-from sk_entmax._net import FenchelYoungNet, NonFiniteLossError, float64_rows
+from sk_entmax._engine.lbfgs import Lbfgs
+from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError, float64_rows
 
 __all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
 
@@ -87,7 +87,7 @@ class LbfgsNet(FenchelYoungNet):
     ----------
     *args, **kwargs
         As for :class:`FenchelYoungNet`; ``optimizer`` should be
-        :class:`~sk_entmax._lbfgs.Lbfgs`.
+        :class:`~sk_entmax._engine.lbfgs.Lbfgs`.
     n_workers : int, default=1
         Threads that evaluate the objective's blocks, each with one torch thread. The fit is
         the same, bit for bit, for every value.

@@ -6,15 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
-from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
-from sk_entmax._tabnet_explain import MaskExplanationMixin
-from sk_entmax._tabnet_sizing import TabNetSizingMixin
-from sk_entmax._tabular import TabularInputMixin
-from sk_entmax._training import ADAM, TrainingPlan
-from sk_entmax.entmax.constraints import Constraint
-from sk_entmax.nn.tabnet import TabNetClassifierNet
-from sk_entmax.persistence._schema import (
+from sk_entmax._attributes import (
     Attribute,
     array,
     categories,
@@ -22,6 +14,14 @@ from sk_entmax.persistence._schema import (
     matching_network,
     missing_features,
 )
+from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
+from sk_entmax._engine.training import ADAM, TrainingPlan
+from sk_entmax._inputs.tabular import TabularInputMixin
+from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
+from sk_entmax._tabnet.explain import MaskExplanationMixin
+from sk_entmax._tabnet.sizing import TabNetSizingMixin
+from sk_entmax.entmax.constraints import Constraint
+from sk_entmax.nn.tabnet import TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
 

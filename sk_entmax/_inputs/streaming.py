@@ -21,11 +21,11 @@ import torch
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
-from sk_entmax._callbacks import FiniteLossCheck, ProgressLine
 from sk_entmax._classifier import label_set_size
-from sk_entmax._numeric_input import _numeric_hint
-from sk_entmax._threads import torch_threads
-from sk_entmax._training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
+from sk_entmax._engine.callbacks import FiniteLossCheck, ProgressLine
+from sk_entmax._engine.threads import torch_threads
+from sk_entmax._engine.training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
+from sk_entmax._inputs.numeric import _numeric_hint
 from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["StreamingMixin"]

@@ -1,7 +1,7 @@
 """Numeric feature matrices as the estimators take them: dense or sparse, float32 or float64.
 
 The data hooks of an estimator whose ``X`` must be numeric (the tables with text or missing
-values go through :mod:`sk_entmax._tabular` instead).
+values go through :mod:`sk_entmax._inputs.tabular` instead).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from sk_entmax._training import TrainingPlan
+from sk_entmax._engine.training import TrainingPlan
 
 __all__ = ["NumericInputMixin"]
 

@@ -19,8 +19,8 @@ import torch
 from skorch import NeuralNet
 from torch.overrides import TorchFunctionMode
 
-from sk_entmax._net import BatchDataset, FenchelYoungNet, collate_batch
-from sk_entmax._solver import FullBatch, LbfgsNet, lbfgs_options
+from sk_entmax._engine.net import BatchDataset, FenchelYoungNet, collate_batch
+from sk_entmax._engine.solver import FullBatch, LbfgsNet, lbfgs_options
 
 __all__ = [
     "ADAM",
@@ -135,8 +135,8 @@ def make_net(
     n_workers: int = 1,
 ) -> FenchelYoungNet:
     """The skorch net around ``module`` (not initialized) that trains by ``plan``: a
-    :class:`~sk_entmax._solver.LbfgsNet` of one epoch for full-batch L-BFGS (its objective
-    evaluated by ``n_workers`` threads), a :class:`~sk_entmax._net.FenchelYoungNet` for
+    :class:`~sk_entmax._engine.solver.LbfgsNet` of one epoch for full-batch L-BFGS (its objective
+    evaluated by ``n_workers`` threads), a :class:`~sk_entmax._engine.net.FenchelYoungNet` for
     mini-batch Adam."""
     # skorch's own table (with colour codes) is replaced by ProgressLine's plain lines, and
     # L-BFGS's by a line per iteration (see LbfgsNet)

@@ -17,8 +17,8 @@ import numpy as np
 from sklearn.preprocessing import OrdinalEncoder
 from sklearn.utils.validation import validate_data
 
-from sk_entmax._numeric_input import _numeric_hint
-from sk_entmax._training import TrainingPlan
+from sk_entmax._engine.training import TrainingPlan
+from sk_entmax._inputs.numeric import _numeric_hint
 
 __all__ = [
     "TabularInputMixin",

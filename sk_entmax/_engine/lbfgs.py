@@ -1,6 +1,6 @@
 """L-BFGS with a strong-Wolfe line search, in torch, outside :mod:`torch.optim`.
 
-The linear estimators' full-batch solver (:mod:`sk_entmax._solver`) needs one quasi-Newton
+The linear estimators' full-batch solver (:mod:`sk_entmax._engine.solver`) needs one quasi-Newton
 run per fit. ``torch.optim.LBFGS`` would do, but building any :class:`torch.optim.Optimizer`
 imports torch's compiler stack (``torch._dynamo``, about a second), which a user who fits
 once pays on every run of their script. :class:`Lbfgs` is the same method without that

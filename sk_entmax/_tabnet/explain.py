@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from sk_entmax._threads import torch_threads
+from sk_entmax._engine.threads import torch_threads
 
 __all__ = ["MaskExplanationMixin"]
 

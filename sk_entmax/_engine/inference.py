@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from sk_entmax._net import float64_rows
-from sk_entmax._threads import torch_threads
+from sk_entmax._engine.net import float64_rows
+from sk_entmax._engine.threads import torch_threads
 
 __all__ = ["PROBA_ROWS", "TrainedNetMixin"]
 
@@ -33,7 +33,7 @@ class TrainedNetMixin:
         """torch threads for running the fitted network on ``X`` (validated) at the checked
         ``n_jobs``: the work is the fitted network's, whatever sizes were set since fit.
 
-        Capped at the available cores by :func:`~sk_entmax._threads.resolve_n_jobs`, which
+        Capped at the available cores by :func:`~sk_entmax._engine.threads.resolve_n_jobs`, which
         warns when ``n_jobs`` asks for more: each public method resolves its count once (and
         ``predict_proba`` reuses the count of :meth:`_scores`), so it warns once per call."""
         sizes = self.net_.get_params_for("module")
