@@ -2,7 +2,8 @@
 
 The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-entmax and
 their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
-(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) and
+(:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`,
+:class:`TabNetEntmaxRegressor`) and
 the conformal wrapper :class:`SparseConformalClassifier` are imported on first use, so that
 ``import sk_entmax`` stays light. Every invalid parameter, of an estimator, a metric or a
 core function, raises :class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``).
@@ -22,6 +23,7 @@ __all__ = [
     "SparseConformalClassifier",
     "SparsemaxClassifier",
     "TabNetEntmaxClassifier",
+    "TabNetEntmaxRegressor",
     "__version__",
 ]
 
@@ -32,6 +34,7 @@ _LAZY = {
     "SparseConformalClassifier": "sk_entmax.conformal",
     "SparsemaxClassifier": "sk_entmax._linear",
     "TabNetEntmaxClassifier": "sk_entmax._tabnet",
+    "TabNetEntmaxRegressor": "sk_entmax._tabnet",
 }
 
 

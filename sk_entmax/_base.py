@@ -32,9 +32,9 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from skorch import NeuralNet
 from skorch.dataset import ValidSplit
 
+from sk_entmax._attributes import Attribute, array, integer
 from sk_entmax._engine.callbacks import (
     BestWeightsSoFar,
     FiniteLossCheck,
@@ -60,6 +60,7 @@ from sk_entmax.entmax.constraints import (
 )
 
 __all__ = [
+    "ESTIMATOR_FITTED",
     "BaseEntmaxEstimator",
     "BestWeightsSoFar",
     "FenchelYoungNet",
@@ -67,6 +68,17 @@ __all__ = [
     "NonFiniteLossError",
     "resolve_device",
 ]
+
+
+#: the fitted attributes every estimator has, classifier or regressor, as
+#: :mod:`sk_entmax.persistence` stores and checks them (see :mod:`sk_entmax._attributes`); a
+#: task adds its own (:data:`sk_entmax._classifier.FITTED_ATTRIBUTES`,
+#: :data:`sk_entmax._regressor.FITTED_ATTRIBUTES`)
+ESTIMATOR_FITTED: dict[str, Attribute] = {
+    "n_features_in_": integer(1, equals="n_features"),
+    "feature_names_in_": array("O", ("n_features",), strings=True, unique=True, required=False),
+    "n_iter_": integer(0),
+}
 
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
@@ -235,7 +247,6 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             # gives the same fit at every thread count; the rest of that fit runs at one
             with torch_threads(1 if plan.full_batch else n_threads):
                 self.net_ = self._train(X, y_enc, weight, params, plan, start_from, n_threads)
-                self._record_alpha(self.net_)
                 self._after_fit(X)
             return self
         except BaseException:
@@ -262,10 +273,6 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """Delete the fitted attributes (by scikit-learn's convention, those ending in ``_``)."""
         for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, attr)
-
-    def _record_alpha(self, net: NeuralNet) -> None:
-        alpha = net.module_.alpha
-        self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
 
     def _n_threads(
         self,

@@ -40,11 +40,10 @@ from sk_entmax._attributes import (
     boolean,
     constrained,
     dtype_of,
-    integer,
     matching_network,
     real,
 )
-from sk_entmax._base import BaseEntmaxEstimator
+from sk_entmax._base import ESTIMATOR_FITTED, BaseEntmaxEstimator
 from sk_entmax._engine.inference import PROBA_ROWS
 from sk_entmax._engine.threads import torch_threads
 from sk_entmax._parameters import ALPHA
@@ -56,14 +55,12 @@ __all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
 #: estimator's ``_fitted_schema`` adds its own. Shapes and ``equals`` name the network's
 #: arguments.
 FITTED_ATTRIBUTES: dict[str, Attribute] = {
-    "n_features_in_": integer(1, equals="n_features"),
-    "feature_names_in_": array("O", ("n_features",), strings=True, unique=True, required=False),
+    **ESTIMATOR_FITTED,
     # one per network output, or one fewer: the multi-label "no label" output (the
     # temperature below is stored exactly then; load checks the two together)
     "classes_": array("biufUO", (None,), unique=True),
     "multilabel_": boolean(),
     "_y_dtype": dtype_of("biufO", required="multilabel_"),
-    "n_iter_": integer(0),
     # an alpha fit accepts, and the alpha of the stored network (a learned one: computed
     # from its stored tensor)
     "alpha_": matching_network(constrained(ALPHA), lambda net: net.alpha, "alpha = "),
@@ -195,7 +192,14 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             )
         return weight.astype(np.float32)
 
+    def _record_alpha(self, net: Any) -> None:
+        """``alpha_``: the alpha of the trained network's output mapping (a learned one as a
+        float)."""
+        alpha = net.module_.alpha
+        self.alpha_ = float(alpha.detach().cpu()) if isinstance(alpha, torch.Tensor) else alpha
+
     def _after_fit(self, X: np.ndarray) -> None:
+        self._record_alpha(self.net_)
         if getattr(self, "multilabel_", False):
             self.support_temperature_ = self._fit_support_temperature(X)
             del self._target_cardinality

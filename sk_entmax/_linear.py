@@ -15,7 +15,12 @@ from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
 from sk_entmax._engine.training import ADAM, LBFGS, TrainingPlan
 from sk_entmax._inputs.numeric import NumericInputMixin
 from sk_entmax._inputs.streaming import StreamingMixin
-from sk_entmax._parameters import LINEAR_CONSTRAINTS, SHARED_CONSTRAINTS, SOLVERS
+from sk_entmax._parameters import (
+    CLASSIFIER_CONSTRAINTS,
+    LINEAR_CONSTRAINTS,
+    SHARED_CONSTRAINTS,
+    SOLVERS,
+)
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.linear import EntmaxLinearNet
 
@@ -225,7 +230,11 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
     #: the fitted attributes :mod:`sk_entmax.persistence` stores: the shared ones only
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES}
 
-    _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **LINEAR_CONSTRAINTS}
+    _constraints: ClassVar[dict[str, Constraint]] = {
+        **SHARED_CONSTRAINTS,
+        **CLASSIFIER_CONSTRAINTS,
+        **LINEAR_CONSTRAINTS,
+    }
 
     def _output_alpha(self, params: dict[str, Any]) -> float:
         """The alpha of the output mapping (its start, when learned)."""

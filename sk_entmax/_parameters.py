@@ -28,6 +28,7 @@ from sk_entmax.nn.tabnet_blocks import ARGUMENTS
 
 __all__ = [
     "ALPHA",
+    "CLASSIFIER_CONSTRAINTS",
     "CONFORMAL_CONSTRAINTS",
     "LINEAR_CONSTRAINTS",
     "SHARED_CONSTRAINTS",
@@ -48,8 +49,9 @@ def _dict_of_weights(value: Any) -> dict:
     return value
 
 
-#: the parameters every estimator has, and what each may be (``device`` and ``n_jobs`` are
-#: resolved by :func:`resolve_device` and :func:`resolve_n_jobs`, which say what they take)
+#: the parameters every estimator has, classifier or regressor, and what each may be
+#: (``device`` and ``n_jobs`` are resolved by :func:`resolve_device` and
+#: :func:`resolve_n_jobs`, which say what they take)
 SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "lr": Real(0.0, low_open=True),
     "max_epochs": Integer(1),
@@ -58,11 +60,15 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "validation_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
     # like scikit-learn's MLP, verbose=True / False mean 1 / 0
     "verbose": Integer(0, bools=True),
+    "n_jobs": AnyOf(Options((None, -1)), Integer(1)),
+}
+
+#: the parameters every classifier adds, and what each may be
+CLASSIFIER_CONSTRAINTS: dict[str, Constraint] = {
     "class_weight": AnyOf(
         Options((None, "balanced")),
         Satisfies("a dict mapping labels to weights", _dict_of_weights),
     ),
-    "n_jobs": AnyOf(Options((None, -1)), Integer(1)),
 }
 
 
@@ -95,10 +101,10 @@ LINEAR_CONSTRAINTS: dict[str, Constraint] = {
 }
 
 
-#: the parameters of TabNetEntmaxClassifier beyond the shared ones, and what each may be
-#: (categorical_features is checked against X, in _categorical_indices)
+#: the parameters of the TabNet estimators beyond the shared ones, and what each may be
+#: (categorical_features is checked against X, in _categorical_indices); the classifier adds
+#: ``alpha`` and ``class_weight``
 TABNET_CONSTRAINTS: dict[str, Constraint] = {
-    "alpha": ALPHA,
     **{name: c for name, c in ARGUMENTS.items() if name != "virtual_batch_size"},
     "virtual_batch_size": AnyOf(Options(("auto",)), ARGUMENTS["virtual_batch_size"]),
     "cat_emb_dim": Integer(1),

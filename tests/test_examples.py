@@ -21,6 +21,7 @@ EXPECTED = {
     "plot_scoring_sparse_probabilities.py": 1,
     "plot_sparse_probabilities.py": 2,
     "plot_tabnet_masks.py": 3,
+    "plot_tabnet_regression.py": 2,
 }
 
 

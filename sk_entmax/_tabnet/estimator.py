@@ -4,31 +4,22 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
-
-from sk_entmax._attributes import (
-    Attribute,
-    array,
-    categories,
-    encoder,
-    matching_network,
-    missing_features,
-)
+from sk_entmax._attributes import Attribute
 from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
-from sk_entmax._engine.training import ADAM, TrainingPlan
-from sk_entmax._inputs.tabular import TabularInputMixin
-from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
-from sk_entmax._tabnet.explain import MaskExplanationMixin
-from sk_entmax._tabnet.sizing import TabNetSizingMixin
+from sk_entmax._parameters import (
+    ALPHA,
+    CLASSIFIER_CONSTRAINTS,
+    SHARED_CONSTRAINTS,
+    TABNET_CONSTRAINTS,
+)
+from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
 
 
-class TabNetEntmaxClassifier(
-    MaskExplanationMixin, TabNetSizingMixin, TabularInputMixin, BaseEntmaxClassifier
-):
+class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
     At each of ``n_steps`` decision steps an attentive transformer picks the features to look
@@ -245,73 +236,19 @@ class TabNetEntmaxClassifier(
         self.random_state = random_state
         self.verbose = verbose
 
-    # ------------------------------------------------------------------ parameters
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores: a classifier's and TabNet's
+    _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES, **TABNET_FITTED}
 
-    #: the fitted attributes :mod:`sk_entmax.persistence` stores: the shared ones and TabNet's
-    #: (shapes and ``equals`` name arguments of the network, TabNetClassifierNet)
-    _fitted_schema: ClassVar[dict[str, Attribute]] = {
-        **FITTED_ATTRIBUTES,
-        "categorical_features_": array("iu", (None,), equals="cat_idxs"),
-        "categories_": categories(),
-        "_encoder": encoder(),
-        "missing_features_": missing_features(),
-        # in [1, 2], and the alphas of the stored network's masks
-        "mask_alpha_": matching_network(
-            array("f", ("n_steps",), low=1.0, high=2.0),
-            lambda net: net.tabnet.mask_alphas(),
-            "mask alphas ",
-        ),
-        "feature_importances_": array("f", ("n_features",), low=0.0, total=1.0),
+    _constraints: ClassVar[dict[str, Constraint]] = {
+        **SHARED_CONSTRAINTS,
+        "alpha": ALPHA,
+        **TABNET_CONSTRAINTS,
+        **CLASSIFIER_CONSTRAINTS,
     }
 
-    _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **TABNET_CONSTRAINTS}
-
-    def _cross_check(self, params: dict[str, Any]) -> None:
-        if params["n_independent"] + params["n_shared"] < 1:
-            raise ValueError("n_independent + n_shared must be at least 1")
-
-    def _plan(self, params: dict[str, Any]) -> TrainingPlan:
-        return TrainingPlan(
-            solver=ADAM,
-            lr=params["lr"],
-            max_epochs=params["max_epochs"],
-            patience=params["patience"],
-            gradient_clip=params["clip_value"],
-        )
-
-    # ------------------------------------------------------------------ network
-
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
-        cats = self.categorical_features_
         return TabNetClassifierNet, {
             "lambda_sparse": params["lambda_sparse"],
             "alpha": params["alpha"],
-            "n_features": n_features,
-            "n_outputs": n_outputs,
-            "n_d": params["n_d"],
-            "n_a": params["n_a"],
-            "n_steps": params["n_steps"],
-            "gamma": params["gamma"],
-            "n_independent": params["n_independent"],
-            "n_shared": params["n_shared"],
-            "virtual_batch_size": self._virtual_batch_size(params, batch_size),
-            "momentum": params["momentum"],
-            "entmax_mode": params["entmax_mode"],
-            "entmax_alpha": params["entmax_alpha"],
-            "faithful_masks": params["faithful_masks"],
-            "cat_idxs": cats.tolist(),
-            "cat_dims": [len(c) + 1 for c in self.categories_],
-            "cat_emb_dims": params["cat_emb_dim"],
-            "missing_idxs": self._missing_features().tolist(),
-            "missing_fill": self._missing_fill,
+            **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
         }
-
-    def _after_fit(self, X: np.ndarray) -> None:
-        super()._after_fit(X)
-        self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
-        self.feature_importances_ = self._importances(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # missing values get a learned indicator
-        return tags

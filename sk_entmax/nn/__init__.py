@@ -3,7 +3,7 @@
 from sk_entmax.nn.attention import EntmaxMultiheadAttention
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.linear import EntmaxLinearNet
-from sk_entmax.nn.tabnet import TabNet, TabNetClassifierNet
+from sk_entmax.nn.tabnet import TabNet, TabNetClassifierNet, TabNetRegressorNet
 
 __all__ = [
     "EntmaxHead",
@@ -11,4 +11,5 @@ __all__ = [
     "EntmaxMultiheadAttention",
     "TabNet",
     "TabNetClassifierNet",
+    "TabNetRegressorNet",
 ]

@@ -14,16 +14,20 @@ def _estimator_classes() -> dict[str, tuple[type, str]]:
     """Each estimator class by name, with the name of the network class it trains."""
     from sk_entmax._linear import EntmaxClassifier, SparsemaxClassifier
     from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
+    from sk_entmax._tabnet.regressor import TabNetEntmaxRegressor
 
     return {
         "EntmaxClassifier": (EntmaxClassifier, "EntmaxLinearNet"),
         "SparsemaxClassifier": (SparsemaxClassifier, "EntmaxLinearNet"),
         "TabNetEntmaxClassifier": (TabNetEntmaxClassifier, "TabNetClassifierNet"),
+        "TabNetEntmaxRegressor": (TabNetEntmaxRegressor, "TabNetRegressorNet"),
     }
 
 
 def _module_classes() -> dict[str, type]:
     from sk_entmax.nn.linear import EntmaxLinearNet
-    from sk_entmax.nn.tabnet import TabNetClassifierNet
+    from sk_entmax.nn.tabnet import TabNetClassifierNet, TabNetRegressorNet
 
-    return {cls.__name__: cls for cls in (EntmaxLinearNet, TabNetClassifierNet)}
+    return {
+        cls.__name__: cls for cls in (EntmaxLinearNet, TabNetClassifierNet, TabNetRegressorNet)
+    }

@@ -366,6 +366,7 @@ def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
     except ValueError as error:
         raise _Invalid(str(error)) from None
     fitted = _check_fitted(name, cls._fitted_schema, header["fitted"], kwargs)
-    _check_outputs(fitted, kwargs)
+    if "classes_" in cls._fitted_schema:  # a classifier: its classes against the outputs
+        _check_outputs(fitted, kwargs)
     history = _check_history(_decode(spec["history"], "history"))
     return estimator, module_cls, kwargs, source, fitted, history, skeleton

@@ -1,0 +1,102 @@
+"""What the TabNet classifier and regressor share: the network's arguments, the training
+plan, TabNet's fitted attributes and the data they take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sk_entmax._attributes import (
+    Attribute,
+    array,
+    categories,
+    encoder,
+    matching_network,
+    missing_features,
+)
+from sk_entmax._engine.training import ADAM, TrainingPlan
+from sk_entmax._inputs.tabular import TabularInputMixin
+from sk_entmax._tabnet.explain import MaskExplanationMixin
+from sk_entmax._tabnet.sizing import TabNetSizingMixin
+from sk_entmax.entmax.constraints import invalid
+
+__all__ = ["TABNET_FITTED", "TabNetEstimatorMixin"]
+
+#: the fitted attributes of a TabNet estimator beyond its task's, as
+#: :mod:`sk_entmax.persistence` stores them (shapes and ``equals`` name arguments of the
+#: network)
+TABNET_FITTED: dict[str, Attribute] = {
+    "categorical_features_": array("iu", (None,), equals="cat_idxs"),
+    "categories_": categories(),
+    "_encoder": encoder(),
+    "missing_features_": missing_features(),
+    # in [1, 2], and the alphas of the stored network's masks
+    "mask_alpha_": matching_network(
+        array("f", ("n_steps",), low=1.0, high=2.0),
+        lambda net: net.tabnet.mask_alphas(),
+        "mask alphas ",
+    ),
+    "feature_importances_": array("f", ("n_features",), low=0.0, total=1.0),
+}
+
+
+class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInputMixin):
+    """TabNet's part of an estimator, for any task: placed before the task's base
+    (:class:`~sk_entmax._classifier.BaseEntmaxClassifier` or
+    :class:`~sk_entmax._regressor.BaseEntmaxRegressor`), which supplies the target and the
+    loss. The task's ``_module`` adds its own arguments to :meth:`_tabnet_arguments`."""
+
+    def _cross_check(self, params: dict[str, Any]) -> None:
+        if params["n_independent"] + params["n_shared"] < 1:
+            raise invalid(
+                "n_independent",
+                type(self).__name__,
+                "at least 1 when n_shared is 0 (a feature transformer needs a GLU layer)",
+                params["n_independent"],
+            )
+
+    def _plan(self, params: dict[str, Any]) -> TrainingPlan:
+        return TrainingPlan(
+            solver=ADAM,
+            lr=params["lr"],
+            max_epochs=params["max_epochs"],
+            patience=params["patience"],
+            gradient_clip=params["clip_value"],
+        )
+
+    def _tabnet_arguments(
+        self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int
+    ) -> dict[str, Any]:
+        """The arguments of :class:`~sk_entmax.nn.TabNet` the checked ``params`` give."""
+        cats = self.categorical_features_
+        return {
+            "n_features": n_features,
+            "n_outputs": n_outputs,
+            "n_d": params["n_d"],
+            "n_a": params["n_a"],
+            "n_steps": params["n_steps"],
+            "gamma": params["gamma"],
+            "n_independent": params["n_independent"],
+            "n_shared": params["n_shared"],
+            "virtual_batch_size": self._virtual_batch_size(params, batch_size),
+            "momentum": params["momentum"],
+            "entmax_mode": params["entmax_mode"],
+            "entmax_alpha": params["entmax_alpha"],
+            "faithful_masks": params["faithful_masks"],
+            "cat_idxs": cats.tolist(),
+            "cat_dims": [len(c) + 1 for c in self.categories_],
+            "cat_emb_dims": params["cat_emb_dim"],
+            "missing_idxs": self._missing_features().tolist(),
+            "missing_fill": self._missing_fill,
+        }
+
+    def _after_fit(self, X: np.ndarray) -> None:
+        super()._after_fit(X)
+        self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
+        self.feature_importances_ = self._importances(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values get a learned indicator
+        return tags
