@@ -1,7 +1,8 @@
 """Command line: ``python -m sk_entmax demo`` and ``python -m sk_entmax report``.
 
 ``demo`` fits the estimators on data bundled with scikit-learn and writes a feature-mask
-report; ``report`` does the same for a CSV file of the user's. Errors in what the user gave
+report; ``report`` does the same for a CSV file of the user's, for a classification or a
+regression target. Errors in what the user gave
 (a missing file, a missing column, a file that is not a table, an ``--out`` that cannot be
 written) end with one line on standard error and exit status 2, before any fit where they
 can be seen then; anything unforeseen ends with one line and exit status 1, an interrupt
@@ -20,6 +21,23 @@ calibrate a :class:`~sk_entmax.conformal.SparseConformalClassifier` at confidenc
 empirical coverage (the share of rows whose true label is in the set), how many rows have
 a set of each size, and the sets of the first few rows with the classes they rule out.
 Everything else in the report is then about the model fitted on those 80%.
+
+``report --task {auto,classification,regression}`` says what the target is. ``auto`` (the
+default) decides from the target column: a column of numbers (not true/false) at least one
+of which is not a whole number, or is infinite, is a regression target (scikit-learn's
+``type_of_target`` calls such a column "continuous"), fitted with
+:class:`~sk_entmax.TabNetEntmaxRegressor`; anything else (text, true/false, whole numbers)
+holds class labels, fitted with a classifier as before. A column of whole numbers that is
+a quantity (counts, prices in cents) needs ``--task regression``. ``--task classification``
+on a continuous column, and ``--task regression`` on a column holding text, are refused
+with one line naming ``--task``. A regression report has no probabilities: its terminal
+lines and HTML report give R² and RMSE on the held-out rows and a predicted-against-true
+figure, with the masks, importances and never-read lists as for a classifier; the options
+that only mean something for class labels (``--confidence``, ``--model entmax`` or
+``sparsemax``) are refused for a regression target with one line saying why. The split is
+then not stratified. The CLI reads one target column: a multi-output regressor is not
+offered here (:func:`~sk_entmax.report.feature_mask_report` draws one, one panel per
+target).
 
 ``report --faithful-masks`` fits the TabNet with ``faithful_masks=True``: each step reads
 only the features its mask keeps, so the terminal and the HTML report can list, for a few
@@ -46,6 +64,7 @@ from typing import Any
 __all__ = ["main"]
 
 MODELS = ("tabnet", "entmax", "sparsemax")
+TASKS = ("auto", "classification", "regression")
 
 #: a CSV with more columns is refused before it is parsed (pandas takes seconds per 100000
 #: columns, and minutes for a wide header without rows)
@@ -92,7 +111,8 @@ def _confidence(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sk_entmax",
-        description="Exactly sparse probabilities: scikit-learn classifiers built on entmax.",
+        description="Exactly sparse probabilities and feature masks: scikit-learn "
+        "classifiers built on entmax, and a TabNet regressor with entmax feature masks.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,report}")
     demo = sub.add_parser(
@@ -114,22 +134,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     report = sub.add_parser(
         "report",
-        help="fit a classifier on your CSV file and write an HTML report",
+        help="fit a classifier or a regressor on your CSV file and write an HTML report",
         description="Fit a classifier on a CSV file (75% of the rows, stratified) and write "
         "an HTML report on the other 25%: feature masks for TabNet, probability support "
         "for every model. With --confidence, split-conformal prediction sets on the "
-        "held-out rows too.",
+        "held-out rows too. A target of numbers that are not all whole (continuous) is a "
+        "regression target instead (see --task): TabNetEntmaxRegressor is fitted (75% of "
+        "the rows, not stratified) and the report gives its feature masks, R² and RMSE and "
+        "its predictions against the true values.",
     )
     report.add_argument("--data", required=True, type=Path, help="a CSV file with a header")
     report.add_argument(
         "--target",
         required=True,
-        help="the column holding the class labels, named as in the header; when no column "
-        "is named exactly so, the one column whose name matches once leading and trailing "
-        "spaces are set aside",
+        help="the column to predict (class labels, or numbers for regression), named as in "
+        "the header; when no column is named exactly so, the one column whose name matches "
+        "once leading and trailing spaces are set aside",
     )
     report.add_argument(
-        "--model", choices=MODELS, default="tabnet", help="the classifier (default: tabnet)"
+        "--task",
+        choices=TASKS,
+        default="auto",
+        help="auto (default): regression when the target holds numbers at least one of which "
+        "is not a whole number (scikit-learn's type_of_target: continuous), classification "
+        "otherwise (text, true/false, whole numbers); classification: refuses a continuous "
+        "target; regression: fits TabNetEntmaxRegressor, refuses text, and is the way to "
+        "regress on whole numbers (counts); it takes --model tabnet only and no --confidence",
+    )
+    report.add_argument(
+        "--model",
+        choices=MODELS,
+        default="tabnet",
+        help="the classifier (default: tabnet); entmax and sparsemax are linear classifiers, "
+        "refused for a regression target (only tabnet regresses)",
     )
     report.add_argument(
         "--out", type=Path, default=Path("report.html"), help="default: report.html"
@@ -162,7 +199,8 @@ def _parser() -> argparse.ArgumentParser:
         help="conformal prediction sets at confidence level L, in (0, 1), e.g. 0.9: the model "
         "is fitted on 80%% of the training rows and a SparseConformalClassifier calibrated "
         "on the other 20%%; the terminal and the report give the target and the empirical "
-        "coverage on the held-out rows, the set sizes and a few rows' sets (default: none)",
+        "coverage on the held-out rows, the set sizes and a few rows' sets (default: none; "
+        "classification only: refused for a regression target)",
     )
     report.add_argument(
         "--faithful-masks",
@@ -345,9 +383,12 @@ class _Table:
     target: str  # the name of the label column, as in the file
     n_rows: int  # data rows in the file
     n_unlabelled: int  # rows without a label, dropped (the model needs a label per row)
+    task: str = "classification"  # what the target is: "classification" or "regression"
 
 
-def _read_table(path: Path, target: str) -> _Table:
+def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
+    """Read the CSV file, find the target column and check it for ``task`` (``--task``);
+    the table says which task the target calls for (see :func:`_resolve_task`)."""
     import pandas as pd
 
     if not path.exists():
@@ -384,8 +425,74 @@ def _read_table(path: Path, target: str) -> _Table:
     y = frame[target]
     if len(frame) < 10:
         raise UsageError(f"{path} has {len(frame)} labelled rows; the report needs at least 10")
-    _check_target(y, target)
-    return _Table(X, y, target, n_rows, n_rows - len(frame))
+    task = _resolve_task(y, target, task)
+    if task == "regression":
+        _check_regression_target(y, target)
+    else:
+        _check_target(y, target)
+    return _Table(X, y, target, n_rows, n_rows - len(frame), task)
+
+
+def _is_continuous(y: Any) -> bool:
+    """The rule of ``--task auto``: a column of numbers (not true/false) at least one of
+    which is not a whole number, or is infinite, is continuous: a regression target. For
+    finite numbers this is scikit-learn's ``type_of_target(y) == "continuous"``."""
+    import numpy as np
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return False
+    values = y.to_numpy(dtype=np.float64)
+    return bool(np.any(~np.isfinite(values) | (values != np.round(values))))
+
+
+def _resolve_task(y: Any, target: str, task: str) -> str:
+    """``"classification"`` or ``"regression"``: what ``--task`` asks for, or for ``auto``
+    what the target is (:func:`_is_continuous`); a task the target cannot have is a
+    UsageError naming ``--task``."""
+    import pandas as pd
+
+    continuous = _is_continuous(y)
+    if task == "auto":
+        return "regression" if continuous else "classification"
+    if task == "classification" and continuous:
+        raise UsageError(
+            f"column {target!r} holds continuous numbers ({y.nunique()} distinct values), not "
+            "class labels: --task classification cannot fit it; leave out --task (or give "
+            "--task regression) to fit a TabNetEntmaxRegressor"
+        )
+    if task == "regression" and not (
+        pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y)
+    ):
+        numbers = pd.to_numeric(y, errors="coerce")
+        example = y[numbers.isna()].iloc[0] if numbers.isna().any() else y.iloc[0]
+        raise UsageError(
+            f"column {target!r} holds text ({example!r}), not numbers: --task regression "
+            "needs a numeric target; leave out --task (or give --task classification) for "
+            "class labels"
+        )
+    return task
+
+
+def _check_regression_target(y: Any, target: str) -> None:
+    """A regression target: finite numbers, not all the same."""
+    import numpy as np
+
+    values = y.to_numpy(dtype=np.float64)
+    infinite = int(np.isinf(values).sum())
+    if infinite:
+        raise UsageError(
+            f"column {target!r} holds {infinite} infinite value(s); a regression target must "
+            "be finite: remove those rows, or empty those cells (rows without a target value "
+            "are dropped)"
+        )
+    if y.nunique() < 2:
+        value = y.iloc[0]
+        value = value.item() if hasattr(value, "item") else value  # 2, not np.int64(2)
+        raise UsageError(
+            f"column {target!r} holds a single value ({value!r}) in every row; a "
+            "regressor needs a target that varies"
+        )
 
 
 def _find_target(columns: list[str], target: str, path: Path) -> str:
@@ -445,9 +552,16 @@ def _check_target(y: Any, target: str) -> None:
     if n_classes < 2:
         raise UsageError(f"column {target!r} holds a single class; a classifier needs two")
     if n_classes > len(y) // 2:
+        import pandas as pd
+
+        hint = (
+            " If it is a quantity, give --task regression."
+            if pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
+            else ""
+        )
         raise UsageError(
             f"column {target!r} has {n_classes} distinct values in {len(y)} rows: under two "
-            "rows per class, too few to learn from (is it an identifier?)"
+            f"rows per class, too few to learn from (is it an identifier?{hint})"
         )
 
 
@@ -458,6 +572,7 @@ def _estimator(
     random_state: int,
     *,
     faithful_masks: bool = False,
+    task: str = "classification",
 ):
     from sklearn.compose import make_column_selector, make_column_transformer
     from sklearn.impute import SimpleImputer
@@ -469,6 +584,10 @@ def _estimator(
     kwargs: dict[str, Any] = {"random_state": random_state}
     if max_epochs is not None:
         kwargs["max_epochs"] = max_epochs
+    if task == "regression":  # _check_task_options let only --model tabnet through
+        from sk_entmax import TabNetEntmaxRegressor
+
+        return TabNetEntmaxRegressor(faithful_masks=faithful_masks, **kwargs)
     if model == "tabnet":
         return TabNetEntmaxClassifier(faithful_masks=faithful_masks, **kwargs)
     numeric = make_column_selector(dtype_include=["number", "bool"])
@@ -546,7 +665,8 @@ def _data_notes(
                 ", ".join(f"{_name(name)} ({count})" for name, count in infinite.items()),
             )
         )
-    notes.append(_missing_values_note(X_train, X_test, model))
+    tabnet = "TabNetEntmaxRegressor" if table.task == "regression" else "TabNetEntmaxClassifier"
+    notes.append(_missing_values_note(X_train, X_test, model, tabnet))
     return notes
 
 
@@ -557,11 +677,12 @@ def _row_notes(
     n_train, n_test = len(X_train), len(X_test)
     notes = [("rows in the file", f"{table.n_rows} x {X_train.shape[1] + 1} columns")]
     if table.n_unlabelled:
+        what = "target value" if table.task == "regression" else "label"
         notes.append(
             (
                 "rows dropped",
                 f"{table.n_unlabelled} of {table.n_rows}, with no value in {target!r} "
-                f"(no label to learn or score); {len(table.y)} labelled rows kept",
+                f"(no {what} to learn or score); {len(table.y)} labelled rows kept",
             )
         )
     else:
@@ -577,8 +698,11 @@ def _row_notes(
     return notes
 
 
-def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, str]:
-    """How the missing values of either part are handled by ``model``, as (label, text)."""
+def _missing_values_note(
+    X_train: Any, X_test: Any, model: str, tabnet: str = "TabNetEntmaxClassifier"
+) -> tuple[str, str]:
+    """How the missing values of either part are handled by ``model`` (``tabnet`` names
+    the TabNet estimator fitted), as (label, text)."""
     (num_train, cat_train), (num_test, cat_test) = _gaps(X_train), _gaps(X_test)
     parts = []
     if model == "tabnet":
@@ -599,7 +723,7 @@ def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, st
             parts.append(
                 f"categorical columns {_counted(cat_train, cat_test)} take the 'unknown' code"
             )
-        text = "kept, nothing imputed beforehand: TabNetEntmaxClassifier handles them; "
+        text = f"kept, nothing imputed beforehand: {tabnet} handles them; "
     else:
         if num_train or num_test:
             parts.append(f"the median of the training rows in {_counted(num_train, num_test)}")
@@ -611,22 +735,60 @@ def _missing_values_note(X_train: Any, X_test: Any, model: str) -> tuple[str, st
     return ("missing values", text + "; ".join(parts) if parts else "none")
 
 
+def _check_task_options(args: argparse.Namespace, why: str) -> None:
+    """Refuse, for a regression target, the options that only mean something for class
+    labels; ``why`` says why the target is a regression target."""
+    if args.model != "tabnet":
+        raise UsageError(
+            f"--model {args.model} is a linear classifier, for class labels, and only --model "
+            f"tabnet regresses; {why}: leave out --model (or give --model tabnet)"
+        )
+    if args.confidence is not None:
+        raise UsageError(
+            "--confidence gives conformal prediction sets of class labels, for "
+            f"classification only; {why}: leave out --confidence"
+        )
+
+
 def _report(args: argparse.Namespace) -> None:
     if args.faithful_masks and args.model != "tabnet":
         raise UsageError(
             "--faithful-masks is for --model tabnet (the feature masks of a TabNet); "
             f"{args.model} has no feature masks"
         )
+    if args.task == "regression":  # refused before any reading
+        _check_task_options(args, "--task regression asks for a regressor")
     _require_matplotlib()
-    table = _read_table(args.data, args.target)
+    table = _read_table(args.data, args.target, args.task)
     target = table.target  # the column's name as in the file
+    regression = table.task == "regression"
+    if regression and args.task == "auto":
+        _check_task_options(
+            args,
+            f"column {target!r} holds numbers that are not all whole: a regression target "
+            "(--task auto)",
+        )
     X, infinite = _infinite_to_missing(table.X)
     y = table.y
     clf = _estimator(
-        args.model, X, args.max_epochs, args.random_state, faithful_masks=args.faithful_masks
+        args.model,
+        X,
+        args.max_epochs,
+        args.random_state,
+        faithful_masks=args.faithful_masks,
+        task=table.task,
     )
-    X_train, X_test, y_train, y_test, stratified = _split(X, y, args.random_state)
+    X_train, X_test, y_train, y_test, stratified = _split(
+        X, y, args.random_state, by_class=not regression
+    )
     notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, target)
+    if regression:
+        how = (
+            "(--task auto: numbers, not all whole)"
+            if args.task == "auto"
+            else "(--task regression)"
+        )
+        notes.insert(0, ("task", f"regression on {target!r} {how}"))
     if target != args.target:
         notes.insert(
             0,
@@ -652,8 +814,8 @@ def _report(args: argparse.Namespace) -> None:
     for label, text in notes:
         _say(f"{label}: {text}")
     name = type(clf[-1] if hasattr(clf, "steps") else clf).__name__
-    fit_said = _fit(clf, name, X_fit, y_fit, X, y, target)
-    proba, predicted, said = _predict_held_out(clf, X_test)
+    fit_said = _fit(clf, name, X_fit, y_fit, X, y, target, regression=regression)
+    proba, predicted, said = _predict_held_out(clf, X_test, regression=regression)
     conformal = None
     if args.confidence is not None:
         conformal, cal_said = _conformalize(clf, args.confidence, X_cal, y_cal, X_test, y_test)
@@ -663,7 +825,10 @@ def _report(args: argparse.Namespace) -> None:
     path, intervals, never = _write_report(
         clf, name, X_test, y_test, notes, said, target, args, conformal
     )
-    _print_outcome(proba, predicted, X_test, y_test, intervals, path, conformal, never)
+    if regression:
+        _print_regression_outcome(clf, predicted, X_test, y_test, intervals, path, never)
+    else:
+        _print_outcome(proba, predicted, X_test, y_test, intervals, path, conformal, never)
 
 
 def _require_matplotlib() -> None:
@@ -677,15 +842,16 @@ def _require_matplotlib() -> None:
 
 
 def _split(
-    X: Any, y: Any, random_state: int, test_size: float = 0.25
+    X: Any, y: Any, random_state: int, test_size: float = 0.25, *, by_class: bool = True
 ) -> tuple[Any, Any, Any, Any, bool]:
     """75% of the rows for training, 25% held out (``test_size``), stratified by class where
-    every class has two rows and there are few classes; the last item says whether it was
-    stratified."""
+    every class has two rows and there are few classes (never when not ``by_class``: a
+    regression target); the last item says whether it was stratified."""
     from sklearn.model_selection import train_test_split
 
     counts = y.value_counts()
-    stratify = y if counts.min() >= 2 and len(counts) <= test_size * len(y) else None
+    few = counts.min() >= 2 and len(counts) <= test_size * len(y)
+    stratify = y if by_class and few else None
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=test_size, stratify=stratify, random_state=random_state
     )
@@ -693,15 +859,27 @@ def _split(
 
 
 def _fit(
-    clf: Any, name: str, X_train: Any, y_train: Any, X: Any, y: Any, target: str
+    clf: Any,
+    name: str,
+    X_train: Any,
+    y_train: Any,
+    X: Any,
+    y: Any,
+    target: str,
+    *,
+    regression: bool = False,
 ) -> list[str]:
     """Fit ``clf`` on the training rows, saying so and how long it took; a ValueError from
     the fit is the data's fault, a UsageError. Returns the distinct UserWarning messages of
     the fit (a column of numbers with stray text, an identifier column), each printed once
     as a note."""
+    if regression:
+        spread = f"{y.nunique()} distinct values, {y.min():.4g} to {y.max():.4g}"
+        what = f"regression on {target!r}: {spread}"
+    else:
+        what = f"{y.nunique()} classes in {target!r}"
     _say(
-        f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns "
-        f"({y.nunique()} classes in {target!r}) ...",
+        f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns ({what}) ...",
         end="",
         flush=True,
     )
@@ -724,14 +902,16 @@ def _fit(
     return said
 
 
-def _predict_held_out(clf: Any, X_test: Any) -> tuple[Any, Any, list[str]]:
-    """The probabilities and predictions on the held-out rows, and the distinct UserWarning
-    messages the model gave on them (each printed once as a note)."""
+def _predict_held_out(
+    clf: Any, X_test: Any, *, regression: bool = False
+) -> tuple[Any, Any, list[str]]:
+    """The probabilities (None for a regressor) and predictions on the held-out rows, and
+    the distinct UserWarning messages the model gave on them (each printed once as a note)."""
     # what the model says about the held-out rows (a gap in a column that had none in the
     # training rows, a category it never saw) goes into the report and on the terminal once
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
-        proba = clf.predict_proba(X_test)
+        proba = None if regression else clf.predict_proba(X_test)
         predicted = clf.predict(X_test)
     said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
     for message in said:
@@ -839,6 +1019,33 @@ def _print_outcome(
             _say(line)
     if conformal is not None:
         for line in conformal.lines():
+            _say(line)
+    _say(f"report written to {path}")
+
+
+def _print_regression_outcome(
+    clf: Any,
+    predicted: Any,
+    X_test: Any,
+    y_test: Any,
+    intervals: Any,
+    path: Path,
+    never: Any = None,
+) -> None:
+    """A regressor's held-out R² and RMSE, the top importances, the features never read,
+    and the path the report was written to."""
+    from sk_entmax.report.regression import _fit_of
+
+    fit = _fit_of(clf, predicted, y_test, "report")
+    print(
+        f"held-out R² {fit.r2_text(0)} and RMSE {fit.rmse[0]:.4g} on {len(X_test)} rows "
+        f"(the true values' standard deviation there: {float(fit.y_true.std()):.4g})"
+    )
+    if intervals is not None:
+        for line in _importance_lines(intervals):
+            _say(line)
+    if never is not None:
+        for line in _never_read_lines(never):
             _say(line)
     _say(f"report written to {path}")
 

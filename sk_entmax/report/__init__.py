@@ -8,6 +8,8 @@ For a fitted :class:`~sk_entmax.TabNetEntmaxClassifier`: which features the mode
 (:func:`importance_intervals`). The feature-mask report also says what the masks prove: fitted
 with ``faithful_masks=True``, the features each shown row's prediction provably never read and
 the share of (row, feature) pairs never read; fitted without, that a zero mask is no proof.
+The same holds for a fitted :class:`~sk_entmax.TabNetEntmaxRegressor`, whose feature-mask
+report shows its predictions against the true values (R² and RMSE) instead of probabilities.
 For any of the entmax classifiers (or a pipeline ending in one):
 the probability support, that is which classes get probability mass
 (:func:`plot_class_support`), how many per row (:func:`plot_support_sizes`) and the sparse
@@ -29,8 +31,9 @@ an optional dependency: ``pip install matplotlib`` (or ``pip install -e ".[plot]
 Where each part lives: :mod:`.masks` draws the mask and importance figures,
 :mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.conformal` sums
 up conformal prediction sets, :mod:`.probabilities` draws the probability figures,
-:mod:`.html_page` writes the HTML page, and :mod:`._common` holds what they share. Import
-from ``sk_entmax.report`` itself.
+:mod:`.regression` a regressor's predicted-against-true figure, :mod:`.html_page` writes
+the HTML page, and :mod:`._common` holds what they share. Import from ``sk_entmax.report``
+itself.
 """
 
 # private, but sk_entmax._demo and sk_entmax.__main__ print it when matplotlib is missing

@@ -91,9 +91,9 @@ def _tabnet(clf: Any, X: Any, caller: str) -> tuple[Any, Any, list[str]]:
     est, Xt, names = _split_pipeline(clf, X)
     if not (hasattr(est, "explain") and hasattr(est, "mask_alpha_")):
         raise TypeError(
-            f"{caller} needs a fitted TabNetEntmaxClassifier (or a pipeline ending in one); "
-            f"got {type(est).__name__}. For the output probabilities of any entmax "
-            "classifier use plot_class_support, plot_support_sizes or "
+            f"{caller} needs a fitted TabNetEntmaxClassifier or TabNetEntmaxRegressor (or a "
+            f"pipeline ending in one); got {type(est).__name__}. For the output probabilities "
+            "of any entmax classifier use plot_class_support, plot_support_sizes or "
             "probability_support_report."
         )
     if names is None:
@@ -139,8 +139,23 @@ def _class_names(clf: Any) -> list[str]:
     return [str(c) for c in clf.classes_]
 
 
+def _is_regressor(est: Any) -> bool:
+    """Whether ``est`` (a final step, not a pipeline) is a regressor, by scikit-learn's tags."""
+    from sklearn.base import is_regressor
+
+    return bool(is_regressor(est))
+
+
 def _proba(clf: Any, X: Any) -> np.ndarray:
     _check_fitted(clf)
+    est = clf[-1] if hasattr(clf, "steps") else clf
+    if _is_regressor(est):
+        raise TypeError(
+            f"{type(est).__name__} is a regressor: it has no predict_proba, and the "
+            "probability figures and probability_support_report are for classifiers; for a "
+            "TabNetEntmaxRegressor use feature_mask_report (masks, importances and predicted "
+            "against true values)"
+        )
     if not hasattr(clf, "predict_proba"):
         raise TypeError(f"{type(clf).__name__} has no predict_proba")
     return np.asarray(clf.predict_proba(X), dtype=np.float64)

@@ -18,6 +18,7 @@ from ._common import (
     _class_names,
     _existing,
     _format_share,
+    _is_regressor,
     _positions,
     _proba,
     _require_matplotlib,
@@ -36,6 +37,7 @@ from .masks import (
     plot_mask_alpha,
 )
 from .probabilities import _draw_class_support, _draw_probabilities, _draw_support_sizes
+from .regression import MAX_PANELS, _draw_predicted_vs_true, _Fit, _fit_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -148,6 +150,54 @@ def _summary(clf: Any, proba: np.ndarray, y: Any) -> list[tuple[str, str]]:
         )
     )
     return rows
+
+
+def _regressor_summary(clf: Any, n_rows: int, fit: _Fit | None) -> list[tuple[str, str]]:
+    """The summary rows of a regressor's report: the model, its mask parameters, the rows,
+    and R² and RMSE on them when the true values are given."""
+    est = clf[-1] if hasattr(clf, "steps") else clf
+    params = est.get_params(deep=False)
+    rows = [("model", type(est).__name__)]
+    for key in ("entmax_mode", "faithful_masks", "n_steps"):
+        if key in params:
+            rows.append((key, str(params[key])))
+    n_features = getattr(clf, "n_features_in_", "?")
+    rows.append(("rows reported on", f"{n_rows} x {n_features} features"))
+    n_targets = getattr(est, "n_outputs_", 1)
+    if fit is None:
+        rows.append(("targets", str(n_targets)))
+        return rows
+    rows.append(("targets", ", ".join(fit.names)))
+    rows.append(("R² on these rows", fit.mean_r2_text()))
+    rows.append(("RMSE on these rows", fit.rmse_text()))
+    return rows
+
+
+def _prediction_sections(fit: _Fit | None) -> list[str]:
+    """The "Predicted against true" section of a regressor's report: one scatter per target
+    with the line y = x, R² and RMSE in the caption; without true values, a note."""
+    if fit is None:
+        return [
+            "<h2>Predicted against true</h2>",
+            '<p class="note">No true values were given (<code>y=None</code>): pass '
+            "<code>y</code> for the predicted-against-true figure, R² and RMSE.</p>",
+        ]
+    scores = "; ".join(
+        f"{html.escape(name)}: {html.escape(fit.caption(j))}" for j, name in enumerate(fit.names)
+    )
+    left_out = (
+        f" Panels for the first {MAX_PANELS} of the {fit.n_targets} targets; the scores are "
+        "given for all."
+        if fit.n_targets > MAX_PANELS
+        else ""
+    )
+    return [
+        "<h2>Predicted against true</h2>",
+        '<p class="note predicted-vs-true">Each point is a row: its prediction '
+        "(<code>predict</code>, vertical) against its true value (horizontal). On the dashed "
+        f"line y = x the prediction is exact. {scores}.{left_out}</p>",
+        _img(_draw_predicted_vs_true(fit), "predicted against true"),
+    ]
 
 
 def _support_sections(
@@ -420,6 +470,15 @@ def feature_mask_report(
     step's mask alpha, and the sparsity of the output probabilities. Images are embedded as
     PNG, so the file stands alone.
 
+    For a :class:`~sk_entmax.TabNetEntmaxRegressor` (told apart by
+    :func:`sklearn.base.is_regressor`) the masks, importances and never-read lists are the
+    same, and a "Predicted against true" section takes the place of the probability
+    sections: ``predict(X)`` plotted against ``y`` with the line y = x, and R² and RMSE in
+    the caption and the summary (one panel per target for a multi-output regressor, the
+    first 12 drawn, the scores given for all; R² averaged over the targets as ``score``
+    does). Nothing about classes or probabilities is shown, and ``conformal`` is refused.
+    Without ``y`` the section says that the figure needs it.
+
     What a zero mask proves depends on the model. Fitted with ``faithful_masks=True``, the
     page lists for each chosen row the features its prediction never read ("this
     prediction never read: ..."), and gives the share of (row, feature) pairs never read
@@ -430,7 +489,7 @@ def feature_mask_report(
 
     Parameters
     ----------
-    clf : TabNetEntmaxClassifier or Pipeline ending in one
+    clf : TabNetEntmaxClassifier, TabNetEntmaxRegressor or Pipeline ending in one
         A fitted estimator.
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data to report on (held-out data says most). DataFrame columns name the features.
@@ -440,8 +499,10 @@ def feature_mask_report(
         not at all, an existing regular file is replaced (its permissions kept), and a
         symbolic link, a folder or any other file that is not a regular file found at
         ``path`` is refused, never written through.
-    y : array-like of shape (n_samples,), default=None
-        True labels of ``X``; when given, the accuracy on ``X`` is reported.
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+        True labels of ``X``; when given, the accuracy on ``X`` is reported. For a
+        regressor, the true target values (a DataFrame's columns or a Series' name name
+        the targets): the predicted-against-true figure, R² and RMSE.
     rows : sequence of int, default=None
         Positions of the rows whose masks and probabilities are shown (the first 8).
     max_features : int, default=25
@@ -462,7 +523,7 @@ def feature_mask_report(
     conformal : ConformalSets, default=None
         Conformal prediction sets on ``X`` (see :mod:`sk_entmax.report.conformal`), shown
         in a "Conformal prediction sets" section (``python -m sk_entmax report
-        --confidence`` passes them).
+        --confidence`` passes them). Classifiers only.
 
     Returns
     -------
@@ -474,7 +535,10 @@ def feature_mask_report(
     ------
     ValueError
         When ``n_resamples`` or ``confidence`` is out of range, or ``data`` is not a
-        sequence of pairs.
+        sequence of pairs; for a regressor, when ``y`` is not numeric, holds NaN or
+        infinite values, or does not match the predictions' shape.
+    TypeError
+        When ``clf`` is not a TabNet estimator, or ``conformal`` is given for a regressor.
     OSError
         When the file cannot be written, or ``path`` is a symbolic link or not a regular
         file (checked before drawing and again when writing); ``filename`` is ``path``.
@@ -494,6 +558,11 @@ def feature_mask_report(
     n_resamples = _check_count(n_resamples, "n_resamples", 0, "feature_mask_report")
     confidence = _check_confidence(confidence, "feature_mask_report")
     est, Xt, names = _tabnet(clf, X, "feature_mask_report")
+    if conformal is not None and _is_regressor(est):
+        raise TypeError(
+            "feature_mask_report: conformal prediction sets are for classifiers; got "
+            f"conformal= with a {type(est).__name__}"
+        )
     positions, labels = _positions(X, rows)
     M_explain, masks = est.explain(Xt)
     importances = _importances_from(M_explain)
@@ -503,6 +572,17 @@ def feature_mask_report(
         else None
     )
     never = _never_read(est, Xt, names, positions, labels)
+    title = title or f"Feature-mask report: {type(est).__name__}"
+    tail = _never_read_summary(never) + _indicator_rows(est, names)
+    if _is_regressor(est):
+        fit = None if y is None else _fit_of(est, clf.predict(X), y, "feature_mask_report")
+        sections = [
+            *_importance_sections(importances, names, max_features, intervals),
+            *_mask_sections(clf, masks, positions, labels, names, max_features, never),
+            *_prediction_sections(fit),
+        ]
+        summary = _regressor_summary(clf, int(X.shape[0]), fit) + tail
+        return _write_html(path, title, summary, sections, data)
     proba = _proba(clf, X)
     sections = [
         *_importance_sections(importances, names, max_features, intervals),
@@ -510,8 +590,7 @@ def feature_mask_report(
         *_support_sections(clf, proba, positions, labels),
         *_conformal_sections(conformal),
     ]
-    title = title or f"Feature-mask report: {type(est).__name__}"
-    summary = _summary(clf, proba, y) + _never_read_summary(never) + _indicator_rows(est, names)
+    summary = _summary(clf, proba, y) + tail
     return _write_html(path, title, summary, sections, data)
 
 
@@ -530,7 +609,9 @@ def probability_support_report(
 
     For :class:`~sk_entmax.SparsemaxClassifier`, :class:`~sk_entmax.EntmaxClassifier` (or
     any classifier with ``predict_proba``, a pipeline included): a few probability rows,
-    which classes get probability mass, and the distribution of support sizes.
+    which classes get probability mass, and the distribution of support sizes. A regressor
+    has no probabilities: it is refused with a TypeError pointing to
+    :func:`feature_mask_report`.
 
     Parameters
     ----------
