@@ -1011,16 +1011,22 @@ def _print_outcome(
         f"{(proba == 0).mean():.0%} of predict_proba entries exactly 0; "
         f"mean support {(proba > 0).sum(axis=1).mean():.2f} of {proba.shape[1]} classes"
     )
-    if intervals is not None:
-        for line in _importance_lines(intervals):
-            _say(line)
-    if never is not None:
-        for line in _never_read_lines(never):
-            _say(line)
+    _say_mask_lines(intervals, never)
     if conformal is not None:
         for line in conformal.lines():
             _say(line)
     _say(f"report written to {path}")
+
+
+def _say_mask_lines(intervals: Any, never: Any) -> None:
+    """The top importances and the features never read (TabNet), for either task."""
+    lines = []
+    if intervals is not None:
+        lines += _importance_lines(intervals)
+    if never is not None:
+        lines += _never_read_lines(never)
+    for line in lines:
+        _say(line)
 
 
 def _print_regression_outcome(
@@ -1041,12 +1047,7 @@ def _print_regression_outcome(
         f"held-out R² {fit.r2_text(0)} and RMSE {fit.rmse[0]:.4g} on {len(X_test)} rows "
         f"(the true values' standard deviation there: {float(fit.y_true.std()):.4g})"
     )
-    if intervals is not None:
-        for line in _importance_lines(intervals):
-            _say(line)
-    if never is not None:
-        for line in _never_read_lines(never):
-            _say(line)
+    _say_mask_lines(intervals, never)
     _say(f"report written to {path}")
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-import torch
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import _check_sample_weight
 from skorch.dataset import ValidSplit
@@ -103,10 +102,7 @@ class BaseEntmaxRegressor(RegressorMixin, BaseEntmaxEstimator):
             One column per target; 1-d for a single target (as scikit-learn's
             ``MLPRegressor``).
         """
-        scores = self._scores(X)
-        if isinstance(scores, torch.Tensor):
-            scores = scores.cpu().numpy()
-        y = scores * self._target_scale + self._target_mean
+        y = self._scores(X).cpu().numpy() * self._target_scale + self._target_mean
         return y[:, 0] if self.n_outputs_ == 1 else y
 
     def __sklearn_tags__(self):

@@ -4,6 +4,7 @@ tables with categories and gaps, explanations, certificates, persistence and met
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from expected_failures import MINIBATCH_FAILURES
 from sklearn.base import clone, is_regressor
 from sklearn.datasets import make_friedman1
@@ -54,8 +55,6 @@ def test_predict_undoes_the_standardized_target_the_network_learns():
 def test_the_loss_is_the_squared_error_of_the_standardized_target():
     reg = _reg(max_epochs=2, lambda_sparse=0.0).fit(X_F, Y_F)
     module = reg._inference_module()
-    import torch
-
     with torch.no_grad():
         output = module(torch.as_tensor(X_F))
         z = (Y_F - Y_F.mean()) / Y_F.std()
