@@ -12,11 +12,13 @@ Neither is a dependency of sk_entmax::
 ``--tables`` picks the data sets by name (real tables and synthetic sets alike, for instance
 ``--tables loans diamonds`` in one process and the rest in another, then ``--merge`` their
 ``--json`` files), ``--seeds N`` runs model seeds 0..N-1 (default 10), ``--max-epochs`` caps
-both TabNets' epochs (default: their common default of 100), ``--max-rows`` caps the training
-rows (a fixed random subset; the test rows stay), ``--threads`` sets the torch and BLAS
-threads (default 1, so that one core's time is measured), ``--json PATH`` writes every fit's
-figures (after each data set, so that a stopped run keeps what it did) and ``--merge`` prints
-the tables of earlier ``--json`` files together (each data set in one file only).
+both TabNets' epochs (default: their common default of 100), ``--patience`` sets our stopping
+rule's patience (at the max epochs ours runs every epoch, as pytorch-tabnet does here),
+``--max-rows`` caps the training rows (a fixed random subset; the test rows stay),
+``--threads`` sets the torch and BLAS threads (default 1, so that one core's time is
+measured), ``--json PATH`` writes every fit's figures (after each data set, so that a stopped
+run keeps what it did) and ``--merge`` prints the tables of earlier ``--json`` files together
+(each data set in one file only).
 ``--quick`` (2 seeds, 2 epochs, 600 training rows unless given) checks the script: its
 figures and verdicts mean nothing.
 
@@ -165,6 +167,8 @@ def _fit_ours(data: RegressionSplit, seed: int, args) -> tuple[np.ndarray, Any, 
     params: dict[str, Any] = {"random_state": seed, "n_jobs": args.threads}
     if args.max_epochs is not None:
         params["max_epochs"] = args.max_epochs
+    if args.patience is not None:
+        params["patience"] = args.patience
     model = TabNetEntmaxRegressor(**params).fit(data.X_train, data.y_train)
     return model.predict(data.X_test), int(model.n_iter_), model.feature_importances_
 
@@ -480,6 +484,13 @@ def main(argv: list[str] | None = None) -> int:
         "--max-rows", type=int, default=None, help="cap on the training rows (default: none)"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch and BLAS threads")
+    parser.add_argument(
+        "--patience",
+        type=int,
+        default=None,
+        help="our stopping rule's patience (default: its own, 20); at the max epochs ours "
+        "runs every epoch, as pytorch-tabnet does here",
+    )
     parser.add_argument(
         "--quick",
         action="store_true",

@@ -3,7 +3,7 @@
 The PyTorch core lives in :mod:`sk_entmax.entmax` (sparsemax, 1.5-entmax, alpha-entmax and
 their Fenchel-Young losses), a drop-in for the ``entmax`` package's API. The estimators
 (:class:`SparsemaxClassifier`, :class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`,
-:class:`TabNetEntmaxRegressor`) and
+:class:`TabNetEntmaxRegressor`), TabNet's self-supervised :class:`TabNetPretrainer` and
 the conformal wrapper :class:`SparseConformalClassifier` are imported on first use, so that
 ``import sk_entmax`` stays light. Every invalid parameter, of an estimator, a metric or a
 core function, raises :class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``).
@@ -24,6 +24,7 @@ __all__ = [
     "SparsemaxClassifier",
     "TabNetEntmaxClassifier",
     "TabNetEntmaxRegressor",
+    "TabNetPretrainer",
     "__version__",
 ]
 
@@ -35,6 +36,7 @@ _LAZY = {
     "SparsemaxClassifier": "sk_entmax._linear",
     "TabNetEntmaxClassifier": "sk_entmax._tabnet",
     "TabNetEntmaxRegressor": "sk_entmax._tabnet",
+    "TabNetPretrainer": "sk_entmax._tabnet",
 }
 
 

@@ -140,8 +140,16 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         raise NotImplementedError
 
     def _validation_split(self, n_samples: int, params: dict[str, Any], seed: int) -> ValidSplit:
-        """The held-out rows of early stopping."""
-        raise NotImplementedError
+        """The held-out rows of early stopping: ``validation_fraction`` of the rows at random
+        (a classifier stratifies them by class)."""
+        n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
+        if n_valid < 2 or n_samples - n_valid < 2:
+            raise ValueError(
+                f"validation_fraction={params['validation_fraction']} leaves {n_valid} of "
+                f"{n_samples} samples for validation, too few for early stopping; raise it "
+                "or set early_stopping=False"
+            )
+        return ValidSplit(params["validation_fraction"], stratified=False, random_state=seed)
 
     def _cross_check(self, params: dict[str, Any]) -> None:
         """Rules between parameters, after each was checked alone (none by default)."""
@@ -152,12 +160,18 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     def _full_batch_start(self, module: torch.nn.Module, params: dict[str, Any]) -> None:
         """Set the starting point of a full-batch fit (after initialisation)."""
 
+    def _initial_weights(self, module: torch.nn.Module, params: dict[str, Any]) -> None:
+        """Set the starting weights of a mini-batch fit that does not warm-start (after
+        initialisation; TabNet's pretrained encoder)."""
+
     def _batch_size(self, params: dict[str, Any], n_samples: int) -> int:
         """The mini-batch size for ``n_samples`` training rows (always a step per epoch)."""
         size = params["batch_size"]
         return min(min(200, n_samples) if size == "auto" else size, n_samples)
 
-    def _validate_fit_data(self, X, y, plan: TrainingPlan) -> tuple[Any, Any]:
+    def _validate_fit_data(
+        self, X, y, plan: TrainingPlan, params: dict[str, Any]
+    ) -> tuple[Any, Any]:
         """The validated training data (features as the network reads them) and target."""
         raise NotImplementedError
 
@@ -240,7 +254,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     self.net_, self._outputs_key(), self.n_features_in_
                 )
             self._forget_fit()  # the new fit starts from a clean slate
-            X, y = self._validate_fit_data(X, y, plan)
+            X, y = self._validate_fit_data(X, y, plan, params)
             y_enc, weight = self._fit_targets(X, y, sample_weight, params)
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
             # L-BFGS evaluates its objective on a pool of n_threads one-thread workers, which
@@ -331,6 +345,8 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             load_warm_start(net, start_from, self._outputs_key(), X.shape[1])
         elif plan.full_batch:
             self._full_batch_start(net.module_, params)
+        else:
+            self._initial_weights(net.module_, params)
         # equal weights are a plain mean: the batches then carry no weight column
         uniform = bool(np.all(weight == weight[0]))
         # skorch's fit is initialize() + partial_fit(); partial_fit catches a KeyboardInterrupt

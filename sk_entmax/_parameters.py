@@ -31,6 +31,7 @@ __all__ = [
     "CLASSIFIER_CONSTRAINTS",
     "CONFORMAL_CONSTRAINTS",
     "LINEAR_CONSTRAINTS",
+    "PRETRAINED_CONSTRAINTS",
     "SHARED_CONSTRAINTS",
     "SOLVERS",
     "TABNET_CONSTRAINTS",
@@ -111,6 +112,23 @@ TABNET_CONSTRAINTS: dict[str, Constraint] = {
     "lambda_sparse": Real(0.0),
     "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
     "patience": Integer(1),
+}
+
+
+def _pretrainer(value: Any) -> Any:
+    # imported here: the TabNet package builds on this table
+    from sk_entmax._tabnet.from_pretrained import check_pretrainer
+
+    return check_pretrainer(value)
+
+
+#: the ``pretrainer`` of the supervised TabNet estimators (see
+#: :mod:`sk_entmax._tabnet.from_pretrained`)
+PRETRAINED_CONSTRAINTS: dict[str, Constraint] = {
+    "pretrainer": Satisfies(
+        "None, a TabNetPretrainer, or a sklearn.frozen.FrozenEstimator around a fitted one",
+        _pretrainer,
+    ),
 }
 
 

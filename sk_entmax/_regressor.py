@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import _check_sample_weight
-from skorch.dataset import ValidSplit
 
 from sk_entmax._attributes import Attribute, array, integer
 from sk_entmax._base import ESTIMATOR_FITTED, BaseEntmaxEstimator
@@ -75,16 +74,6 @@ class BaseEntmaxRegressor(RegressorMixin, BaseEntmaxEstimator):
 
     def _outputs_key(self) -> Any:
         return self.n_outputs_
-
-    def _validation_split(self, n_samples: int, params: dict[str, Any], seed: int) -> ValidSplit:
-        n_valid = int(np.ceil(params["validation_fraction"] * n_samples))
-        if n_valid < 2 or n_samples - n_valid < 2:
-            raise ValueError(
-                f"validation_fraction={params['validation_fraction']} leaves {n_valid} of "
-                f"{n_samples} samples for validation, too few for early stopping; raise it "
-                "or set early_stopping=False"
-            )
-        return ValidSplit(params["validation_fraction"], stratified=False, random_state=seed)
 
     # ------------------------------------------------------------------ predict
 

@@ -324,7 +324,8 @@ def test_float32_memmap_is_not_copied(tmp_path):
     np.save(path, X32)
     X = np.load(path, mmap_mode="r")
     clf = _make("entmax")
-    validated, _ = clf._validate_fit_data(X, Y_IRIS, clf._plan(clf._checked_params()))
+    params = clf._checked_params()
+    validated, _ = clf._validate_fit_data(X, Y_IRIS, clf._plan(params), params)
     assert np.shares_memory(validated, X)
 
 

@@ -44,7 +44,9 @@ class NumericInputMixin:
     """``_validate_fit_data`` and ``_validate_predict_data`` for numeric ``X`` (sparse too,
     where the estimator's ``_sparse_input`` says so)."""
 
-    def _validate_fit_data(self, X, y, plan: TrainingPlan) -> tuple[np.ndarray, np.ndarray]:
+    def _validate_fit_data(
+        self, X, y, plan: TrainingPlan, params: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Validate the training data; returns float features and the raw target.
 
         Float32 C-contiguous input (a read-only memmap included) is used as it is, not copied;

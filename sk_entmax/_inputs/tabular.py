@@ -366,12 +366,26 @@ class TabularInputMixin:
         position = {name: i for i, name in enumerate(self.feature_names_in_)}
         return np.array([position[name] for name in features], dtype=np.int64)
 
-    def _validate_fit_data(self, X, y, plan: TrainingPlan):
+    def _validate_fit_data(self, X, y, plan: TrainingPlan, params: dict[str, Any]):
+        return self._validate_table(X, y)
+
+    def _validate_table(self, X, y, encoding: Any = None):
+        """Validate the training table; fit the encoding of its columns, or take that of
+        ``encoding``, a fitted estimator with this mixin that saw the same columns (the
+        missing indicators and categories it learned are kept; the columns must match)."""
         # DataFrame dtypes are read before validate_data turns X into an array; anything
         # that is not 2-d is left for validate_data to reject with its usual message
-        cats = self._categorical_indices(X) if getattr(X, "ndim", 0) == 2 else None
+        cats = (
+            self._categorical_indices(X)
+            if encoding is None and getattr(X, "ndim", 0) == 2
+            else None
+        )
         _check_labels_present(y)
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, multi_output=True)
+        if encoding is not None:
+            self._adopt_encoding(encoding)
+            with _numeric_hint(self, _TEXT_ADVICE):
+                return self._encode(X), y
         if cats is None:
             cats = self._categorical_indices(X)
         self.categorical_features_ = cats
@@ -386,6 +400,31 @@ class TabularInputMixin:
             self.categories_ = []
         with _numeric_hint(self, _TEXT_ADVICE):
             return self._encode(X, fitting=True), y
+
+    def _adopt_encoding(self, source: Any) -> None:
+        """Take the fitted column encoding of ``source`` (after ``validate_data`` has set
+        this estimator's ``n_features_in_`` and ``feature_names_in_``); a ValueError when the
+        columns differ."""
+        where = f"{type(self).__name__} and its {type(source).__name__}"
+        if self.n_features_in_ != source.n_features_in_:
+            raise ValueError(
+                f"X has {self.n_features_in_} features, but the {type(source).__name__} was "
+                f"fitted on {source.n_features_in_}: {where} need the same columns"
+            )
+        names = getattr(self, "feature_names_in_", None)
+        source_names = getattr(source, "feature_names_in_", None)
+        if (names is None) != (source_names is None) or (
+            names is not None and list(names) != list(source_names)
+        ):
+            raise ValueError(
+                f"the column names of X differ from those the {type(source).__name__} was "
+                f"fitted on: {where} need the same columns, in the same order"
+            )
+        self.categorical_features_ = source.categorical_features_
+        self._encoder = source._encoder
+        self.categories_ = list(source.categories_)
+        self.missing_features_ = source.missing_features_
+        self._missing_fill = list(source._missing_fill)
 
     def _validate_predict_data(self, X):
         X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)

@@ -1,8 +1,10 @@
-"""The TabNet estimators: the classifier (``estimator``), the regressor (``regressor``), what
-they share (``shared``), their masks' explanations and importances (``explain``) and their
-batch sizes (``sizing``)."""
+"""The TabNet estimators: the classifier (``estimator``), the regressor (``regressor``), the
+self-supervised pretrainer (``pretrainer``) and a supervised estimator's start from it
+(``from_pretrained``), what they share (``shared``), their masks' explanations and importances
+(``explain``) and their batch sizes (``sizing``)."""
 
 from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
+from sk_entmax._tabnet.pretrainer import TabNetPretrainer
 from sk_entmax._tabnet.regressor import TabNetEntmaxRegressor
 
-__all__ = ["TabNetEntmaxClassifier", "TabNetEntmaxRegressor"]
+__all__ = ["TabNetEntmaxClassifier", "TabNetEntmaxRegressor", "TabNetPretrainer"]

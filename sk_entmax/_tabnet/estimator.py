@@ -9,9 +9,11 @@ from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
 from sk_entmax._parameters import (
     ALPHA,
     CLASSIFIER_CONSTRAINTS,
+    PRETRAINED_CONSTRAINTS,
     SHARED_CONSTRAINTS,
     TABNET_CONSTRAINTS,
 )
+from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
 from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetClassifierNet
@@ -19,7 +21,7 @@ from sk_entmax.nn.tabnet import TabNetClassifierNet
 __all__ = ["TabNetEntmaxClassifier"]
 
 
-class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
+class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
     At each of ``n_steps`` decision steps an attentive transformer picks the features to look
@@ -80,6 +82,16 @@ class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
         unseen ones with a warning per column, giving their count.
     cat_emb_dim : int, default=1
         Embedding width of every categorical column.
+    pretrainer : TabNetPretrainer, FrozenEstimator or None, default=None
+        Start the network's encoder from a :class:`TabNetPretrainer`'s (self-supervised
+        pretraining, which helps when labels are few): a fitted one wrapped in
+        ``sklearn.frozen.FrozenEstimator`` is used as it is, through any ``clone`` (as in
+        ``GridSearchCV``); an unfitted one is fitted on the ``X`` of each ``fit`` first
+        (with this estimator's ``random_state`` when its own is None). The columns'
+        encoding and the encoder's weights are the pretrainer's, so ``n_d``, ``n_a``,
+        ``n_steps``, ``n_independent``, ``n_shared``, ``entmax_mode``, ``faithful_masks``,
+        ``cat_emb_dim`` and ``categorical_features`` must equal its own; the output layer
+        starts afresh. None trains from scratch.
     clip_value : float or None, default=1.0
         Clip the gradient norm of each step to this value (``None``: no clipping). TabNet's
         training loss spikes without it, and a fixed epoch budget can end on a spike.
@@ -195,6 +207,7 @@ class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
         alpha=1.5,
         categorical_features=None,
         cat_emb_dim=1,
+        pretrainer=None,
         clip_value=1.0,
         lr=0.02,
         max_epochs=100,
@@ -223,6 +236,7 @@ class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
         self.alpha = alpha
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
+        self.pretrainer = pretrainer
         self.clip_value = clip_value
         self.lr = lr
         self.max_epochs = max_epochs
@@ -243,6 +257,7 @@ class TabNetEntmaxClassifier(TabNetEstimatorMixin, BaseEntmaxClassifier):
         **SHARED_CONSTRAINTS,
         "alpha": ALPHA,
         **TABNET_CONSTRAINTS,
+        **PRETRAINED_CONSTRAINTS,
         **CLASSIFIER_CONSTRAINTS,
     }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
@@ -89,14 +91,23 @@ class MaskExplanationMixin:
         never_read : ndarray of bool, shape (n_samples, n_features)
             True where the row's prediction does not depend on the feature.
         """
+        return self._blockwise(
+            X, lambda module, rows: module.tabnet.never_read(rows), self.n_features_in_, bool
+        )
+
+    def _blockwise(
+        self, X, compute: Callable, n_columns: int, dtype: type = np.float64
+    ) -> np.ndarray:
+        """``compute(module, rows)`` of the trained network (float64, evaluation mode) on the
+        rows of ``X`` (validated here), block by block, as one array."""
         check_is_fitted(self)
         n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
         module = self._inference_module()
         blocks = []
         with torch_threads(self._inference_threads(n_jobs, X)), torch.no_grad():
-            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
-                blocks.append(module.tabnet.never_read(batch).cpu().numpy())
+            for rows in self._row_blocks(X, _EXPLAIN_BLOCK):
+                blocks.append(compute(module, rows).cpu().numpy())
         if not blocks:
-            return np.zeros((0, self.n_features_in_), dtype=bool)
+            return np.zeros((0, n_columns), dtype=dtype)
         return np.concatenate(blocks)

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
+from sk_entmax._parameters import PRETRAINED_CONSTRAINTS, SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
 from sk_entmax._regressor import FITTED_ATTRIBUTES, BaseEntmaxRegressor
 from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
-from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin
+from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
+from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin, parameter_entries
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetRegressorNet
 
 __all__ = ["TabNetEntmaxRegressor"]
 
 
-def _shared_parameters(doc: str, drop: tuple[str, ...]) -> str:
-    """The classifier's "Parameters" entries, but those named in ``drop``: the TabNet
-    parameters are documented once, where the classifier states them."""
-    section = doc.split("    Parameters\n    ----------\n", 1)[1].split("\n    Attributes\n", 1)[0]
-    entries = re.split(r"\n(?=    \w+ : )", section.rstrip("\n"))
-    return "\n".join(e for e in entries if e.split(" : ", 1)[0].strip() not in drop)
-
-
-class TabNetEntmaxRegressor(TabNetEstimatorMixin, BaseEntmaxRegressor):
+class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntmaxRegressor):
     __doc__ = f"""TabNet (Arik & Pfister, 2019) with entmax feature masks, for a numeric target.
 
     The network, its masks, :meth:`explain`, ``feature_importances_``, categorical columns
@@ -39,7 +31,7 @@ class TabNetEntmaxRegressor(TabNetEstimatorMixin, BaseEntmaxRegressor):
 
     Parameters
     ----------
-{_shared_parameters(TabNetEntmaxClassifier.__doc__, ("alpha", "class_weight"))}
+{parameter_entries(TabNetEntmaxClassifier.__doc__, drop=("alpha", "class_weight"))}
 
     Attributes
     ----------
@@ -96,6 +88,7 @@ class TabNetEntmaxRegressor(TabNetEstimatorMixin, BaseEntmaxRegressor):
         faithful_masks=False,
         categorical_features=None,
         cat_emb_dim=1,
+        pretrainer=None,
         clip_value=1.0,
         lr=0.02,
         max_epochs=100,
@@ -122,6 +115,7 @@ class TabNetEntmaxRegressor(TabNetEstimatorMixin, BaseEntmaxRegressor):
         self.faithful_masks = faithful_masks
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
+        self.pretrainer = pretrainer
         self.clip_value = clip_value
         self.lr = lr
         self.max_epochs = max_epochs
@@ -137,7 +131,11 @@ class TabNetEntmaxRegressor(TabNetEstimatorMixin, BaseEntmaxRegressor):
     #: the fitted attributes :mod:`sk_entmax.persistence` stores: a regressor's and TabNet's
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES, **TABNET_FITTED}
 
-    _constraints: ClassVar[dict[str, Constraint]] = {**SHARED_CONSTRAINTS, **TABNET_CONSTRAINTS}
+    _constraints: ClassVar[dict[str, Constraint]] = {
+        **SHARED_CONSTRAINTS,
+        **TABNET_CONSTRAINTS,
+        **PRETRAINED_CONSTRAINTS,
+    }
 
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         return TabNetRegressorNet, {

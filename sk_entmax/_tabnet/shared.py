@@ -3,6 +3,7 @@ plan, TabNet's fitted attributes and the data they take."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,20 @@ from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
 
-__all__ = ["TABNET_FITTED", "TabNetEstimatorMixin"]
+__all__ = ["TABNET_FITTED", "TabNetEstimatorMixin", "parameter_entries"]
+
+
+def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
+    """The "Parameters" entries of the numpydoc docstring ``doc``, but those named in
+    ``drop`` (or only those named in ``keep``): the TabNet parameters are documented once,
+    where :class:`~sk_entmax.TabNetEntmaxClassifier` states them."""
+    section = doc.split("    Parameters\n    ----------\n", 1)[1].split("\n    Attributes\n", 1)[0]
+    entries = re.split(r"\n(?=    \w+ : )", section.rstrip("\n"))
+    names = [e.split(" : ", 1)[0].strip() for e in entries]
+    return "\n".join(
+        e for e, n in zip(entries, names, strict=True) if n not in drop and (not keep or n in keep)
+    )
+
 
 #: the fitted attributes of a TabNet estimator beyond its task's, as
 #: :mod:`sk_entmax.persistence` stores them (shapes and ``equals`` name arguments of the

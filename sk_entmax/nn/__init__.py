@@ -4,6 +4,7 @@ from sk_entmax.nn.attention import EntmaxMultiheadAttention
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.linear import EntmaxLinearNet
 from sk_entmax.nn.tabnet import TabNet, TabNetClassifierNet, TabNetRegressorNet
+from sk_entmax.nn.tabnet_pretraining import TabNetPretrainingNet
 
 __all__ = [
     "EntmaxHead",
@@ -11,5 +12,6 @@ __all__ = [
     "EntmaxMultiheadAttention",
     "TabNet",
     "TabNetClassifierNet",
+    "TabNetPretrainingNet",
     "TabNetRegressorNet",
 ]

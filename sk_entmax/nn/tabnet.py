@@ -283,16 +283,26 @@ class TabNet(ColumnEmbedding):
             )
         return self.initial_bn(X)
 
-    def _steps(self, X: torch.Tensor):
-        """Run the decision steps; yields ``(mask, decision)`` per step (post-embedding)."""
+    def _steps(self, X: torch.Tensor, keep: torch.Tensor | None = None):
+        """Run the decision steps; yields ``(mask, decision)`` per step (post-embedding).
+
+        ``keep`` (pretraining): a 0/1 tensor of the post-embedding shape; the features where
+        it is 0 are hidden, set to 0 after the batch norm (their mean) and given prior 0, so
+        that no mask attends to them (the first faithful mask included).
+        """
         X = self._initial_bn(self.embed(X))
-        prior = torch.ones_like(X)
+        if keep is None:
+            prior = torch.ones_like(X)
+        else:
+            X = X * keep
+            prior = keep.to(X.dtype)
         a = None if self.faithful_masks else self.initial_splitter(X)[:, self.n_d :]
         for attentive, transformer in zip(
             self.attentive_transformers, self.feature_transformers, strict=True
         ):
             if a is None:  # faithful: the first mask reads no input
-                M = attentive.mapping(self.first_mask_logits.expand_as(X))
+                logits = self.first_mask_logits.expand_as(X)
+                M = attentive.mapping(logits if keep is None else logits * prior)
                 out = transformer(M * torch.where(M > 0, X, 0.0))
             else:
                 M = attentive(a, prior)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -27,6 +28,7 @@ from sk_entmax.persistence._header import (
     _parse_header,
 )
 from sk_entmax.persistence._schema import (
+    UNSAVED_PARAMETERS,
     _check_fitted,
     _check_history,
     _check_network,
@@ -131,6 +133,16 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     if _module_classes().get(module_name) is not type(net.module_):
         raise TypeError(f"save cannot store a network of type {module_name}")
     params = estimator.get_params(deep=False)
+    for key in UNSAVED_PARAMETERS:
+        if params.get(key) is not None:
+            warnings.warn(
+                f"save stores {name}'s {key} parameter as None: the file holds the fitted "
+                f"network, pretrained start included, not the {key} (an estimator); after "
+                f"load, a new fit trains from scratch unless you set {key} again",
+                UserWarning,
+                stacklevel=2,
+            )
+            params[key] = None
     table = type(estimator)._fitted_schema
     fitted = {}
     for key, value in vars(estimator).items():

@@ -24,11 +24,21 @@ def _check_history(history: Any) -> list[dict[str, Any]]:
     return history
 
 
+#: parameters added after files were first written, with the value a file without them
+#: means (a model fitted before ``pretrainer`` existed was not pretrained)
+ADDED_PARAMETERS: dict[str, Any] = {"pretrainer": None}
+
+#: parameters whose value a file does not hold (an estimator): saved as None
+UNSAVED_PARAMETERS = ("pretrainer",)
+
+
 def _check_params(cls: type, params: Any) -> dict[str, Any]:
-    """The estimator's parameters: exactly its get_params names, each a plain value."""
+    """The estimator's parameters: its get_params names, each a plain value (one added
+    since the file was written, :data:`ADDED_PARAMETERS`, may be absent)."""
     if not isinstance(params, dict):
         raise _Invalid("the parameters are not a mapping of names to values")
     names = set(cls().get_params(deep=False))
+    params = {**{k: v for k, v in ADDED_PARAMETERS.items() if k in names}, **params}
     unknown, missing = sorted(set(params) - names), sorted(names - set(params))
     if unknown or missing:
         raise _Invalid(
