@@ -41,7 +41,7 @@ The rule is "``y`` in the set iff ``s(x, y) <= q_hat``" (a score equal to ``q_ha
 The stored temperature is ``T = (alpha - 1) * nextafter(q_hat, inf)``, so that in exact
 arithmetic the support of ``entmax_alpha(z / T)`` is that very set. Floating-point rounding
 in the mapping could still disagree for a score within a few ulps of ``q_hat`` (an exact
-tie, e.g. duplicated rows), so :meth:`SparseConformalClassifier.predict_proba` makes the
+tie, e.g. duplicated rows), so :meth:`~sk_entmax.SparseConformalClassifier.predict_proba` makes the
 agreement exact by construction: labels outside the set are masked (score ``-inf``, which in
 exact arithmetic changes nothing) and a label inside it whose probability rounds to 0 gets
 the smallest positive normal float64. The nonzeros of ``predict_proba`` are therefore

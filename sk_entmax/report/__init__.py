@@ -28,11 +28,11 @@ Every ``plot_*`` function draws on ``ax`` (or ``fig``) when given, otherwise on 
 :mod:`matplotlib.pyplot` figure, and returns the matplotlib object it drew on. matplotlib is
 an optional dependency: ``pip install matplotlib`` (or ``pip install -e ".[plot]"`` in a clone).
 
-Where each part lives: :mod:`.masks` draws the mask and importance figures,
-:mod:`.intervals` computes the importances' bootstrap intervals, :mod:`.conformal` sums
-up conformal prediction sets, :mod:`.probabilities` draws the probability figures,
-:mod:`.regression` a regressor's predicted-against-true figure, :mod:`.html_page` writes
-the HTML page, and :mod:`._common` holds what they share. Import from ``sk_entmax.report``
+Where each part lives: ``masks`` draws the mask and importance figures,
+``intervals`` computes the importances' bootstrap intervals, ``conformal`` sums
+up conformal prediction sets, ``probabilities`` draws the probability figures,
+``regression`` a regressor's predicted-against-true figure, ``html_page`` writes
+the HTML page, and ``_common`` holds what they share. Import from ``sk_entmax.report``
 itself.
 """
 
