@@ -4,6 +4,7 @@ Run from the repository root::
 
     PYTHONPATH=. python3 benchmarks/bench_attention.py [--lengths 512 2048 8192]
         [--alphas 1.5 2 1.33] [--threads 1] [--repeats 5] [--device cpu] [--learned]
+        [--compiled] [--module]
 
 B = 1, H = 8 heads, d = 64, L = S, float32, forward + backward of ``out.sum()``-like
 cotangent. ``--learned`` makes alpha one value per head, a tensor that requires a gradient
@@ -15,7 +16,13 @@ Three contenders per length and alpha:
 * ``naive``: the scores ``q k^T / sqrt(d)``, the core mapping (``sk_entmax.entmax.entmax``,
   the same exact solvers), then ``@ v``, through ordinary autograd, which keeps the full
   ``(B, H, L, S)`` weights;
-* ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention`` (softmax), the floor.
+* ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention`` (softmax), the floor;
+* ``compiled`` (with ``--compiled``): ``ours`` under ``torch.compile(fullgraph=True)``, alpha
+  passed in (issue 33); its columns are the compile + first call time and compiled / ours.
+
+``--module`` times :class:`~sk_entmax.nn.EntmaxMultiheadAttention` instead (embed 512,
+H = 8 heads, ``need_weights=False``, one batch of L tokens; ``--learned`` learns alpha),
+eager against compiled only.
 
 Time: each repeat runs the contenders back to back on the same inputs in shuffled order and
 forms the ratios within the repeat; the figure is the median ratio (machine noise that hits
@@ -75,6 +82,55 @@ def _naive(alpha: float, learned: bool = False):
     return naive
 
 
+def _compiled(alpha: float, learned: bool = False):
+    fn = torch.compile(lambda q, k, v, a: entmax_attention(q, k, v, alpha=a), fullgraph=True)
+    return lambda q, k, v: fn(q, k, v, _alpha(alpha, learned, q))
+
+
+def _module_rows(lengths, alphas, repeats, device, learned) -> None:
+    """Eager against compiled EntmaxMultiheadAttention, forward + backward, printed."""
+    from sk_entmax.nn import EntmaxMultiheadAttention
+
+    for L in lengths:
+        for alpha in alphas:
+            torch.manual_seed(0)
+            mha = EntmaxMultiheadAttention(
+                512, H, batch_first=True, alpha=alpha, learn_alpha=learned
+            )
+            mha.to(device)
+            x = torch.randn(1, L, 512, device=device)
+
+            def eager(x=x, mha=mha):
+                return mha(x, x, x, need_weights=False)[0]
+
+            torch._dynamo.reset()
+            compiled = torch.compile(eager, fullgraph=True)
+            start = time.perf_counter()
+            compiled().sum().backward()
+            first = time.perf_counter() - start
+            eager().sum().backward()
+            times = {"eager": [], "compiled": []}
+            for _ in range(repeats):
+                order = [("eager", eager), ("compiled", compiled)]
+                random.shuffle(order)
+                for key, fn in order:
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    fn().sum().backward()
+                    if device == "cuda":
+                        torch.cuda.synchronize()
+                    times[key].append(time.perf_counter() - start)
+            ratios = [c / e for c, e in zip(times["compiled"], times["eager"], strict=True)]
+            print(
+                f"| {L:>5} | {alpha:<5} | {first:>24.1f} "
+                f"| {1e3 * statistics.median(times['eager']):>10.2f} "
+                f"| {1e3 * statistics.median(times['compiled']):>13.2f} "
+                f"| {statistics.median(ratios):>16.2f} |",
+                flush=True,
+            )
+
+
 def _sdpa(q, k, v):
     return F.scaled_dot_product_attention(q, k, v)
 
@@ -90,7 +146,9 @@ def _run(fn, q, k, v, d_out) -> float:
     return time.perf_counter() - start
 
 
-def time_rows(lengths, alphas, repeats, device, naive_max_length, learned) -> list[dict]:
+def time_rows(
+    lengths, alphas, repeats, device, naive_max_length, learned, compiled=False
+) -> list[dict]:
     rows = []
     for L in lengths:
         q, k, v, d_out = _inputs(L, device)
@@ -99,6 +157,11 @@ def time_rows(lengths, alphas, repeats, device, naive_max_length, learned) -> li
             contenders = {"ours": _ours(alpha, learned), "sdpa": _sdpa}
             if L <= naive_max_length:
                 contenders["naive"] = _naive(alpha, learned)
+            first = None
+            if compiled:
+                torch._dynamo.reset()
+                contenders["compiled"] = _compiled(alpha, learned)
+                first = _run(contenders["compiled"], q, k, v, d_out)  # compile + first call
             for fn in contenders.values():  # warm up
                 _run(fn, q, k, v, d_out)
             times = {key: [] for key in contenders}
@@ -122,6 +185,8 @@ def time_rows(lengths, alphas, repeats, device, naive_max_length, learned) -> li
                     "to_sdpa": statistics.median(to_sdpa),
                     "to_naive": statistics.median(to_naive) if to_naive else None,
                     "repeats": n_rep,
+                    "first_s": first,
+                    "compiled_s": statistics.median(times["compiled"]) if compiled else None,
                 }
             )
             print(_time_line(rows[-1]), flush=True)
@@ -131,10 +196,14 @@ def time_rows(lengths, alphas, repeats, device, naive_max_length, learned) -> li
 def _time_line(r: dict) -> str:
     naive = "-" if r["naive_s"] is None else f"{r['naive_s']:.3f}"
     to_naive = "-" if r["to_naive"] is None else f"{r['to_naive']:.2f}"
-    return (
+    line = (
         f"| {r['L']:>5} | {r['alpha']:<5} | {r['ours_s']:>8.3f} | {naive:>8} "
         f"| {r['sdpa_s']:>8.3f} | {to_naive:>12} | {r['to_sdpa']:>11.2f} | {r['repeats']:>7} |"
     )
+    if r["compiled_s"] is not None:
+        ratio = r["compiled_s"] / r["ours_s"]
+        line += f" {r['first_s']:>8.1f} | {r['compiled_s']:>8.3f} | {ratio:>8.2f} |"
+    return line
 
 
 # ---------------------------------------------------------------------- peak memory
@@ -232,6 +301,10 @@ def main() -> None:
         action="store_true",
         help="one alpha per head, a tensor that requires a gradient (learned alpha)",
     )
+    parser.add_argument("--compiled", action="store_true", help="add torch.compile's columns")
+    parser.add_argument(
+        "--module", action="store_true", help="EntmaxMultiheadAttention, eager vs compiled"
+    )
     args = parser.parse_args()
     if args.child:
         contender, alpha, L = args.child
@@ -243,12 +316,25 @@ def main() -> None:
         f"B={B}, H={H}, d={D}, L=S, forward+backward"
         f"{', one learned alpha per head' if args.learned else ''}\n"
     )
+    if args.module:
+        torch.set_num_threads(args.threads)
+        print(
+            f"EntmaxMultiheadAttention(512, {H}), {args.device}, {args.threads} thread(s), "
+            f"forward+backward{', learned alpha' if args.learned else ''}\n"
+            "| L     | alpha | compile + first call (s) | eager (ms) | compiled (ms) "
+            f"| compiled / eager |\n|{'-' * 7}|{'-' * 7}|{'-' * 26}|{'-' * 12}|{'-' * 15}"
+            f"|{'-' * 18}|"
+        )
+        _module_rows(args.lengths, args.alphas, args.repeats, args.device, args.learned)
+        return
     if not args.skip_time:
+        compiled_head = " first (s) | compiled | c / ours |" if args.compiled else ""
+        compiled_rule = f"{'-' * 11}|{'-' * 10}|{'-' * 10}|" if args.compiled else ""
         print(
             "| L     | alpha | ours (s) | naive (s) | sdpa (s) | ours / naive "
-            "| ours / sdpa | repeats |\n"
+            f"| ours / sdpa | repeats |{compiled_head}\n"
             f"|{'-' * 7}|{'-' * 7}|{'-' * 10}|{'-' * 11}|{'-' * 10}|{'-' * 14}"
-            f"|{'-' * 13}|{'-' * 9}|"
+            f"|{'-' * 13}|{'-' * 9}|{compiled_rule}"
         )
         time_rows(
             args.lengths,
@@ -257,6 +343,7 @@ def main() -> None:
             args.device,
             args.naive_max_length,
             args.learned,
+            args.compiled,
         )
     if not args.skip_memory and args.device == "cpu":
         print(

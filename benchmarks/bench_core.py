@@ -3,6 +3,11 @@
 Run from the repository root (needs the test extra, which brings ``entmax==1.3``)::
 
     PYTHONPATH=. python3 benchmarks/bench_core.py [--threads 1] [--repeats 15] [--device cpu]
+        [--compiled]
+
+``--compiled`` adds ``torch.compile(fullgraph=True)`` of ours as a fourth contender in each
+repeat (issue 33): the columns "compiled / eager" (median ratio, bar: at most 1) and the
+compile + first call time, in seconds.
 
 Speed. Each repeat times ours, the reference and ``torch.softmax`` back to back on the same
 float32 input (forward, then backward with the same cotangent), in shuffled order, and forms
@@ -110,23 +115,35 @@ def _accuracy(mine: Fn, exact: Fn, X: torch.Tensor, dY: torch.Tensor) -> tuple[f
     return sum_err, err, grad_err
 
 
-def run(repeats: int, device: str) -> list[dict]:
-    """One row per (function, shape): median ratios and accuracy figures."""
+def run(repeats: int, device: str, compiled: bool = False) -> list[dict]:
+    """One row per (function, shape): median ratios and accuracy figures (with ``compiled``,
+    also the compiled contender's ratio to eager and its compile + first call time)."""
     rows = []
     for shape in SHAPES:
         gen = torch.Generator().manual_seed(0)
         X = torch.randn(*shape, generator=gen).to(device)
         dY = torch.randn(*shape, generator=gen).to(device)
         for name, (mine, ref, bar, exact) in FUNCTIONS.items():
-            for fn in (mine, ref, _softmax):  # warm up
+            contenders = [("ours", mine), ("ref", ref), ("softmax", _softmax)]
+            first_call = None
+            if compiled:
+                torch._dynamo.reset()
+                fast = torch.compile(mine, fullgraph=True)
+                first_call = _time(fast, X, dY)  # compile + first call
+                contenders.append(("compiled", fast))
+            for _, fn in contenders:  # warm up
                 _time(fn, X, dY)
-            to_ref, to_softmax = [], []
+            to_ref, to_softmax, to_eager, eager_s, compiled_s = [], [], [], [], []
             for _ in range(repeats):
-                order = [("ours", mine), ("ref", ref), ("softmax", _softmax)]
+                order = list(contenders)
                 random.shuffle(order)
                 t = {key: _time(fn, X, dY) for key, fn in order}
                 to_ref.append(t["ours"] / t["ref"])
                 to_softmax.append(t["ours"] / t["softmax"])
+                eager_s.append(t["ours"])
+                if compiled:
+                    to_eager.append(t["compiled"] / t["ours"])
+                    compiled_s.append(t["compiled"])
             sum_err, err, grad_err = _accuracy(mine, exact, X, dY)
             rows.append(
                 {
@@ -138,9 +155,31 @@ def run(repeats: int, device: str) -> list[dict]:
                     "sum_err": sum_err,
                     "err": err,
                     "grad_err": grad_err,
+                    "eager_s": statistics.median(eager_s),
+                    "to_eager": statistics.median(to_eager) if compiled else None,
+                    "compiled_s": statistics.median(compiled_s) if compiled else None,
+                    "first_call_s": first_call,
                 }
             )
     return rows
+
+
+def report_compiled(rows: list[dict]) -> bool:
+    """The compiled columns (issue 33): True if compiled is at most eager on every row."""
+    print(
+        "\ntorch.compile(fullgraph=True), forward+backward; bar: compiled / eager <= 1\n"
+        "| function               | shape     | compile + first call (s) | eager (ms) "
+        "| compiled (ms) | compiled / eager |"
+    )
+    print(f"|{'-' * 24}|{'-' * 11}|{'-' * 26}|{'-' * 12}|{'-' * 15}|{'-' * 18}|")
+    for r in rows:
+        shape = f"{r['shape'][0]}x{r['shape'][1]}"
+        print(
+            f"| {r['name']:<22} | {shape:<9} | {r['first_call_s']:>24.1f} "
+            f"| {1e3 * r['eager_s']:>10.2f} | {1e3 * r['compiled_s']:>13.2f} "
+            f"| {r['to_eager']:>16.2f} |"
+        )
+    return all(r["to_eager"] <= 1 for r in rows)
 
 
 def report(rows: list[dict]) -> bool:
@@ -184,15 +223,26 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--compiled", action="store_true", help="add torch.compile's columns")
+    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
+    parser.add_argument(
+        "--shapes", nargs="+", default=[f"{r}x{c}" for r, c in SHAPES], help="e.g. 512x100"
+    )
     args = parser.parse_args()
+    SHAPES[:] = [tuple(int(n) for n in s.split("x")) for s in args.shapes]
+    for name in list(FUNCTIONS):
+        if name not in args.functions:
+            del FUNCTIONS[name]
     torch.set_num_threads(args.threads)
     print(
         f"torch {torch.__version__}, entmax {reference.__version__}, {args.device}, "
         f"{args.threads} thread(s), float32, forward+backward, "
         f"median of {args.repeats} side-by-side ratios per shape\n"
     )
-    rows = run(args.repeats, args.device)
+    rows = run(args.repeats, args.device, args.compiled)
     all_pass = report(rows)
+    if args.compiled:
+        all_pass &= report_compiled(rows)
     print(f"\n{'all bars met' if all_pass else 'some bars missed'}")
 
 

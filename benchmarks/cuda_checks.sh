@@ -475,5 +475,14 @@ else
     say "== adasplash: not importable, comparison skipped"
 fi
 
+# ---------------------------------------------------------------- 5. compiled rows (issue 33)
+# torch.compile(fullgraph=True) against eager, last: the budget left, and compiling needs
+# Triton and a C compiler on the machine, so a failure here is this step's only, never the run's
+run_step bench_core_compiled 150 bench_core "$PY" benchmarks/bench_core.py --device "$GPU" \
+    --repeats 5 --compiled --shapes 512x100 1024x1000 \
+    --functions sparsemax entmax15 "entmax_bisect a=1.5" || true
+run_step bench_attention_compiled 120 bench_attention "$PY" benchmarks/bench_attention.py \
+    --device "$GPU" --lengths 512 2048 --alphas 1.5 --repeats 3 --skip-memory --compiled || true
+
 say "== total: $STEPS steps, $FAILED failed or skipped, $((SECONDS - START)) s of ${BUDGET} s"
 ((FAILED == 0))

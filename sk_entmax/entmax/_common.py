@@ -31,14 +31,40 @@ Param = float | torch.Tensor
 _CALLER: ContextVar[str | None] = ContextVar("sk_entmax_caller", default=None)
 
 
+def compiling() -> bool:
+    """Whether ``torch.compile`` or ``torch.export`` is tracing the caller.
+
+    The eager solvers read tensors back to the host (``.item()``, ``bool(...)``) to stop
+    early or to pick a branch; a traced graph cannot, so each such solver takes its
+    data-independent twin (a fixed number of steps, a full sort) while this is True.
+    """
+    return torch.compiler.is_compiling()
+
+
+def exporting() -> bool:
+    """Whether ``torch.export`` (or the ONNX exporter) is tracing the caller: then the
+    solvers take their plain forms (a full sort, a fixed number of bisection steps), whose
+    graphs hold no ``torch.cond`` (its data-dependent output shapes hold an exported program
+    to batches of two rows or more)."""
+    return torch.compiler.is_exporting()
+
+
 def owner_of(owner: str | None) -> str | None:
-    """The name a parameter error names: the module being called, else ``owner``."""
+    """The name a parameter error names: the module being called, else ``owner``.
+
+    While compiling it is ``owner``: ``torch.compile`` cannot read a ``ContextVar``.
+    """
+    if compiling():
+        return owner
     return _CALLER.get() or owner
 
 
 @contextmanager
 def called_as(owner: str) -> Iterator[None]:
     """Name ``owner`` in the parameter errors of the core's functions called within."""
+    if compiling():
+        yield
+        return
     token = _CALLER.set(owner)
     try:
         yield
@@ -406,6 +432,8 @@ class _FunctionModule(nn.Module):
 
     def _call(self, *args: object, **kwargs: object) -> Output:
         """``_function(*args, **kwargs)``, its parameter errors naming this module's class."""
+        if compiling():  # a ContextVar is out of torch.compile's reach: errors name owner
+            return self._function(*args, **kwargs)
         token = _CALLER.set(type(self).__name__)  # called_as, without a generator's cost
         try:
             return self._function(*args, **kwargs)

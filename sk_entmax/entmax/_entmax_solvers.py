@@ -24,6 +24,8 @@ from torch import nn
 
 from sk_entmax.entmax._common import (
     Param,
+    compiling,
+    exporting,
     phi,
     phi_no_graph,
     row_stats,
@@ -33,6 +35,7 @@ from sk_entmax.entmax._common import (
     safe_pow,
 )
 from sk_entmax.entmax.activations import (
+    _TRACED_PASSES,
     _floor_threshold,
     _from_columns,
     _narrow,
@@ -493,9 +496,109 @@ def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum
     return _from_columns(PT, settled, ZbT, Z.shape, finish)
 
 
+def _entmax_bisect_traced(
+    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
+) -> torch.Tensor:
+    """:func:`_entmax_bisect_last` in ops that do not depend on the data, for
+    ``torch.compile``: where :func:`~sk_entmax.entmax.algorithms.newton_applies` (for a
+    tensor alpha: on every row, else every row bisects),
+    :data:`~sk_entmax.entmax.activations._TRACED_PASSES` Newton steps
+    (:func:`_newton_passes`), then bisection if a row has not settled (a branch of
+    ``torch.cond``); elsewhere, and always under ``torch.export`` (whose programs hold no
+    ``torch.cond`` here), exactly ``n_iter`` bisection steps tested by the plain row sum (no
+    early stop, no polish above alpha = 2).
+    """
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+
+    def bisect(Z: torch.Tensor, *alpha: torch.Tensor) -> torch.Tensor:
+        beta = (alpha[0] if alpha else value) - 1
+        _, p = _entmax_threshold(Z, beta, n_iter, traced=True)
+        return _normalize_traced(p) if ensure_sum_one else p
+
+    value = alpha
+    if exporting():
+        return bisect(Z, alpha) if isinstance(alpha, torch.Tensor) else bisect(Z)
+    if isinstance(alpha, torch.Tensor):
+        if n_iter < NEWTON_MIN_ITER:
+            return bisect(Z, alpha)
+        return _newton_stages(bisect, ensure_sum_one)(Z, alpha.expand(*Z.shape[:-1], 1))
+    if newton_applies(alpha, n_iter):
+        return _newton_stages(bisect, ensure_sum_one, alpha)(Z)
+    return bisect(Z)
+
+
+def _newton_stages(bisect, ensure_sum_one: bool, value: float | None = None):
+    """The Newton stages of :func:`_entmax_bisect_traced`: a function of ``(Z, *alpha)``
+    (``alpha`` a tensor operand, or ``value``), bisection (``bisect``) the last stage."""
+
+    def stages(Z: torch.Tensor, *alpha: torch.Tensor) -> torch.Tensor:
+        if alpha:  # Newton on the rows where it applies; any other row sends all to bisection
+            applies = newton_applies(alpha[0], NEWTON_MIN_ITER)
+            m = 1 / (torch.where(applies, alpha[0], 1.5) - 1)
+        else:
+            applies, m = True, 1 / (value - 1)
+        Zb = Z / m
+        tau = torch.full_like(Z[..., :1], -1.0)
+        last = torch.full_like(tau, math.inf)
+
+        def finish(Zb: torch.Tensor, tau: torch.Tensor, last, Z, *alpha) -> torch.Tensor:
+            P = _power_traced(Zb, tau, m, m)
+            return _normalize_traced(P) if ensure_sum_one else P
+
+        def fallback(Zb, tau, last, Z, *alpha) -> torch.Tensor:
+            return bisect(Z, *alpha)
+
+        settled, tau, last = _newton_passes(Zb, tau, last, m, _TRACED_PASSES)
+        settled = settled & applies
+        return torch.cond(settled.all(), finish, fallback, (Zb, tau, last, Z, *alpha))
+
+    return stages
+
+
+def _power_traced(Zb: torch.Tensor, tau: torch.Tensor, m: Param, exponent: Param) -> torch.Tensor:
+    """``[zb - tau]_+ ** exponent`` (``m`` the solver's exponent, ``exponent`` ``m`` or
+    ``m - 1``), as ``exp2(log2(.))`` on a floor with exact zeros off the support."""
+    D = (Zb - tau).relu()
+    if not isinstance(exponent, torch.Tensor) and exponent == 1:
+        return D
+    if isinstance(m, torch.Tensor):
+        floor = torch.exp2(-120 / (m - 1).clamp(min=1))
+    else:
+        floor = 2.0 ** (-120 / max(m - 1, 1))
+    return torch.where(D > 0, torch.clamp(D, min=floor).log2() * exponent, -math.inf).exp2()
+
+
+def _newton_passes(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor, m: Param, n: int):
+    """``n`` steps of :func:`~sk_entmax.entmax.activations._power_newton` in
+    data-independent ops (no row frozen); returns ``(settled, tau, last step)``. A row is
+    settled when its last step fell within the tolerance, or within four times it without
+    halving the one before (rounding noise), as there; a NaN row is settled."""
+    tol = torch.finfo(Zb.dtype).eps * (2 + 4 / m)
+    tiny = torch.finfo(Zb.dtype).tiny
+    for _ in range(n):
+        D = (Zb - tau).relu()
+        G = _power_traced(Zb, tau, m, m - 1)
+        g_sum = G.sum(-1, keepdim=True)
+        total = (G * D).sum(-1, keepdim=True)
+        norm = torch.exp2(total.log2() / m)
+        step = (norm - 1) * total / (norm * g_sum).clamp(min=tiny)
+        size = step.abs()
+        settled = ~(size > tol) | ((size <= 4 * tol) & (2 * size >= last))
+        tau, last = tau + step, size
+    return settled, tau, last
+
+
+def _normalize_traced(p: torch.Tensor) -> torch.Tensor:
+    """:func:`_normalize` by the plain row sum (a row summing to 0 stays 0)."""
+    return safe_div(p, p.sum(-1, keepdim=True))
+
+
 def _entmax_bisect_last(
     Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
+    if compiling():
+        return _entmax_bisect_traced(Z, alpha, n_iter, ensure_sum_one)
     value = alpha
     broadcast = isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim()
     if broadcast and n_iter >= NEWTON_MIN_ITER:  # (read back only where Newton may use it)
@@ -527,6 +630,8 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
         return safe_pow(Y, 2 - alpha)
     mapping = mapping_for(alpha)
     per_row = mapping is Mapping.PER_ROW
+    if per_row and compiling():  # the range test below reads alpha back
+        return safe_pow(Y, 2 - alpha)
     in_range = bool(((alpha > 1) & (alpha <= 2)).all()) if per_row else 1 < alpha <= 2
     if not in_range:
         return safe_pow(Y, 2 - alpha)

@@ -39,6 +39,8 @@ from torch.autograd import Function
 from sk_entmax.entmax._common import (
     _MappingModule,
     apply_last,
+    compiling,
+    exporting,
     owner_of,
     row_stats,
     row_sum,
@@ -471,6 +473,8 @@ def _entmax15_narrow(Z: torch.Tensor) -> torch.Tensor:
 
 
 def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
+    if compiling():
+        return _sparsemax_plain(Z) if exporting() else _sparsemax_traced(Z)
     if k is None and _narrow(Z):
         return _sparsemax_narrow(Z)
     max_val, _ = row_stats(Z)
@@ -482,6 +486,8 @@ def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
 
 
 def _entmax15_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
+    if compiling():
+        return _entmax15_plain(Z) if exporting() else _entmax15_traced(Z)
     if k is None and _narrow(Z):
         return _entmax15_narrow(Z)
     max_val, _ = row_stats(Z)
@@ -490,6 +496,93 @@ def _entmax15_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:
         return _entmax15_fast(Z)
     tau = _threshold(Z, k, _entmax15_sorted)
     return (Z - tau).clamp_min(0).square()
+
+
+# --------------------------------------------------------------------------- compiled
+
+# Newton passes that the compiled solvers always run (a compiled graph cannot stop as soon as
+# it may): typical rows settle within them (random ones in 5 to 8); if a row has not, every
+# row is solved again by the full sort, in a branch of ``torch.cond`` that runs only then
+_TRACED_PASSES = 10
+
+
+def _staged(
+    passes: Callable[..., tuple[torch.Tensor, ...]],
+    finish: Callable[..., torch.Tensor],
+    fallback: Callable[[torch.Tensor], torch.Tensor],
+    Z: torch.Tensor,
+    state: tuple[torch.Tensor, ...],
+) -> torch.Tensor:
+    """The compiled solvers' two stages: ``passes(Z, *state, n)`` returns
+    ``(settled, *state)`` after ``n`` Newton passes, ``finish(Z, *state)`` the result of a
+    settled state and ``fallback(Z)`` the sort's, taken when a row has not settled."""
+    settled, *state = passes(Z, *state, _TRACED_PASSES)
+    return torch.cond(settled.all(), finish, lambda Z, *_: fallback(Z), (Z, *state))
+
+
+def _sparsemax_passes(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor, n: int):
+    """``n`` steps of :func:`_sparsemax_newton` in data-independent ops (no row frozen: a
+    settled row's steps only correct rounding); a row is settled when its support size
+    did not change in the last pass."""
+    for _ in range(n):
+        D = (Z - tau).relu()
+        last, size = size, (D > 0).to(Z.dtype).sum(-1, keepdim=True).clamp(min=1)
+        tau = tau + (D.sum(-1, keepdim=True) - 1) / size
+    return size == last, tau, size
+
+
+def _sparsemax_finish(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor) -> torch.Tensor:
+    """Sparsemax from the support ``Z > tau`` of ``size`` entries, its threshold in closed
+    form (as at the end of :func:`_sparsemax_newton`)."""
+    tau = (torch.where(Z > tau, Z, 0.0).sum(-1, keepdim=True) - 1) / size
+    return (Z - tau).relu()
+
+
+def _sparsemax_traced(Z: torch.Tensor) -> torch.Tensor:
+    """:func:`_sparsemax_last` for ``torch.compile`` (:func:`_staged`)."""
+    max_val, _ = row_stats(Z)
+    Z = Z - max_val
+    tau = Z.sum(-1, keepdim=True).sub(1).div(Z.shape[-1]).clamp(min=-1)
+    size = torch.zeros_like(tau)
+    return _staged(_sparsemax_passes, _sparsemax_finish, _sparsemax_sorted_rows, Z, (tau, size))
+
+
+def _entmax15_passes(Z: torch.Tensor, tau: torch.Tensor, n: int):
+    """``n`` steps of :func:`_power_newton` at ``m = 2`` in data-independent ops; a row is
+    settled when its last step fell within the tolerance (a NaN row is settled)."""
+    tol = torch.finfo(Z.dtype).eps * 4
+    tiny = torch.finfo(Z.dtype).tiny
+    for _ in range(n):
+        D = (Z - tau).relu()
+        g_sum = D.sum(-1, keepdim=True)
+        total = D.square().sum(-1, keepdim=True)
+        norm = total.sqrt()
+        step = (norm - 1) * total / (norm * g_sum).clamp(min=tiny)
+        tau = tau + step
+    return ~(step.abs() > tol), tau
+
+
+def _entmax15_finish(Z: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """1.5-entmax of halved rows from the support ``Z > tau``, in the closed form of
+    :func:`_entmax15_closed_form`."""
+    support = Z > tau
+    size = support.sum(-1, keepdim=True).clamp(min=1).to(Z.dtype)
+    Zs = torch.where(support, Z, 0.0)
+    s1 = Zs.sum(-1, keepdim=True)
+    s2 = Zs.square().sum(-1, keepdim=True)
+    mean = s1 / size
+    tau = mean - ((1 - (s2 - s1 * mean)) / size).clamp(min=0).sqrt()
+    P = (Z - tau).relu().square()
+    total = P.sum(-1, keepdim=True)
+    return P / torch.where(total > 0, total, 1)
+
+
+def _entmax15_traced(Z: torch.Tensor) -> torch.Tensor:
+    """:func:`_entmax15_last` for ``torch.compile`` (:func:`_staged`)."""
+    max_val, _ = row_stats(Z)
+    Z = (Z - max_val) / 2
+    tau = torch.full_like(max_val, -1.0)
+    return _staged(_entmax15_passes, _entmax15_finish, _entmax15_sorted_rows, Z, (tau,))
 
 
 def _sparsemax_plain(Z: torch.Tensor) -> torch.Tensor:

@@ -42,6 +42,7 @@ from sk_entmax.entmax._common import (
     _HALF,
     ALPHA_NUMBER,
     DEFAULT_N_ITER,
+    compiling,
     row_stats,
     safe_log,
     safe_pow,
@@ -167,7 +168,8 @@ def _rebuild(
     mapping = mapping_for(alpha)
     if mapping is Mapping.PER_ROW:
         beta = alpha - 1
-        if not bool(((0.1 <= beta) & (beta <= 1)).all()):
+        # (compiling: the range test would read beta back; the log1p form serves any beta)
+        if compiling() or not bool(((0.1 <= beta) & (beta <= 1)).all()):
             P = _entmax_p(Z.sub_(t), beta)
             return P, safe_pow(P, 1 - beta)
         m = 1 / beta
@@ -409,6 +411,17 @@ def _weights(
     return entmax(Z, alpha, dim=-1)
 
 
+def _dropped_out(q, k, v, alpha, prepared, is_causal, dropout_p):
+    """Attention with dropout from the full ``(..., L, S)`` weights (inputs prepared), for
+    ``torch.compile``: ``(out, support)`` in the working dtype."""
+    Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, q.shape[-2]))
+    if isinstance(alpha, torch.Tensor):
+        alpha = alpha.expand(*Z.shape[:-1], 1)
+    P = entmax(Z, alpha, dim=-1)
+    support = (P != 0).sum(-1, keepdim=True)
+    return torch.nn.functional.dropout(P, p=dropout_p) @ v, support
+
+
 def _attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -438,6 +451,11 @@ def _attention(
         support = torch.zeros((*batch, L, 1), dtype=torch.int64, device=q.device)
         out = out.to(dtype)
         return (out, support) if return_support_size else out
+    if dropout_p > 0 and compiling():
+        # the blocks' dropout masks come from seeded generators, which torch.compile cannot
+        # create: the full weights through the differentiable mappings, then F.dropout
+        out, support = _dropped_out(q, k, v, alpha, prepared, is_causal, dropout_p)
+        return (out.to(dtype), support) if return_support_size else out.to(dtype)
     alpha_t = alpha if isinstance(alpha, torch.Tensor) else None
     result = _EntmaxAttentionFunction.apply(
         q,

@@ -32,6 +32,7 @@ from sk_entmax.entmax._common import (
     _check_floating,
     _check_n_iter,
     _FunctionModule,
+    compiling,
     phi,
     safe_div,
     safe_log,
@@ -203,7 +204,7 @@ def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
                 f"got {tuple(target.shape)}"
             )
         Q = target.to(device=X.device, dtype=X.dtype)
-        if n:
+        if n and not compiling():  # a traced graph cannot read the values back
             with torch.no_grad():
                 bad = (Q < 0).any(-1) | ((Q.sum(-1) - 1).abs() > _TARGET_ATOL)
                 if bad.any():
@@ -221,7 +222,7 @@ def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
             f"an index target must have shape {tuple(X.shape[:-1])} (X without its last "
             f"axis), got {tuple(target.shape)}"
         )
-    if n:
+    if n and not compiling():  # a traced graph cannot read the values back
         lo, hi = int(target.min()), int(target.max())
         if lo < 0 or hi >= n_classes:
             bad = lo if lo < 0 else hi

@@ -264,7 +264,8 @@ batch_first, device, dtype
             (need_weights, average_attn_weights),
             dtype,
         )
-        self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
+        if not torch.compiler.is_exporting():  # an exported program holds no such state
+            self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
         out = out.to(dtype).transpose(1, 2).reshape(N, L, self.embed_dim)
         out = self.out_proj(out)
         if not batched:
