@@ -11,7 +11,6 @@ axes with data (``doc/sphinxext/sk_entmax_docs.py`` records them).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import os
 import re
@@ -21,23 +20,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from public_modules import PUBLIC_MODULES
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 EXAMPLES = ROOT / "examples"
 
-# the modules whose __all__ the API reference must cover; a module that appears later is
-# demanded from the day it exists
-MODULES = [
-    "sk_entmax",
-    "sk_entmax.entmax",
-    "sk_entmax.nn",
-    "sk_entmax.metrics",
-    "sk_entmax.report",
-    "sk_entmax.persistence",
-    "sk_entmax.conformal",
-]
-MODULES += [m for m in ["sk_entmax.export"] if importlib.util.find_spec(m) is not None]
+MODULES = PUBLIC_MODULES
 
 # figures each example draws; an example not listed here must draw at least one
 FIGURES = {

@@ -9,24 +9,14 @@ scikit-learn or skorch are theirs to document).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 
 import pytest
+from public_modules import PUBLIC_MODULES
 
 validate = pytest.importorskip("numpydoc.validate").validate
 
-MODULES = [
-    "sk_entmax",
-    "sk_entmax.entmax",
-    "sk_entmax.nn",
-    "sk_entmax.metrics",
-    "sk_entmax.report",
-    "sk_entmax.persistence",
-    "sk_entmax.conformal",
-]
-# a module that appears later is validated from the day it exists
-MODULES += [m for m in ["sk_entmax.export"] if importlib.util.find_spec(m) is not None]
+MODULES = PUBLIC_MODULES
 
 # Checks not applied to any docstring, as in scikit-learn's own test:
 #   GL01, GL02: where the summary starts and the closing quotes go (layout, not content);
