@@ -266,12 +266,14 @@ def fit_reference_tabnet(
     batch_rows: int | None = None,
     eval_set: list | None = None,
     patience: int = 0,
+    from_unsupervised: Any = None,
 ) -> Any:
     """pytorch-tabnet's ``TabNetClassifier(seed=seed, verbose=0)`` on the CPU, fitted on
     ``A`` at its defaults but for the batch: its default of 1024 rows with the last batch
     dropped takes no optimizer step at all on fewer than 1024 training rows, so it gets our
     ``"auto"`` batch and virtual batch sizes for ``batch_rows`` rows (default ``len(A)``) and
-    keeps its last batch. ``patience=0`` (the default): no early stopping."""
+    keeps its last batch. ``patience=0`` (the default): no early stopping.
+    ``from_unsupervised``: a fitted pytorch-tabnet ``TabNetPretrainer`` to start from."""
     model = TabNetClassifier(
         seed=seed,
         verbose=0,
@@ -290,6 +292,8 @@ def fit_reference_tabnet(
         fit["max_epochs"] = max_epochs
     if eval_set is not None:
         fit["eval_set"] = eval_set
+    if from_unsupervised is not None:
+        fit["from_unsupervised"] = from_unsupervised
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "no early stopping": as intended
         model.fit(A, np.asarray(y), **fit)
@@ -607,11 +611,12 @@ def fit_reference_tabnet_regressor(
     cat_dims: list[int] | None = None,
     max_epochs: int | None = None,
     callbacks: list | None = None,
+    from_unsupervised: Any = None,
 ) -> Any:
     """pytorch-tabnet's ``TabNetRegressor(seed=seed, verbose=0)`` on the CPU, fitted on
     ``A`` and ``y`` (as float32 of shape (n, 1); pass it standardized) with the batch of
     :func:`fit_reference_tabnet` (our ``"auto"`` sizes, the last batch kept) and no early
-    stopping (``patience=0``)."""
+    stopping (``patience=0``); ``from_unsupervised`` as there."""
     model = TabNetRegressor(
         seed=seed,
         verbose=0,
@@ -630,6 +635,8 @@ def fit_reference_tabnet_regressor(
         fit["max_epochs"] = max_epochs
     if callbacks:
         fit["callbacks"] = callbacks
+    if from_unsupervised is not None:
+        fit["from_unsupervised"] = from_unsupervised
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "no early stopping": as intended
         model.fit(A, np.asarray(y, dtype=np.float32).reshape(len(A), -1), **fit)

@@ -51,6 +51,8 @@ import pandas as pd
 import torch
 from _helpers import (
     batch_sizes,
+    fit_reference_tabnet,
+    fit_reference_tabnet_regressor,
     load_regression_split,
     load_split,
     mean_2se,
@@ -133,32 +135,13 @@ def _ours_pretrain(X, seed, args) -> Any:
 
 
 def _reference(task, A, y, A_test, cats, seed, args, pretrainer=None) -> np.ndarray:
-    from pytorch_tabnet.tab_model import TabNetClassifier, TabNetRegressor
-
-    cls = TabNetClassifier if task == "classification" else TabNetRegressor
-    model = cls(seed=seed, verbose=0, cat_idxs=cats[0], cat_dims=cats[1], device_name="cpu")
-    batch, virtual = batch_sizes(len(A))
-    target = np.asarray(y)
-    mean = scale = None
-    if task == "regression":
-        mean, scale = float(target.mean()), float(target.std() or 1.0)
-        target = ((target - mean) / scale).astype(np.float32).reshape(-1, 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        model.fit(
-            A,
-            target,
-            max_epochs=args.max_epochs,
-            patience=0,
-            batch_size=batch,
-            virtual_batch_size=virtual,
-            drop_last=False,
-            from_unsupervised=pretrainer,
-        )
-    prediction = model.predict(A_test)
-    if task == "regression":
-        prediction = prediction.ravel() * scale + mean
-    return prediction
+    fit = {"seed": seed, "cat_idxs": cats[0], "cat_dims": cats[1]}
+    fit.update(max_epochs=args.max_epochs, from_unsupervised=pretrainer)
+    if task == "classification":
+        return fit_reference_tabnet(A, y, **fit).predict(A_test)
+    mean, scale = float(np.mean(y)), float(np.std(y) or 1.0)
+    model = fit_reference_tabnet_regressor(A, (np.asarray(y) - mean) / scale, **fit)
+    return model.predict(A_test).ravel() * scale + mean
 
 
 def _reference_pretrain(A, cats, seed, args) -> Any:

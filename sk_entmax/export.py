@@ -100,19 +100,16 @@ def _graph_of(estimator: Any) -> _Probabilities:
     from sklearn.utils.validation import check_is_fitted
 
     name = type(estimator).__name__
-    if not hasattr(estimator, "predict_proba") or not hasattr(estimator, "classes_"):
-        if not hasattr(type(estimator), "predict_proba"):
-            raise TypeError(
-                f"to_onnx exports a fitted sk_entmax classifier (SparsemaxClassifier, "
-                f"EntmaxClassifier, TabNetEntmaxClassifier); got {name}"
-            )
+    refusal = TypeError(
+        "to_onnx exports a fitted sk_entmax classifier (SparsemaxClassifier, "
+        f"EntmaxClassifier, TabNetEntmaxClassifier); got {name}"
+    )
+    if not hasattr(type(estimator), "predict_proba"):
+        raise refusal
     check_is_fitted(estimator)
     network = getattr(getattr(estimator, "net_", None), "module_", None)
     if network is None or not hasattr(network, "head"):
-        raise TypeError(
-            f"to_onnx exports a fitted sk_entmax classifier (SparsemaxClassifier, "
-            f"EntmaxClassifier, TabNetEntmaxClassifier); got {name}"
-        )
+        raise refusal
     categorical = _categorical_columns(estimator)
     if categorical:
         raise ValueError(

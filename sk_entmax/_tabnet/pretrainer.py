@@ -223,12 +223,13 @@ class TabNetPretrainer(
 
     def _fit_targets(self, X, y, sample_weight, params):
         # the target is the row itself; the loss standardizes each continuous column by its
-        # training mean and standard deviation (of the observed values)
+        # training mean (of the observed values: the fill value of a gap) and its standard
+        # deviation
         continuous = np.setdiff1d(np.arange(X.shape[1]), self.categorical_features_)
         values = X[:, continuous].astype(np.float64)
         observed = ~np.isnan(values)
         counts = np.maximum(observed.sum(axis=0), 1)
-        mean = np.where(observed, values, 0.0).sum(axis=0) / counts
+        mean = np.asarray(self._missing_fill)[continuous]
         var = np.where(observed, (values - mean) ** 2, 0.0).sum(axis=0) / counts
         scale = np.sqrt(var)
         self._reconstruction_mean = [float(v) for v in mean]

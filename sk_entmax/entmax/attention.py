@@ -404,8 +404,13 @@ def _weights(
 ) -> torch.Tensor:
     """The full ``(..., L, S)`` weights through the core's differentiable mappings."""
     q, k, _, alpha, prepared, _ = _prepare(query, key, value, alpha, masks, scale, owner)
-    L = q.shape[-2]
-    Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, L))
+    return _full_weights(q, k, alpha, prepared, is_causal)
+
+
+def _full_weights(q, k, alpha, prepared, is_causal) -> torch.Tensor:
+    """The full ``(..., L, S)`` weights of prepared inputs (see :func:`_prepare`) through the
+    core's differentiable mappings."""
+    Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, q.shape[-2]))
     if isinstance(alpha, torch.Tensor):
         alpha = alpha.expand(*Z.shape[:-1], 1)
     return entmax(Z, alpha, dim=-1)
@@ -414,10 +419,7 @@ def _weights(
 def _dropped_out(q, k, v, alpha, prepared, is_causal, dropout_p):
     """Attention with dropout from the full ``(..., L, S)`` weights (inputs prepared), for
     ``torch.compile``: ``(out, support)`` in the working dtype."""
-    Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, q.shape[-2]))
-    if isinstance(alpha, torch.Tensor):
-        alpha = alpha.expand(*Z.shape[:-1], 1)
-    P = entmax(Z, alpha, dim=-1)
+    P = _full_weights(q, k, alpha, prepared, is_causal)
     support = (P != 0).sum(-1, keepdim=True)
     return torch.nn.functional.dropout(P, p=dropout_p) @ v, support
 

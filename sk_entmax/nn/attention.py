@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax
-from sk_entmax.entmax._common import called_as
+from sk_entmax.entmax._common import called_as, exporting
 from sk_entmax.nn.attention_heads import (
     alpha_values,
     attend_heads,
@@ -264,7 +264,7 @@ batch_first, device, dtype
             (need_weights, average_attn_weights),
             dtype,
         )
-        if not torch.compiler.is_exporting():  # an exported program holds no such state
+        if not exporting():  # an exported program holds no such state
             self.last_support_size = support.to(torch.float32).mean(dim=(0, 2)).reshape(H).detach()
         out = out.to(dtype).transpose(1, 2).reshape(N, L, self.embed_dim)
         out = self.out_proj(out)

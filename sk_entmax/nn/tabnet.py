@@ -311,6 +311,18 @@ class TabNet(ColumnEmbedding):
             yield M, F.relu(out[:, : self.n_d])
             a = out[:, self.n_d :]
 
+    def _decisions(
+        self, X: torch.Tensor, keep: torch.Tensor | None = None
+    ) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Each step's decision output (after ReLU) and, per row, the mean over steps of the
+        mask entropy (see :meth:`forward`); ``keep`` as in :meth:`_steps`."""
+        decisions = []
+        entropy = 0
+        for M, d in self._steps(X, keep):
+            decisions.append(d)
+            entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1)
+        return decisions, entropy / self.n_steps
+
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores and the sparsity regulariser.
 
@@ -328,12 +340,8 @@ class TabNet(ColumnEmbedding):
             0 for one-hot masks, ``log(d)`` for uniform ones. Per row, so that the estimator
             weights it like the rest of the loss; its mean is the usual regulariser.
         """
-        total = 0
-        entropy = 0
-        for M, d in self._steps(X):
-            total = total + d
-            entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1)
-        return self.final_mapping(total), entropy / self.n_steps
+        decisions, entropy = self._decisions(X)
+        return self.final_mapping(sum(decisions)), entropy
 
     def explain(self, X: torch.Tensor) -> tuple[torch.Tensor, dict[int, torch.Tensor]]:
         """Feature attributions and the masks of each step, per original column.

@@ -205,11 +205,8 @@ class TabNetPretrainingNet(_TabNetTask):
         tabnet: TabNet = self.tabnet
         hidden = self._hidden(X)
         keep = (~hidden).to(X.dtype)[:, tabnet._group]
-        decisions, entropy = [], 0
-        for M, d in tabnet._steps(X, keep):
-            decisions.append(d)
-            entropy = entropy + (-M * torch.log(M + 1e-15)).sum(-1)
-        return self._decode(decisions), entropy / tabnet.n_steps, hidden
+        decisions, entropy = tabnet._decisions(X, keep)
+        return self._decode(decisions), entropy, hidden
 
     def loss(
         self, output: tuple[torch.Tensor, torch.Tensor, torch.Tensor], target: torch.Tensor
@@ -270,7 +267,4 @@ class TabNetPretrainingNet(_TabNetTask):
         torch.Tensor of shape (n_samples, n_d)
             The representation of each row.
         """
-        total = 0
-        for _, d in self.tabnet._steps(X):
-            total = total + d
-        return total
+        return sum(d for _, d in self.tabnet._steps(X))
