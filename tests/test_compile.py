@@ -83,10 +83,60 @@ def test_inductor_matches_eager():
 
 
 @pytest.mark.parametrize("mapping", [E.sparsemax, E.entmax15])
-def test_unsettled_rows_take_the_sort(monkeypatch, mapping):
-    """With one Newton pass no row settles: the ``torch.cond`` branch of the sort runs."""
-    monkeypatch.setattr(activations, "_TRACED_PASSES", 1)
+@pytest.mark.parametrize("stages", [(1, 1), (1, 9)])
+def test_later_stages(monkeypatch, mapping, stages):
+    """Rows of random scores settle in 4 to 6 passes: with stages of one pass and one, no row
+    has settled and the ``torch.cond`` branch of the sort runs; with one and nine, the second
+    stage's branch finishes."""
+    monkeypatch.setattr(activations, "_TRACED_STAGES", stages)
     _assert_same(mapping, _scores(5, 30, seed=3))
+
+
+WIDE = {
+    "sparsemax": E.sparsemax,
+    "entmax15": E.entmax15,
+    "entmax_bisect": lambda X: E.entmax_bisect(X, 1.33, n_iter=24),
+}
+
+
+@pytest.mark.parametrize("name", list(WIDE))
+def test_wide_rows_start_from_the_blocks(name):
+    """Rows from ``_BLOCKED_WIDTH`` on take the block start; 300 is not a multiple of the
+    block, a run of -inf fills whole blocks, and one row is fully masked."""
+    X = 3 * _scores(4, 300)
+    X[1, :100] = float("-inf")
+    X[3] = float("-inf")
+    assert X.shape[-1] >= activations._BLOCKED_WIDTH
+    _assert_same(WIDE[name], X)
+
+
+def _mass(Z: torch.Tensor, tau: torch.Tensor, m: float) -> torch.Tensor:
+    return (Z - tau).clamp(min=0).pow(m).sum(-1)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0, 10.0])
+def test_block_start_lies_below_the_root(scale):
+    """The start the block maxima give leaves a mass of at least 1 (it lies at or below the
+    threshold) and never less than -1's; checked in float64 against the mass itself."""
+    from sk_entmax.entmax._entmax_solvers import _newton_passes
+
+    Z = scale * _scores(64, 1000).double()
+    Z = Z - Z.amax(-1, keepdim=True)
+    minus_one = torch.full_like(Z[:, :1], -1.0)
+    cases = [
+        (activations._sparsemax_passes, Z, (minus_one, torch.zeros_like(minus_one)), 1.0),
+        (activations._entmax15_passes, Z / 2, (minus_one,), 2.0),
+        (
+            lambda Zb, tau, last, n: _newton_passes(Zb, tau, last, 3.0, n),
+            Z / 3,
+            (minus_one, torch.full_like(minus_one, float("inf"))),
+            3.0,
+        ),
+    ]
+    for passes, Zb, state, m in cases:
+        (tau, *_) = activations._block_start(passes, Zb, state)
+        assert bool((tau >= -1).all())
+        assert bool((_mass(Zb, tau, m) >= 1 - 1e-12).all())
 
 
 def test_loss_modules_compile():

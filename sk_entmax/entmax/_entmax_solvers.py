@@ -35,7 +35,7 @@ from sk_entmax.entmax._common import (
     safe_pow,
 )
 from sk_entmax.entmax.activations import (
-    _TRACED_PASSES,
+    _block_start,
     _floor_threshold,
     _from_columns,
     _narrow,
@@ -44,6 +44,7 @@ from sk_entmax.entmax.activations import (
     _sparsemax_fast,
     _sparsemax_newton,
     _sparsemax_sorted_rows,
+    _staged,
     _unsettled_rows,
     sqrt_support,
 )
@@ -501,12 +502,12 @@ def _entmax_bisect_traced(
 ) -> torch.Tensor:
     """:func:`_entmax_bisect_last` in ops that do not depend on the data, for
     ``torch.compile``: where :func:`~sk_entmax.entmax.algorithms.newton_applies` (for a
-    tensor alpha: on every row, else every row bisects),
-    :data:`~sk_entmax.entmax.activations._TRACED_PASSES` Newton steps
-    (:func:`_newton_passes`), then bisection if a row has not settled (a branch of
-    ``torch.cond``); elsewhere, and always under ``torch.export`` (whose programs hold no
-    ``torch.cond`` here), exactly ``n_iter`` bisection steps tested by the plain row sum (no
-    early stop, no polish above alpha = 2).
+    tensor alpha: on every row, else every row bisects), Newton steps (:func:`_newton_passes`)
+    in the stages of :func:`~sk_entmax.entmax.activations._staged` from the start of
+    :func:`~sk_entmax.entmax.activations._block_start`, then bisection if a row has not
+    settled (branches of ``torch.cond``); elsewhere, and always under ``torch.export``
+    (whose programs hold no ``torch.cond`` here), exactly ``n_iter`` bisection steps tested
+    by the plain row sum (no early stop, no polish above alpha = 2).
     """
     max_val, _ = row_stats(Z)
     Z = Z - max_val
@@ -539,19 +540,21 @@ def _newton_stages(bisect, ensure_sum_one: bool, value: float | None = None):
         else:
             applies, m = True, 1 / (value - 1)
         Zb = Z / m
-        tau = torch.full_like(Z[..., :1], -1.0)
-        last = torch.full_like(tau, math.inf)
 
-        def finish(Zb: torch.Tensor, tau: torch.Tensor, last, Z, *alpha) -> torch.Tensor:
+        def passes(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor, n: int):
+            settled, tau, last = _newton_passes(Zb, tau, last, m, n)
+            return settled & applies, tau, last
+
+        def finish(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
             P = _power_traced(Zb, tau, m, m)
             return _normalize_traced(P) if ensure_sum_one else P
 
-        def fallback(Zb, tau, last, Z, *alpha) -> torch.Tensor:
+        def fallback(Zb: torch.Tensor) -> torch.Tensor:
             return bisect(Z, *alpha)
 
-        settled, tau, last = _newton_passes(Zb, tau, last, m, _TRACED_PASSES)
-        settled = settled & applies
-        return torch.cond(settled.all(), finish, fallback, (Zb, tau, last, Z, *alpha))
+        tau = torch.full_like(Z[..., :1], -1.0)
+        state = _block_start(passes, Zb, (tau, torch.full_like(tau, math.inf)))
+        return _staged(passes, finish, fallback, Zb, state)
 
     return stages
 
