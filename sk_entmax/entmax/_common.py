@@ -174,19 +174,70 @@ def row_stats(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tenso
     return max_val, empty
 
 
+# --------------------------------------------------------------------------- device branches
+
+# The device type whose branch the helpers below take instead of the tensor's own: None in
+# normal use; a test sets it (:func:`device_branch`) to run the CUDA branches on CPU tensors.
+_FORCED_BRANCH: str | None = None
+
+
+def cpu_branch(T: torch.Tensor) -> bool:
+    """Whether the helpers take their CPU branch for ``T``: the one test of the device that
+    the core's solvers make (on CPU they sum and test with the exact, padding-proof forms;
+    elsewhere with :func:`row_sum`'s tree and no early stop).
+
+    :func:`device_branch` overrides it, so that every other device's branch runs (and is
+    tested, gradients too) on CPU tensors, without a GPU.
+    """
+    if _FORCED_BRANCH is None:
+        return T.device.type == "cpu"
+    return _FORCED_BRANCH == "cpu"
+
+
+@contextmanager
+def device_branch(device_type: str) -> Iterator[None]:
+    """Within the block, :func:`cpu_branch` answers as for a tensor on ``device_type``
+    (``"cuda"``: the GPU branches run on CPU tensors). Not thread-safe: for tests."""
+    global _FORCED_BRANCH
+    previous, _FORCED_BRANCH = _FORCED_BRANCH, torch.device(device_type).type
+    try:
+        yield
+    finally:
+        _FORCED_BRANCH = previous
+
+
 # row_sum: the head of a row summed by a pairwise tree (as narrow rows are), the rest by
 # torch's sums of fixed blocks of this many entries (as fast as a plain sum, nearly)
 _SUM_HEAD = 256
 _SUM_BLOCK = 256
 
 
+def _records(T: torch.Tensor) -> bool:
+    """Whether autograd records the ops on ``T`` (then no ``out=`` and no in-place op on a
+    result that needs a gradient)."""
+    return T.requires_grad and torch.is_grad_enabled()
+
+
 def _tree_sum(T: torch.Tensor, dim: int) -> torch.Tensor:
     """The pairwise tree of :func:`row_sum`: entry ``i`` plus entry ``i + h``, ``h`` the
-    largest power of two below the length, then the first ``h`` halved the same way."""
+    largest power of two below the length, then the first ``h`` halved the same way.
+
+    Without a graph the tree is built in one scratch tensor (``out=`` and in-place adds);
+    while autograd records ``T`` (the plain-op path of a mapping called with an input that
+    requires a gradient), by the same additions out of place, equal bit for bit.
+    """
     n = T.shape[dim]
     if n <= 1:
         return T.sum(dim, keepdim=True)
     h = 1 << ((n - 1).bit_length() - 1)  # h < n <= 2 h
+    if _records(T):
+        acc = T.narrow(dim, 0, n - h) + T.narrow(dim, h, n - h)
+        if n < 2 * h:
+            acc = torch.cat((acc, T.narrow(dim, n - h, 2 * h - n)), dim)
+        while h > 1:
+            h //= 2
+            acc = acc.narrow(dim, 0, h) + acc.narrow(dim, h, h)
+        return acc
     shape = list(T.shape)
     shape[dim] = h
     acc = T.new_empty(shape)
@@ -216,6 +267,8 @@ def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
     blocks of :data:`_SUM_BLOCK` entries, the last one completed with zeros, each summed by
     torch (a block's sum depends only on its entries: every block has the same length), and
     the block sums by the tree again; appended zeros only add zero blocks.
+
+    Every device takes this sum, and it works under autograd (:func:`_tree_sum`).
     """
     n = T.shape[dim]
     if dim == 0 or n <= _SUM_HEAD:
@@ -227,10 +280,11 @@ def row_sum(T: torch.Tensor, dim: int = -1) -> torch.Tensor:
         blocks = T.narrow(-1, _SUM_HEAD, full * _SUM_BLOCK).unflatten(-1, (full, _SUM_BLOCK))
         parts.append(blocks.sum(-1))
     if tail:
-        last = T.new_zeros((*T.shape[:-1], _SUM_BLOCK))
-        last.narrow(-1, 0, tail).copy_(T.narrow(-1, n - tail, tail))
+        last = nn.functional.pad(T.narrow(-1, n - tail, tail), (0, _SUM_BLOCK - tail))
         parts.append(last.sum(-1, keepdim=True))
     sums = parts[0] if len(parts) == 1 else torch.cat(parts, -1)
+    if _records(head) or _records(sums):
+        return head + _tree_sum(sums, -1)
     return head.add_(_tree_sum(sums, -1))
 
 

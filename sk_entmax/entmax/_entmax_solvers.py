@@ -25,6 +25,7 @@ from torch import nn
 from sk_entmax.entmax._common import (
     Param,
     compiling,
+    cpu_branch,
     exporting,
     phi,
     phi_no_graph,
@@ -96,7 +97,7 @@ def _row_sum(p: torch.Tensor) -> torch.Tensor:
     devices take :func:`~sk_entmax.entmax._common.row_sum`'s pairwise tree, which zeros
     after the entries do not change.
     """
-    if p.device.type != "cpu":
+    if not cpu_branch(p):
         return row_sum(p)
     return p.cumsum(-1).narrow(-1, p.shape[-1] - 1, 1)
 
@@ -161,7 +162,7 @@ def _entmax_threshold(
     """
     d = _row_count(Z, traced)
     width = _bracket_width(d, beta)
-    eager = not traced and Z.device.type == "cpu"
+    eager = not traced and cpu_branch(Z)
     band = None
     if eager and exact_tests:
         # twice the rounding of the sum (d u) and of its terms (u each) near 1, and a margin
