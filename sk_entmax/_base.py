@@ -45,7 +45,7 @@ from sk_entmax._engine.device import resolve_device
 from sk_entmax._engine.inference import TrainedNetMixin
 from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError
 from sk_entmax._engine.solver import check_lbfgs_outcome
-from sk_entmax._engine.threads import resolve_n_jobs, torch_threads
+from sk_entmax._engine.threads import TRAINING_THREADS, resolve_n_jobs, torch_threads
 from sk_entmax._engine.training import (
     TrainingPlan,
     initialize_net,
@@ -257,9 +257,10 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             X, y = self._validate_fit_data(X, y, plan, params)
             y_enc, weight = self._fit_targets(X, y, sample_weight, params)
             n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
-            # L-BFGS evaluates its objective on a pool of n_threads one-thread workers, which
-            # gives the same fit at every thread count; the rest of that fit runs at one
-            with torch_threads(1 if plan.full_batch else n_threads):
+            # training runs on one torch thread whatever n_jobs is, so n_jobs cannot change
+            # the model (see sk_entmax._engine.threads); L-BFGS's objective is evaluated in
+            # fixed blocks by a pool of n_threads one-thread workers, the same at every count
+            with torch_threads(TRAINING_THREADS):
                 self.net_ = self._train(X, y_enc, weight, params, plan, start_from, n_threads)
                 self._after_fit(X)
             return self

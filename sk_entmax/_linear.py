@@ -67,14 +67,17 @@ _PARAMS_DOC = """
         from scratch. A fit that fails keeps the previous fit, so its weights stay there to
         start from.
     n_jobs : int or None, default=None
-        torch threads while fitting and predicting, restored afterwards. None picks by the
-        size of the task and the cores alone (one thread per 1e7 multiply-adds of a pass over
-        the data), never by the machine's load; -1 uses every core; a positive int that many
-        threads, capped at the cores with a UserWarning. The L-BFGS fit (the default solver)
-        evaluates its objective in fixed blocks of rows on that many one-thread workers, so
-        its model is the same, bit for bit, at every ``n_jobs``; with ``solver="adam"`` the
-        model can differ in rounding between thread counts (torch's parallel sums), never
-        between calls at the same count.
+        Threads for the L-BFGS fit and for predicting; it never changes the model. None picks
+        by the size of the task and the cores alone (one thread per 1e7 multiply-adds of a
+        pass over the data), never by the machine's load; -1 uses every core; a positive int
+        that many, capped at the cores with a UserWarning. The L-BFGS fit (the default
+        solver) evaluates its objective in fixed blocks of rows on that many one-thread
+        workers; mini-batch training (``solver="adam"``, hidden layers, ``partial_fit``)
+        runs on one torch thread at every ``n_jobs``, the fastest measured for its batches
+        and immune to busy cores. So the same data and ``random_state`` give the same model,
+        bit for bit, at every ``n_jobs``, idle or busy. Predictions run on that many torch
+        threads (in float64, each row's result independent of the others), restored
+        afterwards.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N", "mps" (Apple GPUs; ``solver="adam"`` only, since L-BFGS
         computes in float64, which MPS lacks) or "auto" (CUDA when available). Asking for
@@ -84,7 +87,7 @@ _PARAMS_DOC = """
         Seeds weight initialisation (of hidden layers; the linear L-BFGS fit starts at zero),
         shuffling and the validation split, each through a generator of its own: torch's
         global generator is never seeded, read or drawn from.
-        The same value gives identical predictions on CPU at a given ``n_jobs``.
+        The same value gives identical predictions on CPU at every ``n_jobs``.
     verbose : int, default=0
         1 prints one plain line per epoch of Adam (the epoch, the training and validation
         losses, the best so far, seconds per epoch and at most how long is left) or per

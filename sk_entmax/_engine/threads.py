@@ -1,18 +1,34 @@
 """torch's intra-op threads for the duration of a fit or a prediction, then restored.
 
 PyTorch starts one intra-op thread per core. Its OpenMP threads wait for each other at the end
-of every operation, so when another process keeps one core busy, every small operation of a
-fit waits for a thread that is not running: a wine fit took 15.5 s at two threads against
-0.34 s at one. The estimators therefore set the thread count themselves (their ``n_jobs``
-parameter) around ``fit``, ``partial_fit``, ``predict_proba``, ``decision_function`` and
-``explain``, and put back the caller's setting afterwards, after an error too.
+of every operation, so when another process keeps a core busy, every small operation waits
+for a thread that is not running: a wine fit took 15.5 s at two threads against 0.34 s at
+one, and a 2,000-row TabNet epoch 0.95 s against 0.08 s. And a fit's rounding depends on its
+thread count (torch's parallel sums and matrix products split their work by it), which
+training amplifies: TabNet models fitted at one and two threads differed by 3.5e-5 in their
+probabilities.
 
-The count never depends on the machine's momentary load: ``n_jobs=None`` picks it from the
-task's size and the cores alone, so the same call gives the same model whether the machine is
-idle or busy (a fit's rounding can depend on its thread count). The linear estimators' L-BFGS
-fits go further: they evaluate their objective in blocks of rows on a pool of one-thread
-workers (:mod:`sk_entmax._engine.solver`), which gives the same model at every thread count and
-does not stall when a core is busy.
+So training never runs on more than one torch thread (:data:`TRAINING_THREADS`), whatever
+``n_jobs`` is: every mini-batch step (TabNet, the pretrainer, hidden layers, Adam,
+``partial_fit``) and whatever a fit computes after training (feature importances, the
+multi-label support temperature). The same data and seed then give the same model, bit for
+bit, at every ``n_jobs``, idle or busy, and a busy core cannot stall a fit. On these networks'
+batches (TabNet's automatic batches of at most 1,024 rows, the linear estimators' 200) one
+thread is also the fastest measured on an idle machine: a TabNet epoch of 3,300 rows took
+0.083 s at one thread and 0.094 s at two, one of 50,000 rows 0.64 s and 0.69 s; and running
+the ghost batches of a step in parallel Python threads (each on one torch thread) was 0.69 to
+0.90 times as fast as running them in turn at batches of 256 to 1,024 rows (the interpreter
+lock serialises their many small operations). The linear estimators' L-BFGS fits use
+``n_jobs`` without changing the model: they evaluate their objective in fixed blocks of rows
+on a pool of one-thread workers (:mod:`sk_entmax._engine.solver`), added in the blocks'
+order.
+
+Predictions (``predict_proba``, ``decision_function``, ``explain``, ``transform``) run on
+``n_jobs`` torch threads, around which the estimators set the count and put back the caller's
+setting afterwards, after an error too. They compute in float64, where a row's result does
+not depend on the other rows or on the thread count, so predictions are the same at every
+``n_jobs`` too. The count never depends on the machine's momentary load: ``n_jobs=None``
+picks it from the task's size and the cores alone.
 
 torch keeps the count per calling thread (an OpenMP setting), so fits running in threads of
 one process (joblib's threading backend, a Dask worker with several threads) each set and
@@ -80,7 +96,13 @@ from typing import Any
 
 import torch
 
-__all__ = ["available_cores", "resolve_n_jobs", "torch_threads"]
+__all__ = ["TRAINING_THREADS", "available_cores", "resolve_n_jobs", "torch_threads"]
+
+#: torch threads of every training step, whatever ``n_jobs`` is: the model then cannot
+#: depend on ``n_jobs`` (torch's parallel sums round differently at each thread count, and
+#: training amplifies it), and a busy core cannot stall the fit. One thread is also the
+#: fastest measured on these networks' batches (see the module docstring)
+TRAINING_THREADS = 1
 
 #: floating-point work (multiply-adds per pass over the data) from which a second thread
 #: pays for itself on an idle machine; below it, one thread is as fast or faster (measured

@@ -23,7 +23,7 @@ from sklearn.utils.validation import validate_data
 
 from sk_entmax._classifier import label_set_size
 from sk_entmax._engine.callbacks import FiniteLossCheck, ProgressLine
-from sk_entmax._engine.threads import torch_threads
+from sk_entmax._engine.threads import TRAINING_THREADS, torch_threads
 from sk_entmax._engine.training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
 from sk_entmax._inputs.numeric import _numeric_hint
 from sk_entmax.entmax.constraints import invalid
@@ -113,8 +113,10 @@ class StreamingMixin:
                 self._target_cardinality = label_set_size(self._label_counts, weight)
             self.__dict__.pop("_label_counts", None)
             seen = getattr(self, "_weight_seen_", 0.0) + float(weight.sum(dtype=np.float64))
-            n_threads = self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
-            with torch_threads(n_threads):
+            # n_jobs is resolved as every call resolves it (a value above the cores warns),
+            # but one torch thread trains whatever it is: n_jobs cannot change the model
+            self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
+            with torch_threads(TRAINING_THREADS):
                 net = self._stream_net(params, X)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
@@ -128,7 +130,7 @@ class StreamingMixin:
             self.n_iter_ = 1 if first else self.n_iter_ + 1
             self._record_alpha(net)
             if self.multilabel_:
-                with torch_threads(n_threads):
+                with torch_threads(TRAINING_THREADS):
                     self.support_temperature_ = self._fit_support_temperature(X)
                 del self._target_cardinality
             return self

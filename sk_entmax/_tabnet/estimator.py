@@ -59,8 +59,9 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     momentum : float, default=0.02
         Momentum of the batch norms' running statistics, in [0, 1].
     virtual_batch_size : int or "auto", default="auto"
-        Rows per ghost batch norm chunk; "auto" is ``min(128, batch_size)``. A value above the
-        batch size is clipped to it, with a warning.
+        Rows per ghost batch norm chunk; "auto" is ``min(128, batch_size)`` on a CPU, and on
+        a GPU a sixteenth of the batch, at least 128 rows (1,024 for a batch of 16,384). A
+        value above the batch size is clipped to it, with a warning.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The mask mapping. "adaptive" learns one alpha per step, each kept in (1, 2).
     entmax_alpha : float, default=1.5
@@ -100,8 +101,10 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     max_epochs : int, default=100
         Maximum number of passes over the training data.
     batch_size : int or "auto", default="auto"
-        Mini-batch size. "auto" scales with the data: ``n_samples / 8`` rounded down to a
-        power of two, within [16, 1024], so that every epoch takes several optimizer steps.
+        Mini-batch size. "auto" scales with the data and the device: ``n_samples / 8``
+        rounded down to a power of two, so that every epoch takes several optimizer steps,
+        within [16, 1024] on a CPU and [16, 16384] on a GPU (where a step costs about the
+        same for a few rows as for thousands).
         An int above the number of training rows is clipped to it, with a warning; the last,
         smaller batch is always used (never dropped).
     early_stopping : bool, default=False
@@ -118,12 +121,14 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         Weights per class, multiplied into ``sample_weight``; "balanced" uses
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     n_jobs : int or None, default=None
-        torch threads while fitting, predicting and explaining, restored afterwards. None
-        picks by the size of the task and the cores alone, never by the machine's load, so
-        the same call gives the same model idle or busy; -1 uses every core; a positive int
-        that many threads, capped at the cores with a UserWarning. Models fitted at different
-        thread counts can differ (torch's parallel sums round differently, and training
-        amplifies it): compare fits at the same ``n_jobs``.
+        torch threads while predicting and explaining, restored afterwards; it never changes
+        the model. Training runs on one torch thread at every ``n_jobs``: on TabNet's
+        batches that is the fastest measured, and a core kept busy by another process
+        cannot stall it (see the user guide's page on threads). So the same data and
+        ``random_state`` give the same model, bit for bit, at every ``n_jobs``, idle or
+        busy. None picks by the size of the task and the cores alone, never by the machine's
+        load; -1 uses every core; a positive int that many threads, capped at the cores with
+        a UserWarning.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N", "mps" (Apple GPUs, where torch has them) or "auto" (CUDA
         when available).

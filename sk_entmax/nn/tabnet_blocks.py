@@ -64,7 +64,9 @@ ARGUMENTS = {
 _ADAPTIVE_ALPHA_MAX = 2.0
 
 _RESIDUAL_SCALE = math.sqrt(0.5)
-# up to this many chunks, ghost batch norm calls batch norm per chunk; beyond, one fused call
+# on a CPU, up to this many chunks, ghost batch norm calls batch norm per chunk (faster there:
+# 117 us against 202 us forward and backward for 256 x 64 in two chunks, one thread);
+# beyond, and on every other device (where each call is a kernel launch), one fused call
 _GHOST_SPLIT_MAX_CHUNKS = 4
 
 
@@ -88,9 +90,10 @@ class GhostBatchNorm(nn.Module):
 
     The running statistics are updated chunk by chunk, as a :class:`torch.nn.BatchNorm1d`
     that saw each chunk in turn (pytorch-tabnet's ghost batch norm does the same): each chunk
-    moves them by ``momentum`` towards its mean and unbiased variance. A few chunks are each
-    normalised by one batch-norm call; many full chunks are normalised together by one fused
-    batch norm over a transposed view, with the same result and running statistics.
+    moves them by ``momentum`` towards its mean and unbiased variance. The full chunks are
+    normalised together by one fused batch norm over a transposed view, with the same result
+    and running statistics (a last, shorter chunk by one more call); only on a CPU, where it
+    is measured faster, a batch of at most four chunks is normalised chunk by chunk.
 
     Edge cases, by design:
 
@@ -215,7 +218,7 @@ class GhostBatchNorm(nn.Module):
             var, mean = torch.var_mean(X, dim=0, correction=0)
             single = (X[-1:] - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
             X, rest = X[:-1], 0
-        if n_full + (rest > 0) <= _GHOST_SPLIT_MAX_CHUNKS:
+        if X.device.type == "cpu" and n_full + (rest > 0) <= _GHOST_SPLIT_MAX_CHUNKS:
             parts = [self._train_norm(chunk) for chunk in X.split(size)]
         else:
             n_in_full = n_full * size
