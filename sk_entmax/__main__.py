@@ -23,12 +23,17 @@ a set of each size, and the sets of the first few rows with the classes they rul
 Everything else in the report is then about the model fitted on those 80%.
 
 ``report --task {auto,classification,regression}`` says what the target is. ``auto`` (the
-default) decides from the target column: a column of numbers (not true/false) at least one
-of which is not a whole number, or is infinite, is a regression target (scikit-learn's
-``type_of_target`` calls such a column "continuous"), fitted with
-:class:`~sk_entmax.TabNetEntmaxRegressor`; anything else (text, true/false, whole numbers)
-holds class labels, fitted with a classifier as before. A column of whole numbers that is
-a quantity (counts, prices in cents) needs ``--task regression``. ``--task classification``
+default) decides from the target column: a column of numbers (not true/false) is a
+regression target, fitted with :class:`~sk_entmax.TabNetEntmaxRegressor`, when at least
+one of its values is not a whole number or is infinite (scikit-learn's ``type_of_target``
+calls such a column "continuous"), or when it holds too many distinct values to be classes:
+more than :data:`MAX_AUTO_CLASSES` (20) distinct values *and* more than
+:data:`MIN_DISTINCT_SHARE` (5%) of the rows distinct (a target such as scikit-learn's
+diabetes, whole numbers with 214 distinct values in 442 rows). Anything else (text,
+true/false, a few distinct whole numbers) holds class labels, fitted with a classifier.
+``--task`` overrides the guess either way. When the classes are many and small (more than
+10 classes, half of them with fewer than 10 rows) one line says so, with the ``--task`` to
+give if the target is a quantity. ``--task classification``
 on a continuous column, and ``--task regression`` on a column holding text, are refused
 with one line naming ``--task``. A regression report has no probabilities: its terminal
 lines and HTML report give R² and RMSE on the held-out rows and a predicted-against-true
@@ -65,6 +70,15 @@ __all__ = ["main"]
 
 MODELS = ("tabnet", "entmax", "sparsemax")
 TASKS = ("auto", "classification", "regression")
+
+#: ``--task auto``: a numeric target of whole numbers is read as a regression target when it
+#: has more than this many distinct values ...
+MAX_AUTO_CLASSES = 20
+#: ... and more than this share of its rows are distinct values
+MIN_DISTINCT_SHARE = 0.05
+#: "many small classes": more than this many classes, half of them with fewer rows than this
+_MANY_CLASSES = 10
+_SMALL_CLASS = 10
 
 #: a CSV with more columns is refused before it is parsed (pandas takes seconds per 100000
 #: columns, and minutes for a wide header without rows)
@@ -138,10 +152,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Fit a classifier on a CSV file (75% of the rows, stratified) and write "
         "an HTML report on the other 25%: feature masks for TabNet, probability support "
         "for every model. With --confidence, split-conformal prediction sets on the "
-        "held-out rows too. A target of numbers that are not all whole (continuous) is a "
-        "regression target instead (see --task): TabNetEntmaxRegressor is fitted (75% of "
-        "the rows, not stratified) and the report gives its feature masks, R² and RMSE and "
-        "its predictions against the true values.",
+        "held-out rows too. A target of numbers that are not all whole (continuous), or too "
+        "many distinct numbers to be classes, is a regression target instead (see --task): "
+        "TabNetEntmaxRegressor is fitted (75% of the rows, not stratified) and the report "
+        "gives its feature masks, R² and RMSE and its predictions against the true values.",
     )
     report.add_argument("--data", required=True, type=Path, help="a CSV file with a header")
     report.add_argument(
@@ -155,11 +169,14 @@ def _parser() -> argparse.ArgumentParser:
         "--task",
         choices=TASKS,
         default="auto",
-        help="auto (default): regression when the target holds numbers at least one of which "
-        "is not a whole number (scikit-learn's type_of_target: continuous), classification "
-        "otherwise (text, true/false, whole numbers); classification: refuses a continuous "
-        "target; regression: fits TabNetEntmaxRegressor, refuses text, and is the way to "
-        "regress on whole numbers (counts); it takes --model tabnet only and no --confidence",
+        help="auto (default): regression when the target holds numbers and either at least "
+        "one is not a whole number (scikit-learn's type_of_target: continuous) or they are too "
+        f"many to be classes: more than {MAX_AUTO_CLASSES} distinct values and more than "
+        f"{MIN_DISTINCT_SHARE:.0%}% of the rows distinct; classification otherwise (text, "
+        f"true/false, at most {MAX_AUTO_CLASSES} distinct whole numbers, or few per row); "
+        "classification: refuses a continuous target; regression: fits "
+        "TabNetEntmaxRegressor, refuses text, and is the way to regress on a few distinct "
+        "whole numbers (counts); it takes --model tabnet only and no --confidence",
     )
     report.add_argument(
         "--model",
@@ -433,6 +450,18 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
     return _Table(X, y, target, n_rows, n_rows - len(frame), task)
 
 
+def _too_many_to_be_classes(y: Any) -> bool:
+    """The second rule of ``--task auto``: a numeric column (not true/false) with more than
+    :data:`MAX_AUTO_CLASSES` distinct values, more than :data:`MIN_DISTINCT_SHARE` of its
+    rows distinct, is a quantity, not class labels."""
+    import pandas as pd
+
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return False
+    n_distinct = y.nunique()
+    return n_distinct > MAX_AUTO_CLASSES and n_distinct > MIN_DISTINCT_SHARE * len(y)
+
+
 def _is_continuous(y: Any) -> bool:
     """The rule of ``--task auto``: a column of numbers (not true/false) at least one of
     which is not a whole number, or is infinite, is continuous: a regression target. For
@@ -446,6 +475,36 @@ def _is_continuous(y: Any) -> bool:
     return bool(np.any(~np.isfinite(values) | (values != np.round(values))))
 
 
+def _why_regression(y: Any) -> str:
+    """Why ``--task auto`` read ``y`` as a regression target, in a few words."""
+    if _is_continuous(y):
+        return "numbers, not all whole"
+    return (
+        f"numbers, {y.nunique()} distinct values in {len(y)} rows: too many to be classes "
+        f"(> {MAX_AUTO_CLASSES} and > {MIN_DISTINCT_SHARE:.0%} of the rows)"
+    )
+
+
+def _many_small_classes_note(y: Any, target: str, task: str) -> list[tuple[str, str]]:
+    """One ("classes", text) note when the classes are many and small: more than
+    ``_MANY_CLASSES`` of them, half with fewer than ``_SMALL_CLASS`` rows; for a numeric
+    target it names ``--task regression``; else no note."""
+    import pandas as pd
+
+    counts = y.value_counts()
+    small = int((counts < _SMALL_CLASS).sum())
+    if len(counts) <= _MANY_CLASSES or 2 * small < len(counts):
+        return []
+    text = (
+        f"{len(counts)} classes in {target!r}, {small} of them with fewer than {_SMALL_CLASS} "
+        "rows: too few rows per class to learn each one well"
+    )
+    if pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y):
+        given = " (you gave --task classification)" if task == "classification" else ""
+        text += f"; if {target!r} is a quantity, give --task regression{given}"
+    return [("classes", text)]
+
+
 def _resolve_task(y: Any, target: str, task: str) -> str:
     """``"classification"`` or ``"regression"``: what ``--task`` asks for, or for ``auto``
     what the target is (:func:`_is_continuous`); a task the target cannot have is a
@@ -454,7 +513,8 @@ def _resolve_task(y: Any, target: str, task: str) -> str:
 
     continuous = _is_continuous(y)
     if task == "auto":
-        return "regression" if continuous else "classification"
+        regression = continuous or _too_many_to_be_classes(y)
+        return "regression" if regression else "classification"
     if task == "classification" and continuous:
         raise UsageError(
             f"column {target!r} holds continuous numbers ({y.nunique()} distinct values), not "
@@ -765,7 +825,7 @@ def _report(args: argparse.Namespace) -> None:
     if regression and args.task == "auto":
         _check_task_options(
             args,
-            f"column {target!r} holds numbers that are not all whole: a regression target "
+            f"column {target!r} holds {_why_regression(table.y)}: a regression target "
             "(--task auto)",
         )
     X, infinite = _infinite_to_missing(table.X)
@@ -784,11 +844,13 @@ def _report(args: argparse.Namespace) -> None:
     notes = _data_notes(table, X_train, X_test, args.model, infinite, stratified, target)
     if regression:
         how = (
-            "(--task auto: numbers, not all whole)"
+            f"(--task auto: {_why_regression(y)})"
             if args.task == "auto"
             else "(--task regression)"
         )
         notes.insert(0, ("task", f"regression on {target!r} {how}"))
+    else:
+        notes += _many_small_classes_note(y, target, args.task)
     if target != args.target:
         notes.insert(
             0,

@@ -674,3 +674,67 @@ def test_report_faithful_masks_is_for_tabnet_only(iris_csv, capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["report", "--help"])
     assert "--faithful-masks" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------- --task auto (issue 44)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        # whole numbers stored as floats, 30 distinct in 60 rows: a quantity (diabetes-like)
+        ([float(25 + 7 * (i % 30)) for i in range(60)], "regression"),
+        ([25 + 7 * (i % 30) for i in range(60)], "regression"),  # the same as integers
+        ([i % 20 for i in range(60)], "classification"),  # 20 distinct: not more than 20
+        ([i % 25 for i in range(1000)], "classification"),  # 25 distinct, 2.5% of the rows
+        ([f"c{i % 30}" for i in range(60)], "classification"),  # text is never a quantity
+        ([bool(i % 2) for i in range(60)], "classification"),
+        ([i * 0.5 for i in range(30)], "regression"),  # not all whole: continuous
+    ],
+    ids=["floats", "ints", "20-distinct", "few-per-row", "text", "bool", "continuous"],
+)
+def test_task_auto_reads_many_distinct_numbers_as_a_quantity(values, expected):
+    import pandas as pd
+
+    from sk_entmax.__main__ import _resolve_task
+
+    assert _resolve_task(pd.Series(values), "y", "auto") == expected
+
+
+def test_report_fits_a_regressor_for_whole_numbers_too_many_to_be_classes(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    y = np.round(150 + 60 * x)  # whole numbers stored as 151.0, 75.0, ...
+    path = _write(tmp_path / "d.csv", "x,target\n" + "".join(f"{a},{b}\n" for a, b in zip(x, y)))
+    args = ["report", "--data", str(path), "--target", "target", "--out", str(tmp_path / "r.html")]
+    assert main([*args, "--max-epochs", "1", "--resamples", "0"]) == 0
+    out = capsys.readouterr().out
+    n = len(set(y))
+    assert (
+        f"task: regression on 'target' (--task auto: numbers, {n} distinct values in 60 rows"
+        in out
+    )
+    assert "too many to be classes" in out and "fitting TabNetEntmaxRegressor" in out
+    assert "accuracy" not in out
+
+
+def test_report_says_in_one_line_when_classes_are_many_and_small(tmp_path, capsys):
+    x = np.arange(60) * 0.1
+    path = _write(
+        tmp_path / "c.csv", "x,y\n" + "".join(f"{a},{i % 15}\n" for i, a in enumerate(x))
+    )
+    out_path = tmp_path / "r.html"
+    base = ["report", "--data", str(path), "--target", "y", "--out", str(out_path)]
+    assert main([*base, "--model", "sparsemax", "--max-epochs", "1"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("classes:")]
+    assert lines == [
+        "classes: 15 classes in 'y', 15 of them with fewer than 10 rows: too few rows per class "
+        "to learn each one well; if 'y' is a quantity, give --task regression"
+    ]
+
+
+def test_help_states_the_task_auto_rule(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "more than 20 distinct values and more than 5% of the rows distinct" in text

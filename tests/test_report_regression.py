@@ -176,7 +176,8 @@ def test_classification_options_are_refused_for_a_regression_target(
 
 def test_whole_numbers_stay_class_labels_and_the_refusal_names_task_regression(tmp_path, capsys):
     path = tmp_path / "counts.csv"
-    path.write_text("x,count\n" + "".join(f"{i * 0.5},{3 * i}\n" for i in range(30)))
+    # 12 distinct whole numbers (not more than 20): class labels for --task auto
+    path.write_text("x,count\n" + "".join(f"{i * 0.5},{3 * i}\n" for i in range(12)))
     assert main(["report", "--data", str(path), "--target", "count"]) == 2
     err = _one_line_error(capsys)
     assert "(is it an identifier? If it is a quantity, give --task regression.)" in err
