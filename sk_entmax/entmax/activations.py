@@ -47,6 +47,7 @@ from sk_entmax.entmax._common import (
     safe_div,
     with_support,
 )
+from sk_entmax.entmax.algorithms import triton_path
 from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
@@ -739,7 +740,11 @@ def _sparse_map(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """The body of :func:`sparsemax` and :func:`entmax15`, ``k`` checked: the custom
     autograd ``function`` (its ``apply`` looked up now) when ``training``, else the plain-op
-    ``plain``. ``owner`` is the public name an error about ``dim`` names."""
+    ``plain``. ``owner`` is the public name an error about ``dim`` names. On CUDA the
+    Triton kernels serve it when they can (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
+    P = triton_path(X, 2.0 if function is SparsemaxFunction else 1.5, dim, None, owner)
+    if P is not None:
+        return with_support(P, dim, return_support_size)
     if training:
         P = apply_last(function.apply, X, dim, k, owner=owner)
     else:

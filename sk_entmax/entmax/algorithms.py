@@ -20,7 +20,9 @@ gradient in alpha.
 
 It is also where another implementation of a case registers for a device, for instance a
 CUDA or Triton kernel: :func:`register_kernel` ``(mapping, device_type, kernel)``. None is
-registered by default. Every user that computes a case for an alpha asks :func:`select`
+registered by default; on CUDA, with none registered, the package's own Triton kernels
+(:mod:`sk_entmax.entmax.kernels`) serve sparsemax, 1.5-entmax and alpha-entmax in
+``[1.1, 2]`` when Triton imports. Every user that computes a case for an alpha asks :func:`select`
 for its implementation, which returns the registered kernel when there is one for the case
 on the input's device, else the user's own default; so a kernel serves all of them at once:
 
@@ -40,8 +42,9 @@ on the input's device, else the user's own default; so a kernel serves all of th
 
 The functions named after an algorithm (:func:`~sk_entmax.entmax.sparsemax`,
 :func:`~sk_entmax.entmax.entmax15`, :func:`~sk_entmax.entmax.entmax_bisect`,
-:func:`~sk_entmax.entmax.sparsemax_bisect`) are the implementations themselves and never ask:
-a kernel may wrap them.
+:func:`~sk_entmax.entmax.sparsemax_bisect`) are the implementations themselves and never ask
+the registry: a kernel may wrap them. On CUDA they ask :func:`triton_path` only, so that the
+package's Triton kernels serve the drop-in functions as well.
 
 The calling convention, one for every user::
 
@@ -89,6 +92,7 @@ __all__ = [
     "newton_applies",
     "register_kernel",
     "select",
+    "triton_path",
     "unregister_kernel",
 ]
 
@@ -136,6 +140,11 @@ def newton_applies(alpha: Param, n_iter: int) -> bool | torch.Tensor:
 Kernel = Callable[..., Any]
 _KERNELS: dict[tuple[Mapping, str], Kernel] = {}
 
+#: the device types on which :func:`select` offers the Triton kernels
+#: (:mod:`sk_entmax.entmax.kernels`) when no kernel is registered; the tests add ``"cpu"`` to
+#: run them under Triton's interpreter
+_TRITON_DEVICES: tuple[str, ...] = ("cuda",)
+
 
 def register_kernel(mapping: Mapping, device_type: str, kernel: Kernel) -> None:
     """Serve ``mapping`` on ``device_type`` (``"cuda"``, ``"cpu"``, ...) by ``kernel``.
@@ -167,17 +176,43 @@ def kernel_for(mapping: Mapping, device: torch.device) -> Kernel | None:
     return _KERNELS.get((mapping, device.type))
 
 
+def triton_path(
+    X: torch.Tensor, alpha: Param, dim: int, n_iter: object = None, owner: str | None = None
+) -> torch.Tensor | None:
+    """``P`` of ``X`` by the Triton kernels (:func:`sk_entmax.entmax.kernels.run`) when ``X``
+    is on a device they serve and they take the call, else None.
+
+    The functions named after an algorithm (:func:`~sk_entmax.entmax.sparsemax`,
+    :func:`~sk_entmax.entmax.entmax15`, :func:`~sk_entmax.entmax.entmax_bisect`) ask this,
+    not the registry (a registered kernel may wrap them), so that the package's own
+    kernels serve them on CUDA too; on CPU it costs one comparison.
+    """
+    if not isinstance(X, torch.Tensor) or X.device.type not in _TRITON_DEVICES:
+        return None
+    from sk_entmax.entmax import kernels  # imports Triton on first use, if it can
+
+    return kernels.run(X, alpha, dim, n_iter, owner)
+
+
 def select(alpha: Param, device: torch.device, defaults: dict[Mapping, Kernel]) -> Kernel:
     """The implementation of ``alpha``'s case on ``device``: the kernel registered for it,
-    else ``defaults[case]``, the caller's own implementation of the case, called with the
-    kernels' convention (module docstring).
+    else on CUDA the Triton kernels (:func:`sk_entmax.entmax.kernels.wrap`, when Triton
+    imports; they hand the calls they do not take to the default), else ``defaults[case]``,
+    the caller's own implementation of the case, called with the kernels' convention (module
+    docstring).
 
-    The one place where an alpha picks its algorithm; with no kernel registered it costs one
-    :func:`mapping_for` and a dict lookup.
+    The one place where an alpha picks its algorithm; on CPU with no kernel registered it
+    costs one :func:`mapping_for` and a dict lookup.
     """
     mapping = mapping_for(alpha)
     if _KERNELS:
         kernel = _KERNELS.get((mapping, device.type))
+        if kernel is not None:
+            return kernel
+    if device.type in _TRITON_DEVICES:
+        from sk_entmax.entmax import kernels  # imports Triton on first use, if it can
+
+        kernel = kernels.wrap(mapping, defaults[mapping])
         if kernel is not None:
             return kernel
     return defaults[mapping]

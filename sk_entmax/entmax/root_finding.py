@@ -85,7 +85,7 @@ from sk_entmax.entmax._entmax_solvers import (
     _softmax_last,
 )
 from sk_entmax.entmax.activations import entmax_vjp
-from sk_entmax.entmax.algorithms import Mapping, mapping_for
+from sk_entmax.entmax.algorithms import Mapping, mapping_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
 from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
@@ -210,7 +210,12 @@ def _entmax_bisect(
     owner: str | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`entmax_bisect` with ``alpha`` and ``n_iter`` (an int) already checked by the
-    public function calling it, whose name ``owner`` is (for the errors about ``dim``)."""
+    public function calling it, whose name ``owner`` is (for the errors about ``dim``). On
+    CUDA the Triton kernels serve it when they can
+    (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
+    P = triton_path(X, alpha, dim, n_iter, owner) if ensure_sum_one else None
+    if P is not None:
+        return with_support(P, dim, return_support_size)
     Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         P = X.clone()

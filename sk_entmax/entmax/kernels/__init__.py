@@ -1,0 +1,270 @@
+"""Triton kernels for the mappings on CUDA, an optional path behind the kernel seam.
+
+:func:`sk_entmax.entmax.algorithms.select` asks :func:`wrap` for the Triton path of a case
+when the scores are on a CUDA device; :func:`wrap` answers None when Triton does not import
+(or :func:`set_enabled` turned the kernels off), and the caller's own torch implementation
+serves. The core imports without Triton: this module imports it on first use only.
+
+The kernels (:mod:`sk_entmax.entmax.kernels._triton`) serve sparsemax, 1.5-entmax and
+alpha-entmax for alpha in ``[1.1, 2]`` (a number, or a tensor with one alpha per row) with
+at least :data:`~sk_entmax.entmax.algorithms.NEWTON_MIN_ITER` steps asked, in float32,
+float16 and bfloat16, forward and backward, at any row length. Every other call goes to the
+torch path, unchanged: softmax, alpha outside that range (the torch path's log1p bisection
+near 1 and its exact polish above 2), float64, and a call being traced (``torch.compile``,
+``torch.export``, ``torch.jit.trace``), whose graph cannot hold a Triton launch. The
+supports are the torch path's (each threshold is found to the exact support, see
+:mod:`~sk_entmax.entmax.kernels._triton`); only the rounding of sums differs.
+
+Gradients. The backward pass is a kernel too; a second derivative (``create_graph=True``)
+and the gradient in a tensor alpha are formed by torch ops from the saved output, as the
+torch path forms them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.autograd import Function
+
+from sk_entmax.entmax._common import (
+    Param,
+    _check_dim,
+    compiling,
+    param_to_last,
+    with_support,
+)
+from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Mapping, mapping_for, newton_applies
+
+__all__ = ["absent_reason", "available", "entmax_triton", "run", "set_enabled", "wrap"]
+
+SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
+
+#: the dtypes the kernels read and write (every sum in float32)
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+# a row up to this long is loaded once and searched in registers; a longer one is read in
+# blocks of _LONG_BLOCK entries at each step of the search
+_MAX_ONE_BLOCK = 8192
+_LONG_BLOCK = 4096
+
+_module: ModuleType | None = None
+_reason: str | None = None
+_enabled = os.environ.get("SK_ENTMAX_TRITON", "1") != "0"
+
+
+def _load() -> ModuleType | None:
+    """The kernels' module, imported on first use; None (and :func:`absent_reason`) when
+    Triton does not import."""
+    global _module, _reason
+    if _module is None and _reason is None:
+        try:
+            _module = importlib.import_module("sk_entmax.entmax.kernels._triton")
+        except ImportError as exc:  # triton absent, or built for another torch
+            _reason = f"triton does not import ({exc})"
+    return _module
+
+
+def available() -> bool:
+    """Whether Triton imports, so that CUDA tensors can take the kernels."""
+    return _load() is not None
+
+
+def absent_reason() -> str | None:
+    """Why the kernels cannot run (Triton's import error), or None when they can."""
+    _load()
+    return _reason
+
+
+def set_enabled(enabled: bool) -> bool:
+    """Turn the Triton path on or off (for comparisons); returns the previous setting.
+
+    The environment variable ``SK_ENTMAX_TRITON=0`` turns it off from the start.
+    """
+    global _enabled
+    previous, _enabled = _enabled, bool(enabled)
+    return previous
+
+
+def _config(n_cols: int) -> tuple[int, bool, int]:
+    """``(block, one_block, num_warps)`` for rows of ``n_cols`` entries."""
+    if n_cols <= _MAX_ONE_BLOCK:
+        block = max(16, 1 << (n_cols - 1).bit_length())
+        one_block = True
+    else:
+        block, one_block = _LONG_BLOCK, False
+    return block, one_block, max(1, min(16, block // 256))
+
+
+class _TritonMapping(Function):
+    """The kernels as an autograd function of 2-d rows (last axis contiguous) and of a
+    tensor alpha, one per row (or None); saves only the output (and alpha)."""
+
+    @staticmethod
+    def forward(ctx, Z, alpha_rows, alpha, mode):
+        module = _load()
+        block, one_block, warps = _config(Z.shape[-1])
+        Y = torch.empty_like(Z)
+        rows = None if alpha_rows is None else alpha_rows.detach().reshape(-1).float()
+        module.forward(Z, Y, rows, alpha, mode, block, one_block, warps)
+        ctx.save_for_backward(Y, alpha_rows)
+        ctx.alpha, ctx.mode = alpha, mode
+        # an output that reaches a loss without a gradient gets None, as in the torch path
+        ctx.set_materialize_grads(False)
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        from sk_entmax.entmax._entmax_solvers import _entmax_alpha_vjp, _gppr
+        from sk_entmax.entmax.activations import entmax_vjp
+
+        if dY is None:
+            return None, None, None, None
+        Y, alpha_rows = ctx.saved_tensors
+        alpha = ctx.alpha if alpha_rows is None else alpha_rows
+        dX = d_alpha = None
+        if ctx.needs_input_grad[0]:
+            if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
+                Yf = Y.float()
+                dX = entmax_vjp(dY.float(), _gppr(Yf, alpha)).to(Y.dtype)
+            else:
+                module = _load()
+                block, one_block, warps = _config(Y.shape[-1])
+                dX = torch.empty_like(Y)
+                rows = None if alpha_rows is None else alpha_rows.reshape(-1).float()
+                dY = dY if dY.stride(-1) == 1 else dY.contiguous()
+                module.backward(Y, dY, dX, rows, ctx.alpha, ctx.mode, block, one_block, warps)
+        if alpha_rows is not None and ctx.needs_input_grad[1]:
+            Yf = Y.float()
+            a = alpha_rows.float()
+            d_alpha = _entmax_alpha_vjp(dY.float(), Yf, _gppr(Yf, a), a - 1)
+            d_alpha = d_alpha.to(alpha_rows.dtype)
+        return dX, d_alpha, None, None
+
+
+def entmax_triton(
+    X: torch.Tensor, alpha: Param, dim: int = -1, owner: str | None = "entmax_triton"
+) -> torch.Tensor:
+    """alpha-entmax of ``X`` along ``dim`` by the Triton kernels, differentiable.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores, float32, float16 or bfloat16, on a device Triton runs on (or on CPU under
+        ``TRITON_INTERPRET=1``); ``-inf`` masks an entry.
+    alpha : float or torch.Tensor
+        2 (sparsemax), 1.5 (1.5-entmax), a number in ``[1.1, 2]``, or a tensor of such
+        values broadcastable to ``X`` with size 1 along ``dim`` (one alpha per row).
+    dim : int, default=-1
+        The axis of the mapping.
+    owner : str or None, default="entmax_triton"
+        The public name an error about ``dim`` names.
+
+    Returns
+    -------
+    P : torch.Tensor
+        ``X``'s shape and dtype; its rows sum to 1 (0 on a fully masked row, NaN on a row
+        holding a NaN).
+    """
+    dim = _check_dim(X, dim, owner)
+    if isinstance(alpha, torch.Tensor):
+        mode, value = GENERAL, 1.5
+    elif alpha == 2:
+        mode, value = SPARSEMAX, 2.0
+    elif alpha == 1.5:
+        mode, value = ENTMAX15, 1.5
+    else:
+        mode, value = GENERAL, float(alpha)
+    if X.numel() == 0:
+        return X.clone()
+    Z = X if dim == X.dim() - 1 else X.movedim(dim, -1)
+    shape = Z.shape
+    Z = Z.reshape(-1, shape[-1])
+    if Z.stride(-1) != 1:
+        Z = Z.contiguous()
+    rows = None
+    if isinstance(alpha, torch.Tensor):
+        a = param_to_last(alpha, X, dim, "alpha", owner)
+        rows = a.expand(*shape[:-1], 1).reshape(-1, 1)
+    P = _TritonMapping.apply(Z, rows, value, mode).reshape(shape)
+    return P if dim == X.dim() - 1 else P.movedim(-1, dim)
+
+
+def _n_iter(n_iter: object) -> int | None:
+    """``n_iter`` as the torch path reads it (None is 50), or None when it is invalid (the
+    torch path then raises its error)."""
+    if n_iter is None:
+        return 50
+    if isinstance(n_iter, int) and not isinstance(n_iter, bool) and n_iter >= 1:
+        return n_iter
+    return None
+
+
+def _serves(X: torch.Tensor, alpha: Any, mapping: Mapping, n_iter: object) -> bool:
+    """Whether the kernels take this call (the module docstring); else the torch path."""
+    if not isinstance(X, torch.Tensor) or X.dtype not in DTYPES:
+        return False
+    if compiling() or torch.jit.is_tracing():
+        return False
+    if mapping in (Mapping.SPARSEMAX, Mapping.ENTMAX15):
+        return True
+    steps = _n_iter(n_iter)
+    if steps is None:
+        return False
+    if mapping is Mapping.ROOT:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+            return False
+        return bool(newton_applies(alpha, steps))
+    if mapping is Mapping.PER_ROW:
+        if not alpha.is_floating_point() or not bool(newton_applies(1.5, steps)):
+            return False
+        return bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all())
+    return False
+
+
+def run(
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int,
+    n_iter: object = None,
+    owner: str | None = None,
+) -> torch.Tensor | None:
+    """``P`` of ``X`` by the kernels, or None when they do not take the call (module
+    docstring: the kernels off, Triton absent, softmax, alpha out of range, float64,
+    tracing, an empty ``X``): the caller's torch path then serves it. An invalid ``dim``
+    raises the torch path's error, naming ``owner``."""
+    if not _enabled or _load() is None or not isinstance(X, torch.Tensor) or X.numel() == 0:
+        return None
+    if not _serves(X, alpha, mapping_for(alpha), n_iter):
+        return None
+    return entmax_triton(X, alpha, dim, owner)
+
+
+Kernel = Callable[..., Any]
+
+
+def wrap(mapping: Mapping, default: Kernel) -> Kernel | None:
+    """The Triton path of ``mapping`` with the kernels' calling convention
+    (:mod:`sk_entmax.entmax.algorithms`), ``default`` serving the calls it does not take;
+    None when the kernels are off, Triton is absent or the case is softmax."""
+    if not _enabled or mapping is Mapping.SOFTMAX or _load() is None:
+        return None
+
+    def kernel(X, alpha, *, dim, n_iter, training, return_support_size):
+        P = run(X, alpha, dim, n_iter)
+        if P is None:
+            return default(
+                X,
+                alpha,
+                dim=dim,
+                n_iter=n_iter,
+                training=training,
+                return_support_size=return_support_size,
+            )
+        return with_support(P, dim, return_support_size)
+
+    return kernel

@@ -1,0 +1,265 @@
+"""The Triton kernels (:mod:`sk_entmax.entmax.kernels`) under Triton's CPU interpreter.
+
+Without CUDA the kernels run under ``TRITON_INTERPRET=1`` on small CPU tensors (the variable
+is set when this module is imported, which must come before Triton's own import: Triton's
+library functions are interpreted only if it was set then); with CUDA, compiled, on the
+GPU. Each result is compared with the torch path: the zero patterns bit for bit (same
+dtype), the values within 1e-6 of the float64 result in float32, the gradients within 1e-5.
+Rows longer than one block are tested by shrinking the block to 16 entries. Skipped, with
+the reason, where Triton does not import. The interpreter is slow: every shape here is tiny.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+from sk_entmax.entmax import (
+    algorithms,
+    entmax,
+    entmax15,
+    entmax_attention,
+    entmax_bisect,
+    entmax_loss,
+    kernels,
+    sparsemax,
+)
+
+ON_GPU = torch.cuda.is_available()
+DEVICE = "cuda" if ON_GPU else "cpu"
+if not ON_GPU and "triton" not in sys.modules:
+    os.environ["TRITON_INTERPRET"] = "1"
+
+try:
+    import triton  # noqa: F401
+
+    _TRITON_ERROR = None
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    _TRITON_ERROR = str(exc)
+
+needs_triton = pytest.mark.skipif(
+    _TRITON_ERROR is not None,
+    reason=f"triton is not installed ({_TRITON_ERROR}): the Triton kernels are not tested; "
+    "`pip install triton` runs them here under TRITON_INTERPRET=1",
+)
+
+
+@pytest.fixture(scope="module")
+def interpreted():
+    """The kernels' module, interpreted on CPU (compiled with CUDA), as the one
+    :mod:`sk_entmax.entmax.kernels` launches for this module's tests."""
+    saved = kernels._module, kernels._reason, kernels._enabled
+    kernels._module, kernels._reason, kernels._enabled = None, None, True
+    try:
+        module = kernels._load()
+        assert module is not None, kernels.absent_reason()
+        if not ON_GPU:
+            import triton.language.standard as standard
+
+            if type(standard.max).__name__ != "InterpretedFunction":
+                pytest.skip(
+                    "triton was imported in this process before TRITON_INTERPRET=1 was set, "
+                    "so its interpreter cannot run; run this module on its own"
+                )
+        yield module
+    finally:
+        kernels._module, kernels._reason, kernels._enabled = saved
+
+
+@pytest.fixture(params=["one block", "blocks of 16"])
+def layout(request, monkeypatch):
+    if request.param == "blocks of 16":
+        monkeypatch.setattr(kernels, "_MAX_ONE_BLOCK", 16)
+        monkeypatch.setattr(kernels, "_LONG_BLOCK", 16)
+    return request.param
+
+
+def _scores(dtype=torch.float32) -> torch.Tensor:
+    """Four rows of 37: a plain one, one padded with -inf, a fully masked one and one with
+    ties at its top."""
+    g = torch.Generator().manual_seed(0)
+    X = 3 * torch.randn(4, 37, generator=g)
+    X[1, 20:] = float("-inf")
+    X[2] = float("-inf")
+    X[3, :5] = X[3].max()
+    return X.to(dtype)
+
+
+_ALPHA_ROWS = torch.tensor([[1.2], [2.0], [1.5], [1.7]])
+
+
+def _torch_path(X: torch.Tensor, alpha) -> torch.Tensor:
+    if isinstance(alpha, torch.Tensor):
+        return entmax_bisect(X, alpha.to(X.dtype))
+    if alpha == 2:
+        return sparsemax(X)
+    if alpha == 1.5:
+        return entmax15(X)
+    return entmax_bisect(X, alpha)
+
+
+ALPHAS = [2, 1.5, 1.3, "per row"]
+
+
+def _alpha(alpha):
+    return _ALPHA_ROWS.clone() if alpha == "per row" else alpha
+
+
+@needs_triton
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_forward_backward_float32(interpreted, layout, alpha):
+    alpha = _alpha(alpha)
+    X = _scores()
+    X_k = X.clone().to(DEVICE).requires_grad_(True)
+    X_t = X.clone().requires_grad_(True)
+    tensor = isinstance(alpha, torch.Tensor)
+    a_k = alpha.clone().to(DEVICE).requires_grad_(True) if tensor else alpha
+    a_t = alpha.clone().requires_grad_(True) if tensor else alpha
+    P = kernels.entmax_triton(X_k, a_k)
+    R = _torch_path(X_t, a_t)
+    P_cpu = P.detach().cpu()
+    assert P.dtype == X.dtype
+    assert torch.equal(P_cpu == 0, R == 0)
+    a64 = alpha.double() if isinstance(alpha, torch.Tensor) else alpha
+    R64 = _torch_path(X.double(), a64)
+    torch.testing.assert_close(P_cpu.double(), R64, rtol=0, atol=1e-6)
+    w = torch.linspace(-1, 1, X.shape[-1])
+    (P * w.to(DEVICE)).sum().backward()
+    (R * w).sum().backward()
+    torch.testing.assert_close(X_k.grad.cpu(), X_t.grad, rtol=1e-4, atol=1e-5)
+    if tensor:
+        torch.testing.assert_close(a_k.grad.cpu(), a_t.grad, rtol=1e-4, atol=1e-5)
+
+
+@needs_triton
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("alpha", [2, 1.5, 1.3])
+def test_half_precision(interpreted, dtype, alpha):
+    X = _scores(dtype)
+    P = kernels.entmax_triton(X.to(DEVICE), alpha).cpu()
+    R = _torch_path(X, alpha)
+    assert P.dtype == dtype
+    assert torch.equal(P == 0, R == 0)
+    torch.testing.assert_close(P.float(), R.float(), rtol=0, atol=8e-3)
+
+
+@needs_triton
+def test_nan_row_and_axis(interpreted):
+    X = _scores()[:2].t().contiguous()  # the mapping along dim 0
+    X[3, 1] = float("nan")  # (a NaN in column 1: row 1 of the mapping)
+    P = kernels.entmax_triton(X.to(DEVICE), 1.5, dim=0).cpu()
+    R = entmax15(X, dim=0)
+    assert torch.isnan(P[:, 1]).all() and torch.isnan(R[:, 1]).all()
+    assert torch.equal(P[:, 0] == 0, R[:, 0] == 0)
+    torch.testing.assert_close(P[:, 0], R[:, 0], rtol=0, atol=1e-6)
+
+
+@needs_triton
+def test_second_derivative(interpreted):
+    X = _scores()[:1].to(DEVICE).requires_grad_(True)
+    (g,) = torch.autograd.grad((kernels.entmax_triton(X, 1.5) ** 2).sum(), X, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), X)
+    h = h.cpu()
+    X_t = X.detach().cpu().requires_grad_(True)
+    (g_t,) = torch.autograd.grad((entmax15(X_t) ** 2).sum(), X_t, create_graph=True)
+    (h_t,) = torch.autograd.grad(g_t.sum(), X_t)
+    torch.testing.assert_close(h, h_t, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def seam_on_cpu(interpreted, monkeypatch):
+    """``select`` offers the (interpreted) kernels on CPU tensors; counts their calls."""
+    monkeypatch.setattr(algorithms, "_TRITON_DEVICES", ("cuda", "cpu"))
+    calls = []
+    real = kernels.entmax_triton
+
+    def counting(X, alpha, dim=-1, owner=None):
+        calls.append(alpha if not isinstance(alpha, torch.Tensor) else "tensor")
+        return real(X, alpha, dim, owner)
+
+    monkeypatch.setattr(kernels, "entmax_triton", counting)
+    return calls
+
+
+@needs_triton
+def test_seam_serves_entmax_losses_and_attention(seam_on_cpu):
+    X = _scores().to(DEVICE)
+    target = torch.tensor([0, 3, 1, 5], device=DEVICE)
+    X[2, 1] = 0.0  # a masked row would make an infinite loss
+    g = torch.Generator().manual_seed(1)
+    q = k = v = torch.randn(1, 1, 5, 3, generator=g).to(DEVICE)
+
+    def run():
+        P = [entmax(X, alpha) for alpha in (2.0, 1.5, 1.3)]
+        Xg = X.clone().requires_grad_(True)
+        entmax_loss(Xg, target, 1.3).sum().backward()
+        return [*P, Xg.grad, entmax_attention(q, k, v, alpha=1.5)]
+
+    ours = run()
+    assert seam_on_cpu == [2.0, 1.5, 1.3, 1.3, 1.5]
+    previous = kernels.set_enabled(False)  # the torch path, for comparison
+    try:
+        theirs = run()
+    finally:
+        kernels.set_enabled(previous)
+    assert len(seam_on_cpu) == 5
+    for a, b in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
+@needs_triton
+def test_seam_keeps_the_torch_path_elsewhere(seam_on_cpu):
+    X = _scores().to(DEVICE)
+    entmax(X, 1.0)  # softmax
+    entmax(X, 1.05)  # near 1: log1p bisection
+    entmax(X, 3.0)  # above 2: exact polish
+    entmax(X, 1.3, n_iter=10)  # bisection steps asked
+    entmax(X.double(), 1.5)  # float64
+    entmax(X, torch.tensor([[1.05], [1.5], [1.5], [1.5]], device=DEVICE))  # one out of range
+    assert seam_on_cpu == []
+    entmax_bisect(X, 1.3, ensure_sum_one=False)  # the kernels always normalise
+    assert seam_on_cpu == []
+    previous = kernels.set_enabled(False)
+    try:
+        entmax(X, 1.5)
+        sparsemax(X)
+    finally:
+        kernels.set_enabled(previous)
+    assert seam_on_cpu == []
+
+
+@needs_triton
+def test_named_functions_take_the_kernels(seam_on_cpu):
+    """The drop-in functions ask for the package's kernels (not the registry) too."""
+    X = _scores().to(DEVICE)
+    rows = _ALPHA_ROWS.to(DEVICE)
+
+    def run():
+        return [sparsemax(X), entmax15(X), entmax_bisect(X, 1.3), entmax_bisect(X, rows)]
+
+    ours = run()
+    assert seam_on_cpu == [2.0, 1.5, 1.3, "tensor"]
+    previous = kernels.set_enabled(False)
+    try:
+        theirs = run()
+    finally:
+        kernels.set_enabled(previous)
+    for a, b in zip(ours, theirs, strict=True):
+        assert torch.equal(a == 0, b == 0)
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
+
+def test_without_triton(monkeypatch):
+    """Where Triton does not import, the seam keeps the torch path and says why."""
+    monkeypatch.setitem(sys.modules, "triton", None)
+    monkeypatch.setitem(sys.modules, "sk_entmax.entmax.kernels._triton", None)
+    monkeypatch.setattr(kernels, "_module", None)
+    monkeypatch.setattr(kernels, "_reason", None)
+    assert not kernels.available()
+    assert "triton does not import" in kernels.absent_reason()
+    assert kernels.wrap(algorithms.Mapping.ENTMAX15, sparsemax) is None
+    defaults = dict.fromkeys(algorithms.Mapping, sparsemax)
+    assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
