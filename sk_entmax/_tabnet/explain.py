@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 from sklearn.utils.validation import check_is_fitted
 
-from sk_entmax._engine.threads import torch_threads
+from sk_entmax._engine.inference import map_row_blocks
+from sk_entmax._engine.net import float64_rows
 
 __all__ = ["MaskExplanationMixin"]
 
@@ -18,29 +18,44 @@ _EXPLAIN_BLOCK = 4096  # rows per forward pass when explaining or computing impo
 class MaskExplanationMixin:
     """``explain`` and the ``feature_importances_`` computation of an estimator whose
     fitted module has a ``tabnet`` (:class:`~sk_entmax.nn.TabNet`); uses the estimator's
-    ``_inference_module``, ``_row_blocks``, ``_validate_predict_data``, ``_checked_n_jobs`` and
-    ``_inference_threads``."""
+    ``_inference_module``, ``_validate_predict_data``, ``_checked_n_jobs`` and
+    ``_inference_threads``. The network runs on fixed blocks of rows, each on one torch
+    thread, spread over ``n_jobs`` workers
+    (:func:`~sk_entmax._engine.inference.map_row_blocks`)."""
 
-    def _explain_blocks(self, X: np.ndarray):
-        """``(M_explain, step masks)`` tensors of the trained network, block by block."""
-        module = self._inference_module()  # float64: a row's masks do not depend on the batch
-        with torch.no_grad():
-            for batch in self._row_blocks(X, _EXPLAIN_BLOCK):
-                yield module.tabnet.explain(batch)
+    def _tabnet_blocks(self, X: np.ndarray, compute: Callable, n_workers: int) -> list:
+        """``compute(module, rows)`` of the trained network (float64: a row's masks do not
+        depend on the batch, evaluation mode) on each block of rows of ``X``, in order."""
+        module, device = self._inference_module(), self.net_.device
 
-    def _explain_encoded(self, X: np.ndarray):
+        def block(start: int, stop: int):
+            return compute(module, float64_rows(X, start, stop, device))
+
+        return map_row_blocks(block, X.shape[0], n_workers, _EXPLAIN_BLOCK)
+
+    def _explain_encoded(self, X: np.ndarray, n_workers: int = 1):
+        def block(module, rows):
+            M_explain, step_masks = module.tabnet.explain(rows)
+            return M_explain.double().cpu().numpy(), {
+                step: M.double().cpu().numpy() for step, M in step_masks.items()
+            }
+
         chunks, masks = [], {}
-        for M_explain, step_masks in self._explain_blocks(X):
-            chunks.append(M_explain.double().cpu().numpy())
+        for M_explain, step_masks in self._tabnet_blocks(X, block, n_workers):
+            chunks.append(M_explain)
             for step, M in step_masks.items():
-                masks.setdefault(step, []).append(M.double().cpu().numpy())
+                masks.setdefault(step, []).append(M)
         return np.concatenate(chunks), {k: np.concatenate(v) for k, v in masks.items()}
 
     def _importances(self, X: np.ndarray) -> np.ndarray:
-        # column sums only, block by block: no per-row attributions or masks are kept
+        # column sums only, block by block: no per-row attributions or masks are kept (a
+        # fit computes them, on one thread)
+        sums = self._tabnet_blocks(
+            X, lambda module, rows: module.tabnet.explain(rows)[0].double().sum(0).cpu(), 1
+        )
         total = np.zeros(X.shape[1])
-        for M_explain, _ in self._explain_blocks(X):
-            total += M_explain.double().sum(0).cpu().numpy()
+        for block in sums:
+            total += block.numpy()
         if total.sum() <= 0:
             return np.full(X.shape[1], 1.0 / X.shape[1])
         return total / total.sum()
@@ -65,8 +80,7 @@ class MaskExplanationMixin:
         check_is_fitted(self)
         n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
-        with torch_threads(self._inference_threads(n_jobs, X)):
-            M_explain, masks = self._explain_encoded(X)
+        M_explain, masks = self._explain_encoded(X, self._inference_threads(n_jobs, X))
         if normalize:
             sums = M_explain.sum(axis=1, keepdims=True)
             M_explain = np.divide(M_explain, sums, out=np.zeros_like(M_explain), where=sums > 0)
@@ -103,11 +117,11 @@ class MaskExplanationMixin:
         check_is_fitted(self)
         n_jobs = self._checked_n_jobs()
         X = self._validate_predict_data(X)
-        module = self._inference_module()
-        blocks = []
-        with torch_threads(self._inference_threads(n_jobs, X)), torch.no_grad():
-            for rows in self._row_blocks(X, _EXPLAIN_BLOCK):
-                blocks.append(compute(module, rows).cpu().numpy())
+        blocks = self._tabnet_blocks(
+            X,
+            lambda module, rows: compute(module, rows).cpu().numpy(),
+            self._inference_threads(n_jobs, X),
+        )
         if not blocks:
             return np.zeros((0, n_columns), dtype=dtype)
         return np.concatenate(blocks)
