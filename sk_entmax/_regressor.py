@@ -61,13 +61,24 @@ class BaseEntmaxRegressor(RegressorMixin, BaseEntmaxEstimator):
         weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if not np.any(weight > 0):
             raise ValueError("sample_weight is zero for every sample: nothing to fit")
-        mean = np.average(Y, axis=0, weights=weight)
-        scale = np.sqrt(np.average((Y - mean) ** 2, axis=0, weights=weight))
-        scale = np.where(scale > np.finfo(np.float64).tiny, scale, 1.0)
+        # standardized in units of each column's largest magnitude, so that no sum or
+        # square overflows however large the finite target (1e200 times N(0, 1) once gave
+        # an infinite scale and infinite predictions): the mean and scale are then at most
+        # that magnitude, finite
+        magnitude = np.abs(Y).max(axis=0)
+        magnitude = np.where(magnitude > 0, magnitude, 1.0)
+        unit = Y / magnitude
+        unit_mean = np.average(unit, axis=0, weights=weight)
+        unit_scale = np.sqrt(np.average((unit - unit_mean) ** 2, axis=0, weights=weight))
+        scale = unit_scale * magnitude
+        constant = ~(scale > np.finfo(np.float64).tiny)  # a constant column: scale 1, y 0
+        standardized = np.where(
+            constant, 0.0, (unit - unit_mean) / np.where(constant, 1.0, unit_scale)
+        )
         self.n_outputs_ = Y.shape[1]
-        self._target_mean = mean
-        self._target_scale = scale
-        return ((Y - mean) / scale).astype(np.float32), weight.astype(np.float32)
+        self._target_mean = unit_mean * magnitude
+        self._target_scale = np.where(constant, 1.0, scale)
+        return standardized.astype(np.float32), weight.astype(np.float32)
 
     def _n_outputs(self) -> int:
         return self.n_outputs_

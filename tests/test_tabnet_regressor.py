@@ -1,6 +1,8 @@
 """TabNetEntmaxRegressor: scikit-learn's checks, the target's scale, multi-output targets,
 tables with categories and gaps, explanations, certificates, persistence and meta-estimators."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -158,3 +160,31 @@ def test_classifier_only_parameters_are_not_the_regressors(params, name):
 def test_a_non_numeric_target_is_refused_with_a_pointer_to_the_classifier():
     with pytest.raises(ValueError, match="numeric target"):
         _reg(max_epochs=1).fit(X_F, np.array(["a", "b"] * 150))
+
+
+# ----------------------------------------------------------------- targets of any finite scale
+
+
+def test_a_target_whose_squares_overflow_fits_saves_and_predicts(tmp_path):
+    # 1e200 times N(0, 1): its squares overflow float64; the scale was inf before, every
+    # prediction +-inf, and the saved file was refused by load
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 3))
+    unit = X[:, 0] + 0.1 * rng.standard_normal(120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        big = _reg(max_epochs=3).fit(X, 1e200 * unit)
+        small = _reg(max_epochs=3).fit(X, unit)
+        predictions = big.predict(X)
+    assert np.isfinite(big._target_scale).all() and np.isfinite(big._target_mean).all()
+    assert np.isfinite(predictions).all()
+    # the same model in other units: the target is standardized in its own scale
+    np.testing.assert_allclose(predictions / 1e200, small.predict(X), rtol=1e-4, atol=1e-6)
+    save(big, tmp_path / "big.safetensors")
+    np.testing.assert_array_equal(load(tmp_path / "big.safetensors").predict(X), predictions)
+
+
+def test_the_infinity_message_names_the_regressor():
+    X = np.array([[0.0, 1.0], [np.inf, 2.0], [1.0, 3.0], [2.0, 4.0]])
+    with pytest.raises(ValueError, match="TabNetEntmaxRegressor needs finite numbers"):
+        _reg(max_epochs=1).fit(X, np.arange(4.0))

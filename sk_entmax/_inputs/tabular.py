@@ -93,9 +93,12 @@ def _column_name(index: int, names: np.ndarray | None) -> str:
     return repr(str(names[index])) if names is not None else str(index)
 
 
-def _numeric_values(X: np.ndarray, numeric: np.ndarray, names: np.ndarray | None) -> np.ndarray:
+def _numeric_values(
+    X: np.ndarray, numeric: np.ndarray, names: np.ndarray | None, owner: str
+) -> np.ndarray:
     """The numeric columns as float32, every kind of missing value (None, NaN, pd.NA) made
-    NaN; an infinite value (or one beyond float32's range) raises, naming its column."""
+    NaN; an infinite value (or one beyond float32's range) raises, naming its column and
+    the estimator ``owner``."""
     import pandas as pd
 
     values = X if numeric is None else X[:, numeric]
@@ -112,7 +115,7 @@ def _numeric_values(X: np.ndarray, numeric: np.ndarray, names: np.ndarray | None
         raise ValueError(
             f"Input X contains infinity (or a value beyond float32's range, about 3.4e38) in "
             f"numeric column {_column_name(column, names)}: {len(rows)} value(s), the first "
-            f"in row {rows[0]}. TabNetEntmaxClassifier needs finite numbers; missing values "
+            f"in row {rows[0]}. {owner} needs finite numbers; missing values "
             "(NaN, None, pd.NA) are fine, they get a learned missing indicator"
         )
     return values
@@ -318,11 +321,13 @@ class TabularInputMixin:
         numeric = np.setdiff1d(np.arange(X.shape[1]), cats)
         if not cats.size:
             # all numeric: float32 input is used as it is, anything else converted once
-            out = _numeric_values(X, None, names)
+            out = _numeric_values(X, None, names, type(self).__name__)
             values = out
         else:
             out = np.empty(X.shape, dtype=np.float32)
-            values = _numeric_values(X, numeric, names) if numeric.size else None
+            values = (
+                _numeric_values(X, numeric, names, type(self).__name__) if numeric.size else None
+            )
             if numeric.size:
                 out[:, numeric] = values
             categorical = _categorical_values(X, cats)
