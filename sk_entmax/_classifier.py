@@ -11,12 +11,12 @@ the "no label" slot, so every row is in the loss and an empty prediction is lear
 Fenchel-Young loss against ``y / |y|`` does not fix the scale of the scores, and the support
 of the trained mapping came out about twice as large as the true label sets. So after
 training, a temperature ``support_temperature_`` is fitted on the training rows: the
-largest at which the rows predicted to have labels get, on average, no more labels than the
-rows that have labels (weighted by ``sample_weight``; see
+largest at which the predicted label sets are, on average, no larger than the true ones
+(the rows without labels counting 0, weighted by ``sample_weight``; see
 ``BaseEntmaxClassifier._fit_support_temperature``). ``predict_proba`` is
 ``entmax_alpha(z / T)`` over the labels and the
 slot, the slot's column left out (a row sums to ``1 - P(no label)``), and ``predict`` is its
-support, except that a row whose most probable slot is "no label" predicts no label.
+support on every row: a row predicts no label exactly where all its mass is on "no label".
 """
 
 from __future__ import annotations
@@ -205,24 +205,25 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             del self._target_cardinality
 
     def _fit_support_temperature(self, X: np.ndarray) -> float:
-        """The temperature at which the rows predicted to have labels get as many as the
-        rows that have labels, on average, on the training rows (up to 20,000 of them,
-        evenly spaced).
+        """The temperature at which the predicted label sets are, on average, as large as
+        the true ones, on the training rows (up to 20,000 of them, evenly spaced).
 
-        Whether a row is predicted to have labels does not depend on the temperature ("no
-        label" most probable or not), so the match is over those rows, against the true
-        mean over the rows with labels: it is between 1 (``T -> 0``, the top label) and
-        every label (``T -> inf``), always reachable. The predicted label count of a row
-        does not grow as the temperature falls (the support of ``entmax(z / T)`` shrinks
-        toward the top slot), so the temperature is found by bisection over ``log T``: the
-        largest whose mean does not exceed the target. With alpha = 1 (softmax, never
-        sparse), or when no training row is predicted to have labels, it is 1.
+        A row's predicted labels are the labels in the support of ``entmax_alpha(z / T)``
+        over the labels and "no label" (what :meth:`predict` returns), so a row whose
+        support is "no label" alone predicts none. As the temperature falls the support
+        shrinks toward the top slot, so the mean predicted label count over the rows does
+        not grow: the temperature is found by bisection over ``log T``, the largest whose
+        mean does not exceed the true mean (over every row, the rows without labels
+        counting 0, weighted by ``sample_weight``). When even the lowest temperature
+        predicts more (every row's top slot is a label), it is that lowest one. With
+        alpha = 1 (softmax, never sparse) it is 1: every label is predicted.
         """
         if not float(self.alpha_) > 1.0:
             return 1.0
         rows = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 20_000)).astype(int))
         module = self._inference_module()
         scores = self._network_scores(module, X[rows])
+        n_labels = len(self.classes_)
         with torch.no_grad():
             # the scores' spread sets the range: T from 1e-6 to 1e6 times it
             spread = float((scores.max(dim=1).values - scores.min(dim=1).values).max())
@@ -230,16 +231,11 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             low, high = np.log(spread) - 14.0, np.log(spread) + 14.0
             target = float(self._target_cardinality)
 
-            labelled = scores.argmax(dim=1) != scores.shape[1] - 1
-            if not bool(labelled.any()):
-                return 1.0
-            scores = scores[labelled]
-
             def cardinality(log_t: float) -> float:
                 proba = torch.cat(
                     [module.proba(b / np.exp(log_t)) for b in scores.split(PROBA_ROWS)]
                 )
-                return float(_label_sets(proba).sum(axis=1).mean())
+                return float((proba[:, :n_labels] > 0).sum(dim=1, dtype=torch.float64).mean())
 
             if cardinality(high) <= target:
                 return float(np.exp(high))
@@ -259,8 +255,10 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         The mapping is the one the loss was trained with (softmax at alpha = 1, exact
         entmax15 at 1.5, exact sparsemax at 2, root finding otherwise), applied in float64.
         For multi-label targets each row is a distribution over the labels and "no label"
-        at the temperature ``support_temperature_``, the "no label" column left out: a row
-        sums to ``1 - P(no label)``. These are not one-vs-rest marginals: a label's
+        at the temperature ``support_temperature_``, the "no label" column left out: the
+        probability of "no label" is the mass the row does not sum to,
+        ``1 - predict_proba(X).sum(axis=1)``, and :meth:`predict` is exactly the row's
+        support (``predict_proba(X) > 0``). These are not one-vs-rest marginals: a label's
         probability is its share of the row's labels, and 0 rules it out.
 
         Parameters
@@ -320,15 +318,13 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         -------
         ndarray of shape (n_samples,) or (n_samples, n_labels)
             The most probable class (original labels), or for multi-label targets the
-            labels in the support of :meth:`predict_proba`, as an indicator matrix; none for
-            a row whose most probable output is "no label".
+            support of :meth:`predict_proba` on every row, ``predict_proba(X) > 0``, as an
+            indicator matrix: a row predicts no label exactly where its probabilities are
+            all 0 (all its mass on "no label").
         """
         check_is_fitted(self)
         if self.multilabel_:
-            proba = self._slot_proba(X)
-            if not self._no_label_slot():
-                return (proba > 0).astype(self._y_dtype)
-            return _label_sets(proba).astype(self._y_dtype)
+            return (self.predict_proba(X) > 0).astype(self._y_dtype)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):
@@ -338,19 +334,11 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         return tags
 
 
-def _label_sets(proba: Any) -> np.ndarray:
-    """The predicted label sets of probabilities over labels and a last "no label" slot:
-    the labels in the support, or none where "no label" is the most probable output."""
-    proba = proba.cpu().numpy() if isinstance(proba, torch.Tensor) else np.asarray(proba)
-    sets = proba[:, :-1] > 0
-    sets[proba.argmax(axis=1) == proba.shape[1] - 1] = False
-    return sets
-
-
 def label_set_size(counts: np.ndarray, weight: np.ndarray) -> float:
-    """The mean number of labels of the rows that have labels, weighted by ``weight`` (the
-    target of the support temperature); 1 when no such row has a positive weight."""
-    has = (counts > 0) & (np.asarray(weight) > 0)
-    if not has.any():
+    """The mean number of labels per row, the rows without labels counting 0, weighted by
+    ``weight`` (the target of the support temperature); 1 when no row has a positive
+    weight."""
+    weight = np.asarray(weight, dtype=np.float64)
+    if not (weight > 0).any():
         return 1.0
-    return float(np.average(counts[has], weights=np.asarray(weight, dtype=np.float64)[has]))
+    return float(np.average(counts, weights=weight))

@@ -130,7 +130,7 @@ _MULTILABEL_DOC = """
     scores so that the predicted label sets are as large as the true ones on the training
     rows. ``predict_proba`` then returns a sparse *distribution over labels* (not one-vs-rest
     marginals; a row sums to 1 minus the probability of "no label") and ``predict`` its
-    support as an indicator matrix, or no label where "no label" is the most probable."""
+    support on every row, ``predict_proba(X) > 0``, as an indicator matrix."""
 
 
 class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):

@@ -451,30 +451,25 @@ def test_multilabel_support_temperature_fits_the_number_of_labels():
         clf.fit(X, Y)
         assert clf.support_temperature_ > 0
         pred = clf.predict(X)
-        predicted = pred[pred.any(axis=1)].sum(axis=1).mean()
-        truth = Y[Y.any(axis=1)].sum(axis=1).mean()
-        # the largest temperature at which the rows predicted to have labels get, on
-        # average, no more than the rows that have labels
-        assert truth - 0.1 <= predicted <= truth
-        # predict is the support of predict_proba, but where "no label" is most probable
-        proba = clf.predict_proba(X)
-        pred = clf.predict(X).astype(bool)
-        assert not (pred & (proba == 0)).any()
-        assert ((proba > 0) == pred)[pred.any(axis=1)].all()
+        # the largest temperature at which the predicted label sets are, on average over
+        # every row, no larger than the true ones
+        assert Y.sum(axis=1).mean() - 0.1 <= pred.sum(axis=1).mean() <= Y.sum(axis=1).mean()
+        # predict is the support of predict_proba on every row
+        np.testing.assert_array_equal(pred, (clf.predict_proba(X) > 0).astype(Y.dtype))
 
 
 def test_mostly_empty_multilabel_targets_keep_a_sensible_temperature():
-    """74% of the rows have no label: the rows predicted to have some get about as many as
-    the labelled rows have (the temperature once ran to its upper bound here, giving every
-    label to every such row and near-uniform probabilities)."""
+    """74% of the rows have no label: about as many rows are predicted to have none, and
+    the predicted sets are about as large as the true ones (the temperature once ran to its
+    upper bound here, giving every label to every row and near-uniform probabilities)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1000, 5))
     Y = (X[:, :2] + rng.normal(size=(1000, 2)) > 1.5).astype(int)
     clf = SparsemaxClassifier(random_state=0).fit(X, Y)
     pred = clf.predict(X)
     assert 0.1 < pred.any(axis=1).mean() < 0.5
-    truth = Y[Y.any(axis=1)].sum(axis=1).mean()
-    assert truth - 0.1 <= pred[pred.any(axis=1)].sum(axis=1).mean() <= truth < 1.5
+    truth = Y.sum(axis=1).mean()
+    assert truth - 0.05 <= pred.sum(axis=1).mean() <= truth < 0.5
     spread = np.ptp(clf.decision_function(X), axis=1).max()
     assert clf.support_temperature_ < 100 * spread
 

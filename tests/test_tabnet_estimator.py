@@ -862,12 +862,10 @@ def test_multilabel_indicator_target(mode):
     pred = clf.predict(X)
     assert pred.shape == Y.shape
     assert pred.dtype == Y.dtype
-    none_wins = full.argmax(axis=1) == 3
-    np.testing.assert_array_equal(pred[~none_wins], (proba[~none_wins] > 0).astype(Y.dtype))
-    assert not pred[none_wins].any()
+    np.testing.assert_array_equal(pred, (proba > 0).astype(Y.dtype))  # on every row
     assert clf.support_temperature_ > 0
-    # the rows predicted to have labels get at most as many as the rows that have some
-    assert pred[pred.any(axis=1)].sum(axis=1).mean() <= Y[Y.any(axis=1)].sum(axis=1).mean()
+    # the predicted label sets are, on average, no larger than the true ones
+    assert pred.sum(axis=1).mean() <= Y.sum(axis=1).mean()
     assert clf.feature_importances_.shape == (5,)
 
 
