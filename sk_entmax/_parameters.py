@@ -50,9 +50,34 @@ def _dict_of_weights(value: Any) -> dict:
     return value
 
 
+def _random_state(value: Any) -> Any:
+    """``random_state`` as scikit-learn's ``check_random_state`` takes it: None, an int in
+    ``[0, 2**32 - 1]`` (a plain int) or a ``numpy.random.RandomState``."""
+    if value is None or isinstance(value, np.random.RandomState):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if 0 <= value <= 2**32 - 1:
+            return int(value)
+    raise ValueError(value)
+
+
+def _device(value: Any) -> Any:
+    """``device`` as written: one of :data:`~sk_entmax._engine.device.DEVICES` (``"cuda:N"``
+    for any N) or a ``torch.device``; whether the machine has it is
+    :func:`~sk_entmax._engine.device.resolve_device`'s to say, at fit."""
+    import torch
+
+    text = str(value) if isinstance(value, torch.device) else value
+    if not isinstance(text, str):
+        raise TypeError(value)
+    if text in ("cpu", "cuda", "mps", "auto") or (text.startswith("cuda:") and text[5:].isdigit()):
+        return value
+    raise ValueError(value)
+
+
 #: the parameters every estimator has, classifier or regressor, and what each may be
-#: (``device`` and ``n_jobs`` are resolved by :func:`resolve_device` and
-#: :func:`resolve_n_jobs`, which say what they take)
+#: (``device`` and ``n_jobs`` are then resolved by :func:`resolve_device` and
+#: :func:`resolve_n_jobs`, for the machine at hand)
 SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "lr": Real(0.0, low_open=True),
     "max_epochs": Integer(1),
@@ -62,6 +87,13 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     # like scikit-learn's MLP, verbose=True / False mean 1 / 0
     "verbose": Integer(0, bools=True),
     "n_jobs": AnyOf(Options((None, -1)), Integer(1)),
+    "random_state": Satisfies(
+        "None, an int in the range [0, 4294967295] or a numpy.random.RandomState instance",
+        _random_state,
+    ),
+    "device": Satisfies(
+        "one of 'cpu', 'cuda', 'cuda:N', 'mps', 'auto' or a torch.device", _device
+    ),
 }
 
 #: the parameters every classifier adds, and what each may be

@@ -116,3 +116,26 @@ def test_estimator_parameters_are_keyword_only(cls):
     assert parameters and all(p.kind is p.KEYWORD_ONLY for p in parameters)
     with pytest.raises(TypeError):
         cls(1.5)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [*ESTIMATORS, sk_entmax.TabNetEntmaxRegressor, sk_entmax.TabNetPretrainer],
+    ids=lambda c: c.__name__,
+)
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("random_state", "abc"), ("random_state", -1), ("random_state", 1.5), ("device", "gpu")],
+)
+def test_random_state_and_device_are_in_the_table_and_refused_in_one_style(cls, name, value):
+    """issue 44: random_state once raised a plain ValueError from deep inside the fit."""
+    assert name in cls._constraints
+    Xf, yf = X[::8], y[::8]
+    with pytest.raises(InvalidParameterError, match=_sklearn_wording(name, cls.__name__)):
+        est = cls(**{"max_epochs": 1, name: value})
+        est.fit(Xf) if cls is sk_entmax.TabNetPretrainer else est.fit(Xf, yf.astype(float))
+
+
+@pytest.mark.parametrize("value", [None, 0, np.int64(3), 2**32 - 1, np.random.RandomState(0)])
+def test_random_state_takes_what_check_random_state_takes(value):
+    assert SparsemaxClassifier(max_epochs=1, random_state=value).fit(X, y).n_iter_ >= 1
