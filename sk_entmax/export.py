@@ -4,17 +4,23 @@
 ``EntmaxBisect``, ``EntmaxMultiheadAttention``, TabNet, ...) with a dynamic batch axis, so
 that the program serves any number of rows. :func:`to_onnx` writes a fitted
 ``SparsemaxClassifier``, ``EntmaxClassifier`` or ``TabNetEntmaxClassifier`` as an ONNX graph
-from float64 features to the probabilities of ``predict_proba``: the network in float64 and
-in evaluation mode, as ``predict_proba`` runs it, then the output mapping by its plain-op
-path (a full sort for sparsemax and 1.5-entmax, bisection otherwise), which gives the same
-exact zeros. ``onnx`` and ``onnxscript`` (for the export) are optional dependencies:
-``pip install sk-entmax[onnx]``.
+from features (float32 by default, or float64: ``input_dtype``) to the probabilities of
+``predict_proba``: the network in float64 and in evaluation mode, as ``predict_proba`` runs
+it, then the output mapping by its plain-op path (a full sort for sparsemax and 1.5-entmax,
+bisection otherwise), which gives the same exact zeros. ``onnx`` and ``onnxscript`` (for the
+export) are the optional ``sk-entmax[onnx]`` extra (``pip install -e ".[onnx]"`` in a clone);
+without them :func:`to_onnx` raises an ``ImportError`` of one line saying so. The exporter's
+own log lines and warnings (torchvision operators it skips, deprecations inside torch) are
+silenced: they are not the user's business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Sequence
+import logging
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +33,14 @@ from sk_entmax.entmax import entmax
 
 __all__ = ["export_module", "to_onnx"]
 
-#: the name of the ONNX graph's input (float64 features) and output (probabilities)
+#: the name of the ONNX graph's input (features) and output (probabilities)
 INPUT_NAME, OUTPUT_NAME = "X", "proba"
+
+#: the element types :func:`to_onnx` can give the graph's input
+INPUT_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+#: the modules the ONNX export needs, beyond torch: the ``onnx`` extra
+_ONNX_MODULES = ("onnx", "onnxscript")
 
 
 def export_module(
@@ -78,7 +90,8 @@ class _Probabilities(nn.Module):
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         if self.float32_input:  # as the estimator's input validation rounds X
-            X = X.to(torch.float32).to(torch.float64)
+            X = X.to(torch.float32)
+        X = X.to(torch.float64)  # the network runs in float64, as predict_proba runs it
         output = self.network(X)
         scores = output[0] if isinstance(output, tuple) else output
         if self.temperature != 1.0:
@@ -125,16 +138,59 @@ def _graph_of(estimator: Any) -> _Probabilities:
     return _Probabilities(network, temperature, len(estimator.classes_), float32_input).eval()
 
 
-def to_onnx(estimator: Any, path: str | Path, *, opset_version: int | None = None) -> Path:
+def _require_onnx() -> None:
+    """An ``ImportError`` of one line naming the ``onnx`` extra when a module of it is
+    missing."""
+    for name in _ONNX_MODULES:
+        try:
+            __import__(name)
+        except ImportError:
+            raise ImportError(
+                f"to_onnx needs the sk-entmax[onnx] extra (onnx, onnxscript, onnxruntime); "
+                f'{name} is not installed: pip install -e ".[onnx]" in a clone of sk_entmax, '
+                f"or pip install {' '.join(_ONNX_MODULES)} onnxruntime"
+            ) from None
+
+
+@contextlib.contextmanager
+def _quiet_exporter() -> Iterator[None]:
+    """Silence what the exporter says that is not the user's business: torch's log lines
+    (``torchvision is not installed. Skipping torchvision::nms`` ...) and the warnings
+    raised inside torch and onnxscript (deprecations of their own internals)."""
+    loggers = [logging.getLogger(name) for name in ("torch.onnx", "torch.export", "onnxscript")]
+    levels = [logger.level for logger in loggers]
+    try:
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            for category in (FutureWarning, DeprecationWarning, UserWarning):
+                warnings.filterwarnings("ignore", category=category, module=r"(torch|onnx)")
+            warnings.filterwarnings("ignore", category=FutureWarning, module="copyreg")
+            yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def to_onnx(
+    estimator: Any,
+    path: str | Path,
+    *,
+    input_dtype: str = "float32",
+    opset_version: int | None = None,
+) -> Path:
     """Write a fitted classifier as an ONNX graph from features to ``predict_proba``.
 
-    The graph takes one float64 input ``"X"`` of shape ``(n_rows, n_features_in_)``, any
-    number of rows, and gives ``"proba"``, float64 of shape ``(n_rows, n_classes)``, columns
-    in the order of ``classes_``: within 1e-6 of ``predict_proba`` (measured: about 1e-15
-    for the linear classifiers, 1e-7 for TabNet, from onnxruntime's float64 kernels), with
-    the same exact zeros. A TabNet classifier's graph first rounds ``X`` to float32, as
-    its input validation does. Missing values (NaN) in the columns where TabNet saw gaps at
-    fit are filled and flagged inside the graph, as ``predict_proba`` does. What
+    The graph takes one input ``"X"`` of shape ``(n_rows, n_features_in_)``, any number of
+    rows, of the element type ``input_dtype`` (float32, what most serving code sends, by
+    default), and gives ``"proba"``, float64 of shape ``(n_rows, n_classes)``, columns
+    in the order of ``classes_``: within 1e-6 of ``predict_proba`` on the same values
+    (measured: about 1e-15 for the linear classifiers, 1e-7 for TabNet, from onnxruntime's
+    float64 kernels), with the same exact zeros. Inside the graph the input is widened to
+    float64, as ``predict_proba`` widens it; a TabNet classifier's graph first rounds ``X``
+    to float32, as its input validation does. Missing values (NaN) in the columns where
+    TabNet saw gaps at fit are filled and flagged inside the graph, as ``predict_proba``
+    does. What
     ``predict_proba`` checks before the network is not in the graph: NaN where the estimator
     does not accept it gives NaN probabilities in that row, not an error, and so do scores
     that overflow.
@@ -147,6 +203,10 @@ def to_onnx(estimator: Any, path: str | Path, *, opset_version: int | None = Non
         and is not part of the graph.
     path : str or pathlib.Path
         Where to write the ``.onnx`` file.
+    input_dtype : {"float32", "float64"}, default="float32"
+        The element type of the graph's input ``"X"``. An ONNX graph's input has one type:
+        export with ``"float64"`` to serve float64 arrays (the float64 values then reach
+        the linear classifiers' network unrounded, as in ``predict_proba``).
     opset_version : int or None, default=None
         The ONNX opset; None takes the exporter's default.
 
@@ -155,20 +215,30 @@ def to_onnx(estimator: Any, path: str | Path, *, opset_version: int | None = Non
     pathlib.Path
         ``path``.
 
+    Raises
+    ------
+    ImportError
+        When the ``sk-entmax[onnx]`` extra (onnx, onnxscript) is not installed: one line
+        naming it and the command that installs it.
+
     Examples
     --------
     >>> from sk_entmax.export import to_onnx  # doctest: +SKIP
     >>> to_onnx(fitted_classifier, "model.onnx")  # doctest: +SKIP
     >>> import onnxruntime  # doctest: +SKIP
     >>> session = onnxruntime.InferenceSession("model.onnx")  # doctest: +SKIP
-    >>> proba = session.run(None, {"X": X.astype("float64")})[0]  # doctest: +SKIP
+    >>> proba = session.run(None, {"X": X.astype("float32")})[0]  # doctest: +SKIP
     """
+    from sk_entmax.entmax.constraints import Options, check
+
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or a pathlib.Path; got {type(path).__name__}")
+    input_dtype = check("input_dtype", input_dtype, Options(tuple(INPUT_DTYPES)), "to_onnx")
     graph = _graph_of(estimator)
-    example = torch.zeros(2, int(estimator.n_features_in_), dtype=torch.float64)
+    _require_onnx()
+    example = torch.zeros(2, int(estimator.n_features_in_), dtype=INPUT_DTYPES[input_dtype])
     path = Path(path)
-    with torch.no_grad():
+    with torch.no_grad(), _quiet_exporter():
         program = torch.onnx.export(
             graph,
             (example,),

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -20,44 +24,85 @@ def _data(n: int = 90, seed: int = 0):
     return X, y
 
 
-def _onnx_proba(estimator, X, tmp_path):
-    path = to_onnx(estimator, tmp_path / "model.onnx")
+def _onnx_proba(estimator, X, tmp_path, dtype):
+    kwargs = {} if dtype == "float32" else {"input_dtype": dtype}  # float32 by default
+    path = to_onnx(estimator, tmp_path / "model.onnx", **kwargs)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    return session.run(None, {"X": X.astype(np.float64)})[0]
+    return session.run(None, {"X": X.astype(dtype)})[0]
 
 
-def _assert_matches(estimator, X, tmp_path):
-    got = _onnx_proba(estimator, X, tmp_path)
-    want = estimator.predict_proba(X)
-    assert got.shape == want.shape
+def _assert_matches(estimator, X, tmp_path, dtype="float64"):
+    got = _onnx_proba(estimator, X, tmp_path, dtype)
+    want = estimator.predict_proba(X.astype(dtype))  # the same values as the graph gets
+    assert got.shape == want.shape and got.dtype == np.float64
     assert np.abs(got - want).max() <= 1e-6
     assert np.array_equal(got == 0, want == 0)  # the same exact zeros, every row
 
 
 @pytest.mark.parametrize(
-    "estimator",
+    ("estimator", "dtype"),
     [
-        SparsemaxClassifier(max_epochs=3, random_state=0),
-        EntmaxClassifier(max_epochs=3, random_state=0, alpha=1.33),
+        (SparsemaxClassifier(max_epochs=3, random_state=0), "float32"),
+        (SparsemaxClassifier(max_epochs=3, random_state=0), "float64"),
+        # (the bisection graph takes 10 s to export: one input type)
+        (EntmaxClassifier(max_epochs=3, random_state=0, alpha=1.33), "float32"),
     ],
-    ids=["SparsemaxClassifier", "EntmaxClassifier"],
+    ids=["SparsemaxClassifier-float32", "SparsemaxClassifier-float64", "EntmaxClassifier"],
 )
-def test_linear_classifiers_match_predict_proba(estimator, tmp_path):
+def test_linear_classifiers_match_predict_proba(estimator, tmp_path, dtype):
     X, y = _data()
     estimator.fit(X, y)
     X_new, _ = _data(37, seed=1)  # another number of rows than the export's example
-    _assert_matches(estimator, X_new, tmp_path)
+    _assert_matches(estimator, X_new, tmp_path, dtype)
     assert (estimator.predict_proba(X_new) == 0).any()  # zeros to compare
 
 
-def test_tabnet_matches_predict_proba_with_gaps(tmp_path):
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tabnet_matches_predict_proba_with_gaps(tmp_path, dtype):
     X, y = _data()
     X[::7, 3] = np.nan  # a numeric column with gaps: filled and flagged inside the graph
     clf = TabNetEntmaxClassifier(max_epochs=2, batch_size=32, random_state=0, n_steps=2)
     clf.fit(X, y)
     X_new, _ = _data(25, seed=2)
     X_new[::3, 3] = np.nan
-    _assert_matches(clf, X_new, tmp_path)
+    _assert_matches(clf, X_new, tmp_path, dtype)
+
+
+def test_a_bad_input_dtype_is_refused_by_name(tmp_path):
+    clf = SparsemaxClassifier(max_epochs=1, random_state=0).fit(*_data(30))
+    with pytest.raises(ValueError, match="'input_dtype' parameter of to_onnx"):
+        to_onnx(clf, tmp_path / "m.onnx", input_dtype="float16")
+
+
+def test_without_the_extra_the_error_is_one_line_naming_it(tmp_path, monkeypatch):
+    clf = SparsemaxClassifier(max_epochs=1, random_state=0).fit(*_data(30))
+    monkeypatch.setitem(sys.modules, "onnxscript", None)  # import onnxscript fails
+    with pytest.raises(ImportError) as info:
+        to_onnx(clf, tmp_path / "m.onnx")
+    message = str(info.value)
+    assert "\n" not in message and "sk-entmax[onnx]" in message
+    assert 'pip install -e ".[onnx]"' in message and "onnxscript is not installed" in message
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_the_export_prints_and_warns_nothing(tmp_path):
+    """torch's "torchvision is not installed. Skipping torchvision::nms" lines (logged once
+    per process, so in a fresh one) and its deprecation warnings are silenced."""
+    code = (
+        "import warnings; warnings.simplefilter('always')\n"
+        "import numpy as np\n"
+        "from sk_entmax import SparsemaxClassifier\n"
+        "from sk_entmax.export import to_onnx\n"
+        "X = np.random.default_rng(0).normal(size=(30, 3)); y = np.arange(30) % 3\n"
+        "clf = SparsemaxClassifier(max_epochs=1, random_state=0).fit(X, y)\n"
+        f"to_onnx(clf, {str(tmp_path / 'm.onnx')!r})\n"
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""
 
 
 def test_categorical_columns_are_refused_by_name(tmp_path):
