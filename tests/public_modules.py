@@ -11,4 +11,5 @@ PUBLIC_MODULES = [
     "sk_entmax.persistence",
     "sk_entmax.conformal",
     "sk_entmax.export",
+    "sk_entmax.scale_out",
 ]

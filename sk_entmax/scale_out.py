@@ -1,0 +1,195 @@
+"""Training and predicting on data larger than memory: Dask collections, block by block.
+
+:func:`fit_blocks` trains an estimator that has ``partial_fit`` (:class:`SparsemaxClassifier`,
+:class:`EntmaxClassifier`) on a ``dask.array`` or ``dask.dataframe`` whose blocks of rows
+are computed one after another and handed to ``partial_fit``, so that only one block is in
+memory at a time; :func:`predict_blocks` maps a fitted estimator's ``predict``,
+``predict_proba`` or ``decision_function`` over the blocks lazily. These are what
+``dask_ml.wrappers.Incremental`` and ``ParallelPostFit`` do, written here as two small
+functions: dask-ml pins its own scikit-learn range and brings numba, where these need only
+Dask itself.
+
+Dask is imported when a function is called: ``pip install "sk-entmax[dask]"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sk_entmax.entmax.constraints import Boolean, Integer, Options, Real, check, invalid
+
+__all__ = ["fit_blocks", "predict_blocks"]
+
+_METHODS = ("predict", "predict_proba", "decision_function")
+
+
+def _blocks(data: Any, name: str) -> list:
+    """The delayed blocks of rows of a Dask array (one column block) or data frame."""
+    if not hasattr(data, "to_delayed"):
+        raise invalid(name, "fit_blocks", "a dask.array or dask.dataframe collection", data)
+    if hasattr(data, "divisions"):  # a data frame or series: one block per partition
+        return list(data.to_delayed())
+    if data.ndim == 2 and data.numblocks[1] != 1:
+        data = data.rechunk({1: -1})  # a block of rows holds every column
+    delayed = data.to_delayed()
+    return list(delayed[:, 0] if data.ndim == 2 else delayed)
+
+
+def fit_blocks(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    classes: Any = None,
+    passes: int = 1,
+    lr_decay: float = 0.3,
+    shuffle: bool = True,
+    random_state: int | None = 0,
+) -> Any:
+    """Train ``estimator`` by ``partial_fit`` on the blocks of rows of Dask collections.
+
+    Each pass computes the blocks one at a time (``X``'s and ``y``'s blocks of the same rows
+    together), and calls ``estimator.partial_fit`` on each, so the fitting process holds one
+    block (and the estimator) at a time, however large ``X`` is.
+
+    Parameters
+    ----------
+    estimator : estimator with ``partial_fit``
+        E.g. :class:`~sk_entmax.SparsemaxClassifier` or :class:`~sk_entmax.EntmaxClassifier`;
+        trained in place (continued if already fitted, as ``partial_fit`` does).
+    X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+        The training data; its blocks of rows (partitions of a data frame) are the units
+        handed to ``partial_fit``.
+    y : dask.array.Array of shape (n_samples,) or dask.dataframe.Series
+        The labels, in blocks of the same rows as ``X``.
+    classes : array-like, default=None
+        Every label of the data; needed unless the estimator is already fitted. None reads
+        them from ``y`` (one pass over ``y`` alone).
+    passes : int, default=1
+        Passes over the data.
+    lr_decay : float, default=0.3
+        The learning-rate schedule over the passes, in (0, 1]: pass ``p`` (from 0) trains at
+        ``lr * lr_decay ** p``, where ``lr`` is the estimator's learning rate (for an
+        estimator whose skorch net is ``net_``, as this package's are; another estimator's
+        ``partial_fit`` runs as it is). At a constant rate Adam's last steps leave a noisy
+        iterate; a rate that falls pass by pass settles it: on 400,000 rows of a 20-class
+        linear rule in blocks of 20,000, test accuracy after passes 1, 2 and 3 was 0.942,
+        0.953 and 0.957 at a constant rate, 0.942, 0.970 and 0.983 at 0.3 (an L-BFGS fit in
+        memory on 100,000 of the rows: 0.984). The estimator's own rate is put back at the
+        end, so later ``partial_fit`` calls run at it.
+    shuffle : bool, default=True
+        Visit the blocks in a random order in each pass (drawn from ``random_state``);
+        False takes them in order.
+    random_state : int or None, default=0
+        Seeds the order of the blocks.
+
+    Returns
+    -------
+    estimator
+        The trained estimator.
+    """
+    import dask
+
+    passes = check("passes", passes, Integer(1), "fit_blocks")
+    shuffle = check("shuffle", shuffle, Boolean(), "fit_blocks")
+    if not hasattr(estimator, "partial_fit"):
+        raise invalid("estimator", "fit_blocks", "an estimator with partial_fit", estimator)
+    X_blocks, y_blocks = _blocks(X, "X"), _blocks(y, "y")
+    if len(X_blocks) != len(y_blocks):
+        raise ValueError(
+            f"X has {len(X_blocks)} blocks of rows and y {len(y_blocks)}: give them the same "
+            "blocks of rows (e.g. y.rechunk(X.chunks[0]))"
+        )
+    if classes is None and not hasattr(estimator, "classes_"):
+        import dask.array as da
+
+        labels = y.unique() if hasattr(y, "divisions") else da.unique(y)  # block by block
+        classes = np.unique(np.asarray(dask.compute(labels)[0]))
+    lr_decay = check("lr_decay", lr_decay, Real(0.0, 1.0, low_open=True), "fit_blocks")
+    rng = np.random.default_rng(random_state)
+    base_lr = None
+    try:
+        for p in range(passes):
+            order = rng.permutation(len(X_blocks)) if shuffle else np.arange(len(X_blocks))
+            if p and base_lr is not None:
+                estimator.net_.set_params(lr=base_lr * lr_decay**p)  # skorch's optimizer rate
+            for i in order:
+                X_block, y_block = dask.compute(X_blocks[i], y_blocks[i])
+                if len(X_block) != len(y_block):
+                    raise ValueError(
+                        f"block {i} has {len(X_block)} rows of X and {len(y_block)} of y: "
+                        "give them the same blocks of rows"
+                    )
+                if len(X_block) == 0:
+                    continue
+                if hasattr(estimator, "classes_"):
+                    estimator.partial_fit(X_block, y_block)
+                else:
+                    estimator.partial_fit(X_block, y_block, classes=classes)
+                if base_lr is None and getattr(estimator, "net_", None) is not None:
+                    base_lr = estimator.net_.lr
+    finally:
+        if base_lr is not None:
+            estimator.net_.set_params(lr=base_lr)
+    return estimator
+
+
+def predict_blocks(estimator: Any, X: Any, method: str = "predict") -> Any:
+    """Map ``estimator``'s ``method`` over the blocks of rows of ``X``, lazily.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        Any fitted estimator of this package (or of scikit-learn).
+    X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
+        The rows to predict.
+    method : {"predict", "predict_proba", "decision_function"}, default="predict"
+        The method to map over the blocks.
+
+    Returns
+    -------
+    dask.array.Array
+        One block of output per block of ``X``'s rows: shape (n_samples,) for ``predict``
+        (of a single-label target), (n_samples, n_outputs) otherwise. Nothing is computed
+        until it is asked for (``.compute()``, ``.to_zarr``, ...).
+    """
+    import dask
+    import dask.array as da
+
+    method = check("method", method, Options(_METHODS), "predict_blocks")
+    if not hasattr(estimator, method):
+        raise invalid(
+            "method", "predict_blocks", f"a method of {type(estimator).__name__}", method
+        )
+    function = getattr(estimator, method)
+    if hasattr(X, "divisions"):  # a data frame: each partition as it is (column names kept)
+        lengths = X.map_partitions(len).compute()
+        probe = np.asarray(function(X.head(1)))
+        width = () if probe.ndim == 1 else (probe.shape[1],)
+        blocks = [
+            da.from_delayed(
+                dask.delayed(lambda part: np.asarray(function(part)))(part),
+                shape=(int(length), *width),
+                dtype=probe.dtype,
+            )
+            for part, length in zip(X.to_delayed(), lengths, strict=True)
+            if length
+        ]
+        return da.concatenate(blocks) if blocks else da.zeros((0, *width), dtype=probe.dtype)
+    if not isinstance(X, da.Array) or X.ndim != 2:
+        raise invalid("X", "predict_blocks", "a 2-d dask.array or a dask.dataframe", X)
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    # the output's width and dtype, from a prediction of the first row
+    probe = np.asarray(function(X[:1].compute()))
+    if probe.ndim == 1:
+        return X.map_blocks(
+            lambda block: np.asarray(function(block)), drop_axis=1, dtype=probe.dtype
+        )
+    return X.map_blocks(
+        lambda block: np.asarray(function(block)),
+        chunks=(X.chunks[0], (probe.shape[1],)),
+        dtype=probe.dtype,
+    )
