@@ -38,6 +38,7 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
+from sk_entmax.entmax import algorithms
 from sk_entmax.entmax._common import (
     _HALF,
     ALPHA_NUMBER,
@@ -211,6 +212,17 @@ def _dropout_keep(
     return keep.to(like.dtype).div_(1 - p)
 
 
+def _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support):
+    """``(out, t, support)`` by the fused Triton kernel (:mod:`sk_entmax.entmax.kernels`)
+    where it serves: on CUDA, without dropout, masks holding one row for every query (key
+    padding) and the alphas the mapping kernels take; else None."""
+    if dropout_p > 0 or q.device.type not in algorithms._TRITON_DEVICES:
+        return None
+    from sk_entmax.entmax import kernels
+
+    return kernels.attention_forward(q, k, v, alpha, masks, causal, want_support)
+
+
 class _EntmaxAttentionFunction(Function):
     """Block-wise entmax attention; saves the inputs and one threshold per query row."""
 
@@ -228,7 +240,12 @@ class _EntmaxAttentionFunction(Function):
             else None
         )
         seed = int(torch.randint(0, 2**62, (), device="cpu")) if dropout_p > 0 else 0
-        for b, start in enumerate(range(0, L, block)):
+        fused = _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support)
+        if fused is not None:  # the fused kernel: the same output, thresholds and supports
+            out, t_fused, support_fused = fused
+            t = t_fused if needs_grad else None
+            support = support_fused if want_support else None
+        for b, start in enumerate(range(0, L, block) if fused is None else ()):
             rows = slice(start, min(start + block, L))
             Z = _block_scores(q[..., rows, :], kT, masks, causal, rows)
             a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha

@@ -12,6 +12,7 @@ the reason, where Triton does not import. The interpreter is slow: every shape h
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -186,6 +187,7 @@ def seam_on_cpu(interpreted, monkeypatch):
 
 @needs_triton
 def test_seam_serves_entmax_losses_and_attention(seam_on_cpu):
+    """``entmax``, the losses and attention take the kernels, with the torch path's results."""
     X = _scores().to(DEVICE)
     target = torch.tensor([0, 3, 1, 5], device=DEVICE)
     X[2, 1] = 0.0  # a masked row would make an infinite loss
@@ -199,13 +201,13 @@ def test_seam_serves_entmax_losses_and_attention(seam_on_cpu):
         return [*P, Xg.grad, entmax_attention(q, k, v, alpha=1.5)]
 
     ours = run()
-    assert seam_on_cpu == [2.0, 1.5, 1.3, 1.3, 1.5]
+    assert seam_on_cpu == [2.0, 1.5, 1.3, 1.3]  # attention: the fused kernel (below)
     previous = kernels.set_enabled(False)  # the torch path, for comparison
     try:
         theirs = run()
     finally:
         kernels.set_enabled(previous)
-    assert len(seam_on_cpu) == 5
+    assert len(seam_on_cpu) == 4
     for a, b in zip(ours, theirs, strict=True):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
 
@@ -252,6 +254,84 @@ def test_named_functions_take_the_kernels(seam_on_cpu):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
 
 
+@pytest.fixture
+def fused_calls(seam_on_cpu, interpreted, monkeypatch):
+    """The fused attention kernel with blocks of 16 queries and 16 keys, its calls counted."""
+    monkeypatch.setattr(kernels, "_ATTENTION_BLOCK_M", 16)
+    monkeypatch.setattr(kernels, "_ATTENTION_BLOCK_N", 16)
+    calls = []
+    real = interpreted.attention_forward
+
+    def counting(*args, **kwargs):
+        calls.append(args[6])  # the mode
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(interpreted, "attention_forward", counting)
+    return calls
+
+
+def _without_kernels(fn):
+    previous = kernels.set_enabled(False)
+    try:
+        return fn()
+    finally:
+        kernels.set_enabled(previous)
+
+
+@needs_triton
+@pytest.mark.parametrize(
+    "alpha, masking",
+    [(2.0, "padding"), (1.5, "causal"), (1.3, "padding"), ("per head", "causal")],
+)
+def test_fused_attention_matches_the_blocked_path(fused_calls, alpha, masking):
+    """Output, support sizes and gradients (alpha's too) within 1e-5 of the blocked path;
+    rows fully masked by the padding give zeros as there."""
+    g = torch.Generator().manual_seed(2)
+    B, H, L, S = 2, 2, 12, 20
+    q, k = (torch.randn(B, H, n, 4, generator=g).to(DEVICE) for n in (L, S))
+    v = torch.randn(B, H, S, 5, generator=g).to(DEVICE)
+    per_head = alpha == "per head"
+    a = torch.tensor([1.2, 1.8], device=DEVICE).view(1, H, 1, 1) if per_head else alpha
+    kw = {"is_causal": True} if masking == "causal" else {}
+    if masking == "padding":
+        padding = torch.ones(B, 1, 1, S, dtype=torch.bool, device=DEVICE)
+        padding[1, ..., 6:] = False
+        padding[1, 0, 0, :] = False  # a batch entry with every key masked
+        kw["attn_mask"] = padding
+
+    def run():
+        xs = [x.clone().requires_grad_(True) for x in (q, k, v)]
+        a_x = a.clone().requires_grad_(True) if per_head else a
+        out, support = entmax_attention(*xs, alpha=a_x, return_support_size=True, **kw)
+        (out * torch.linspace(-1, 1, 5, device=DEVICE)).sum().backward()
+        grads = [x.grad for x in xs] + ([a_x.grad] if per_head else [])
+        return out.detach(), support, grads
+
+    out, support, grads = run()
+    assert fused_calls == [0 if alpha == 2.0 else 1 if alpha == 1.5 else 2]
+    out_ref, support_ref, grads_ref = _without_kernels(run)
+    assert len(fused_calls) == 1
+    torch.testing.assert_close(out, out_ref, atol=1e-5, rtol=0)
+    assert torch.equal(support, support_ref)
+    for mine, theirs in zip(grads, grads_ref, strict=True):
+        torch.testing.assert_close(mine, theirs, atol=1e-5, rtol=1e-5)
+
+
+@needs_triton
+def test_multihead_attention_takes_the_fused_kernel(fused_calls):
+    from sk_entmax.nn import EntmaxMultiheadAttention
+
+    torch.manual_seed(0)
+    mha = EntmaxMultiheadAttention(8, 2, alpha=[1.5, 1.3], batch_first=True).to(DEVICE)
+    x = torch.randn(2, 7, 8, device=DEVICE)
+    padding = torch.zeros(2, 7, dtype=torch.bool, device=DEVICE)
+    padding[0, 5:] = True  # True: a padded key, as in nn.MultiheadAttention
+    out, _ = mha(x, x, x, key_padding_mask=padding, need_weights=False)
+    assert fused_calls == [2]
+    ref, _ = _without_kernels(lambda: mha(x, x, x, key_padding_mask=padding, need_weights=False))
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+
+
 def test_without_triton(monkeypatch):
     """Where Triton does not import, the seam keeps the torch path and says why."""
     monkeypatch.setitem(sys.modules, "triton", None)
@@ -263,3 +343,52 @@ def test_without_triton(monkeypatch):
     assert kernels.wrap(algorithms.Mapping.ENTMAX15, sparsemax) is None
     defaults = dict.fromkeys(algorithms.Mapping, sparsemax)
     assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
+
+
+_COMPILE = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from sk_entmax.entmax.kernels import _triton as T
+
+FORWARD = ("X", "Y", "A", "alpha", "n_cols", "stride_x", "stride_y")
+BACKWARD = ("Y", "DY", "DX", "A", "alpha", "n_cols", "stride_y", "stride_dy", "stride_dx")
+TYPES = {"A": "*fp32", "alpha": "fp32", "n_cols": "i32"}
+
+
+def compile(kernel, names, dtype, **constexprs):
+    signature = {n: TYPES.get(n, "i32" if n.startswith("stride") else dtype) for n in names}
+    signature.update(dict.fromkeys(constexprs, "constexpr"))
+    source = ASTSource(fn=kernel, signature=signature, constexprs=constexprs)
+    triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+
+
+compile(T._forward_kernel, FORWARD, "*bf16", MODE=2, PER_ROW=True, BLOCK=256,
+        ONE_BLOCK=False, N_BISECT=4, MAX_NEWTON=60)
+compile(T._forward_kernel, FORWARD, "*fp32", MODE=1, PER_ROW=False, BLOCK=1024,
+        ONE_BLOCK=True, N_BISECT=4, MAX_NEWTON=60)
+compile(T._backward_kernel, BACKWARD, "*fp16", MODE=2, PER_ROW=False, BLOCK=256,
+        ONE_BLOCK=False)
+ATTENTION = ("Q", "K", "V", "Bias", "A", "Out", "T", "Sup", "alpha", "L", "S", "D", "DV") + tuple(
+    f"stride_{x}" for x in ("qb", "qm", "qd", "kb", "kn", "kd", "vb", "vn", "vd", "bb", "bn",
+                            "ob", "om", "od"))
+TYPES.update({"Sup": "*i64", "L": "i32", "S": "i32", "D": "i32", "DV": "i32"})
+compile(T._attention_forward_kernel, ATTENTION, "*fp32", MODE=2, PER_HEAD=True, HAS_BIAS=True,
+        CAUSAL=True, WANT_SUPPORT=True, BLOCK_M=16, BLOCK_N=16, BLOCK_D=16, BLOCK_DV=16,
+        N_BISECT=4, MAX_NEWTON=60)
+print("compiled")
+"""
+
+
+@needs_triton
+@pytest.mark.skipif(ON_GPU, reason="with CUDA the kernels above ran compiled")
+def test_kernels_compile_for_a_gpu():
+    """Triton's compiler (to a Hopper cubin, without a GPU) takes what its interpreter runs:
+    the interpreter does not check the types of loop-carried values, for one."""
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    result = subprocess.run(
+        [sys.executable, "-c", _COMPILE], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert result.returncode == 0 and "compiled" in result.stdout, result.stderr[-3000:]

@@ -18,6 +18,11 @@ supports are the torch path's (each threshold is found to the exact support, see
 Gradients. The backward pass is a kernel too; a second derivative (``create_graph=True``)
 and the gradient in a tensor alpha are formed by torch ops from the saved output, as the
 torch path forms them.
+
+Attention. :func:`attention_forward` runs the forward pass of
+:func:`~sk_entmax.entmax.entmax_attention` as one fused kernel (scores, thresholds and the
+weighted sum, blockwise, no score ever stored), writing the thresholds the blocked path's
+backward rebuilds the weights from.
 """
 
 from __future__ import annotations
@@ -40,7 +45,15 @@ from sk_entmax.entmax._common import (
 )
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Mapping, mapping_for, newton_applies
 
-__all__ = ["absent_reason", "available", "entmax_triton", "run", "set_enabled", "wrap"]
+__all__ = [
+    "absent_reason",
+    "attention_forward",
+    "available",
+    "entmax_triton",
+    "run",
+    "set_enabled",
+    "wrap",
+]
 
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 
@@ -268,3 +281,83 @@ def wrap(mapping: Mapping, default: Kernel) -> Kernel | None:
         return with_support(P, dim, return_support_size)
 
     return kernel
+
+
+# queries and keys per block of the fused attention kernel (tests shrink them), and its warps:
+# compiled for an H100/H200 at d = 64 it holds 128 registers a thread, spilling 36 bytes
+# (64 x 64 blocks spill 1.4 KB)
+_ATTENTION_BLOCK_M = 64
+_ATTENTION_BLOCK_N = 32
+_ATTENTION_WARPS = 8
+
+
+def attention_forward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    alpha: Param,
+    masks: tuple[tuple[torch.Tensor, bool], ...],
+    causal: bool,
+    want_support: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
+    """The forward pass of entmax attention by the fused kernel, or None where it does not
+    serve (then the blocked torch path does).
+
+    ``q`` (scaled), ``k``, ``v`` of shapes ``(*batch, L, E)``, ``(*batch, S, E)``,
+    ``(*batch, S, Ev)`` as :func:`sk_entmax.entmax.attention._prepare` leaves them (float32;
+    float64 is not served), ``alpha`` a number or a tensor broadcastable to
+    ``(*batch, L, 1)`` with one value per (batch, head) row of queries (all in
+    ``[1.1, 2]``), ``masks`` its ``(mask, is_bool)`` pairs, which must hold one row for all
+    queries (a key padding mask; a mask per query is not served), ``causal`` the top-left
+    causal mask. Returns ``(out, t, support)``: the output, each query row's threshold in
+    the convention of :func:`~sk_entmax.entmax.attention._threshold` (``(*batch, L, 1)``,
+    ``+inf`` for a fully masked row) and its support size (or None), as the blocked path
+    computes them.
+    """
+    if not _enabled or _load() is None or q.dtype != torch.float32:
+        return None
+    if compiling() or torch.jit.is_tracing():
+        return None
+    *batch, L, _ = q.shape
+    S = k.shape[-2]
+    if L == 0 or S == 0 or any(mask.shape[-2] != 1 for mask, _ in masks):
+        return None
+    alpha_heads = None
+    if isinstance(alpha, torch.Tensor):
+        if alpha.dim() >= 2 and alpha.shape[-2] != 1:
+            return None
+        if not bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all()):
+            return None
+        mode, value = GENERAL, 1.5
+        alpha_heads = alpha.detach().float().expand(*batch, 1, 1).reshape(-1).contiguous()
+    elif alpha == 2:
+        mode, value = SPARSEMAX, 2.0
+    elif alpha == 1.5:
+        mode, value = ENTMAX15, 1.5
+    elif isinstance(alpha, (int, float)) and newton_applies(alpha, 50):
+        mode, value = GENERAL, float(alpha)
+    else:
+        return None
+    BH = 1
+    for size in batch:
+        BH *= size
+    q3, k3, v3 = (x.reshape(BH, x.shape[-2], x.shape[-1]) for x in (q, k, v))
+    bias = None
+    for mask, is_bool in masks:
+        term = (
+            torch.zeros(mask.shape, device=q.device).masked_fill_(~mask, float("-inf"))
+            if is_bool
+            else mask.float()
+        )
+        bias = term if bias is None else bias + term
+    if bias is not None:
+        bias = bias.expand(*batch, 1, S).reshape(BH, S).contiguous()
+    module = _load()
+    out, t, support = module.attention_forward(
+        q3, k3, v3, bias, alpha_heads, value, mode, causal, want_support,
+        _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N, _ATTENTION_WARPS,
+    )  # fmt: skip
+    out = out.reshape(*batch, L, v.shape[-1])
+    t = t.reshape(*batch, L, 1)
+    support = support.reshape(*batch, L, 1) if support is not None else None
+    return out, t, support
