@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One command for a machine with a GPU: every CUDA test, the core and attention benchmarks on
-# CUDA, and a linear fit and two TabNet epochs at 200,000 rows on CPU beside CUDA, all within
-# a time budget (default 450 s), with one summary file.
+# One command for a machine with a GPU: every CUDA test, the issue 43 tables (the core against
+# entmax 1.3 and softmax, the Triton kernels against the torch path, attention against SDPA and
+# AdaSplash), and a linear fit and two TabNet epochs at 200,000 rows on CPU beside CUDA, all
+# within a time budget (default 345 s, under 6 minutes), with one summary file.
 #
 #   bash benchmarks/cuda_checks.sh [OUTDIR]     # summary: OUTDIR/cuda_checks_summary.txt
 #   bash benchmarks/cuda_checks.sh --list-tests # the CUDA tests it selects, then exits
@@ -11,13 +12,15 @@
 # no torch and no GPU) it prints one line and exits 0 before any other work. With CUDA it
 # exits 0 when every step exits 0, else 1.
 #
+# Offline: it installs nothing and reaches no network. It says which package is absent: a
+# required one (sk_entmax, pytest, ...) fails the steps that need it; an optional one
+# (adasplash, triton, entmax) only drops its columns from the tables.
+#
 # Environment: PYTHON (the interpreter, default python3), CUDA_CHECKS_BUDGET_S (total seconds,
-# default 450; every step runs under `timeout`, capped by what is left), CUDA_CHECKS_DEVICE (the
-# device of the benchmarks and fits, default cuda; cuda:N for another GPU), CUDA_CHECKS_NO_INSTALL=1
-# (install nothing). Installs happen only when something is missing, into that interpreter:
-# torch==2.13.0 when torch is not importable but nvidia-smi lists a GPU; the project with its
-# test extra when sk_entmax or a test dependency is not importable; `adasplash --no-deps` for
-# the optional comparison with its Triton kernels (skipped when it does not install).
+# default 345; every step runs under `timeout`, capped by its own limit and by what is left),
+# CUDA_CHECKS_DEVICE (the device of the benchmarks and fits, default cuda; cuda:N for another
+# GPU). Compile time (Triton's first call per kernel configuration) is reported apart from
+# run time, in the "first call" column of table 2.
 
 set -u -o pipefail
 
@@ -95,7 +98,7 @@ if [ -z "$PY" ]; then
 fi
 case "${1:-}" in
     -h | --help)
-        sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     --list-tests)
@@ -145,7 +148,7 @@ case "$OUTDIR" in /*) ;; *) OUTDIR="$CALLER_PWD/$OUTDIR" ;; esac
 LOGS="$OUTDIR/cuda_checks_logs"
 SUMMARY="$OUTDIR/cuda_checks_summary.txt"
 mkdir -p "$LOGS" || exit 1
-BUDGET=${CUDA_CHECKS_BUDGET_S:-450}
+BUDGET=${CUDA_CHECKS_BUDGET_S:-345}
 GPU=${CUDA_CHECKS_DEVICE:-cuda}
 export CUDA_CHECKS_DEVICE=$GPU
 START=$SECONDS
@@ -196,8 +199,7 @@ run_step() {
                 grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$log"
                 tail -n 1 "$log"
                 ;;
-            bench_core) sed -n '/^median over the shapes/,$p' "$log" ;;
-            bench_attention) grep -E '^\| +[0-9]' "$log" ;;
+            tables) grep -E '^(\||## |note:|torch )' "$log" ;;
             key) grep '^KEY ' "$log" | sed 's/^KEY //' ;;
         esac
         if ((rc != 0)) && [ "$extract" != tail ] && [ "$extract" != all ]; then
@@ -208,36 +210,39 @@ run_step() {
     return "$rc"
 }
 
-# installs go into $PY's environment; a bare machine's system python may be marked
-# "externally managed", which a throwaway machine can ignore
-PIP=(env PIP_BREAK_SYSTEM_PACKAGES=1 "$PY" -m pip install --disable-pip-version-check
-    --retries 1 --timeout 20)
-INSTALL=1
-[ "${CUDA_CHECKS_NO_INSTALL:-0}" = 1 ] && INSTALL=0
-
-# ---------------------------------------------------------------- set-up, only what is missing
+# ---------------------------------------------------------------- what is there (installs nothing)
 if [ -z "$state" ]; then
-    ((INSTALL)) && run_step install_torch 240 tail "${PIP[@]}" torch==2.13.0
-    state=$(cuda_state)
-    if [ "${state%% *}" != yes ]; then
-        say "== stopping: no torch with CUDA is importable (${state:-no torch})"
-        exit 1
-    fi
+    say "== stopping: torch is not importable here, and this script installs nothing"
+    exit 1
 fi
-DEPS='import sk_entmax, skorch, sklearn, pandas, pytest, hypothesis, entmax'
-if ! "$PY" -c "$DEPS" >/dev/null 2>&1 && ((INSTALL)); then
-    # the suite's constraints, but the torch that is there stays
-    grep -v '^torch==' tests/constraints.txt >"$LOGS/constraints.txt"
-    echo "torch==${state#yes }" >>"$LOGS/constraints.txt"
-    run_step install_project 150 tail "${PIP[@]}" -e ".[test]" -c "$LOGS/constraints.txt"
-fi
-if ! "$PY" -c 'import adasplash' >/dev/null 2>&1 && ((INSTALL)); then
-    # optional: --no-deps keeps the torch there; a failed install is no failed step
-    run_step install_adasplash 45 tail \
-        bash -c '"$@" || echo "skipped: adasplash did not install"' _ "${PIP[@]}" --no-deps adasplash
-fi
+# one interpreter for every import test: each prints "required NAME" or "optional NAME"
+while read -r kind module; do
+    case "$kind:$module" in
+        required:*)
+            say "== required package absent: $module (install the project's test extra" \
+                "first); the steps that need it will fail"
+            ;;
+        optional:triton) say "== optional package absent: triton (the core runs its torch" \
+            "path on CUDA: table 2 compares the torch path with itself)" ;;
+        optional:entmax) say "== optional package absent: entmax (no entmax 1.3 columns)" ;;
+        optional:*) say "== optional package absent: $module (no $module columns)" ;;
+    esac
+done < <("$PY" - 2>/dev/null <<'EOF'
+import importlib
 
-run_step environment 30 all "$PY" - <<'EOF'
+for kind, names in (
+    ("required", ("sk_entmax", "skorch", "sklearn", "pandas", "pytest", "hypothesis")),
+    ("optional", ("triton", "entmax", "adasplash")),
+):
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            print(kind, name)
+EOF
+)
+
+run_step environment 15 all "$PY" - <<'EOF'
 import os, platform, subprocess
 
 import torch
@@ -269,12 +274,25 @@ if ((${#CUDA_TESTS[@]} == 0)); then
     say "== tests: FAILED, no CUDA test found"
     FAILED=$((FAILED + 1))
 else
-    run_step tests 150 pytest "$PY" -m pytest -p no:cacheprovider -q -rA \
+    run_step tests 70 pytest "$PY" -m pytest -p no:cacheprovider -q -rA \
         --junitxml="$LOGS/tests.xml" "${CUDA_TESTS[@]}"
 fi
 
-# ---------------------------------------------------------------- 2. fits: CPU beside CUDA
-run_step linear_200k 60 key "$PY" - <<'EOF'
+# ---------------------------------------------------------------- 2. issue 43's tables
+# each part stops adding rows before its own budget (--budget-s: the step's limit, as run_step
+# will compute it, less 15 s for start-up and printing), so it ends inside its limit
+plan_s() {
+    local left=$((BUDGET - (SECONDS - START) - 5))
+    local limit=$(($1 < left ? $1 : left))
+    echo $((limit > 30 ? limit - 15 : 15))
+}
+run_step core_gpu 80 tables "$PY" benchmarks/bench_core_gpu.py --part core --device "$GPU" \
+    --repeats 5 --budget-s "$(plan_s 80)"
+run_step attention_gpu 55 tables "$PY" benchmarks/bench_core_gpu.py --part attention \
+    --device "$GPU" --repeats 3 --budget-s "$(plan_s 55)"
+
+# ---------------------------------------------------------------- 3. fits: CPU beside CUDA
+run_step linear_200k 45 key "$PY" - <<'EOF'
 # EntmaxClassifier() and SparsemaxClassifier() at 200,000 rows (bench_linear_scale.py's data:
 # 20 features, 10 informative, 5 classes, 25% held out), CPU beside CUDA, alternating, 3 rounds;
 # the ratios are medians of per-round ratios.
@@ -339,7 +357,7 @@ for name, cls in (("EntmaxClassifier()", EntmaxClassifier), ("SparsemaxClassifie
     )
 EOF
 
-run_step tabnet_200k 120 key "$PY" - <<'EOF'
+run_step tabnet_200k 75 key "$PY" - <<'EOF'
 # TabNetEntmaxClassifier at its defaults with max_epochs=2, at 200,000 rows (bench_tabnet_scale.py's
 # data: 20 features, 8 informative, 40,000 test rows), CUDA first, then CPU; epoch times are
 # skorch's "dur".
@@ -377,112 +395,6 @@ for label, device in DEVICES.items():
 ratio = statistics.median(epochs["cuda"]) / statistics.median(epochs["cpu"])
 print(f"KEY epoch time cuda/cpu: {ratio:.2f}", flush=True)
 EOF
-
-# ---------------------------------------------------------------- 3. core and attention on CUDA
-run_step bench_core 75 bench_core "$PY" benchmarks/bench_core.py --device "$GPU" --repeats 7
-
-run_step bench_attention 75 bench_attention "$PY" benchmarks/bench_attention.py --device "$GPU" \
-    --lengths 512 2048 8192 --repeats 3 --skip-memory
-
-# ---------------------------------------------------------------- 4. against adasplash, if any
-if "$PY" -c 'import adasplash' >/dev/null 2>&1; then
-    run_step adasplash 90 key "$PY" - <<'EOF'
-# adasplash's Triton kernels beside ours and entmax 1.3: forward+backward in float32, medians of
-# 5 after a warm-up (Triton compiles on the first call); max |ours - theirs| on the outputs.
-import os, statistics, time
-
-import adasplash
-import entmax as reference
-import torch
-import torch.nn.functional as F
-
-import sk_entmax.entmax as ours
-
-GPU = os.environ["CUDA_CHECKS_DEVICE"]
-print(f"KEY adasplash {getattr(adasplash, '__version__', '?')}", flush=True)
-
-
-def sync():
-    if GPU.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def timed(fn, inputs, d_out, repeats=5):
-    def once():
-        xs = [x.detach().requires_grad_() for x in inputs]
-        sync()
-        start = time.perf_counter()
-        fn(*xs).backward(d_out)
-        sync()
-        return time.perf_counter() - start
-
-    once()
-    return statistics.median(once() for _ in range(repeats))
-
-
-def ref_mapping(alpha):
-    if alpha == 1.5:
-        return reference.entmax15
-    if alpha == 2.0:
-        return reference.sparsemax
-    return lambda X: reference.entmax_bisect(X, alpha)
-
-
-def compare(line, mine, theirs_fn, ours_fn, inputs, d_out):
-    try:
-        theirs = timed(theirs_fn, inputs, d_out)
-        diff = (ours_fn(*inputs) - theirs_fn(*inputs)).abs().max().item()
-        line += f", adasplash {theirs * 1e3:.2f} ms, ours/adasplash {mine / theirs:.2f}"
-        line += f", max |diff| {diff:.1e}"
-    except Exception as exc:
-        line += f", adasplash failed ({type(exc).__name__}: {str(exc)[:80]})"
-    print("KEY " + line, flush=True)
-
-
-gen = torch.Generator().manual_seed(0)
-for shape in ((4096, 32), (1024, 1000), (64, 20000)):
-    X, dY = (torch.randn(*shape, generator=gen).to(GPU) for _ in range(2))
-    soft = timed(lambda X: torch.softmax(X, -1), [X], dY)
-    for alpha in (1.5, 2.0, 1.33):
-        mine_fn = lambda X, a=alpha: ours.entmax(X, a)  # noqa: E731
-        mine = timed(mine_fn, [X], dY)
-        line = f"mapping {shape[0]}x{shape[1]} alpha {alpha}: ours {mine * 1e3:.2f} ms "
-        line += f"({mine / soft:.1f}x softmax)"
-        try:
-            line += f", entmax 1.3 {timed(ref_mapping(alpha), [X], dY) * 1e3:.2f} ms"
-        except Exception as exc:
-            line += f", entmax 1.3 failed ({type(exc).__name__})"
-        theirs_fn = lambda X, a=alpha: adasplash.triton_entmax(X, alpha=a)  # noqa: E731
-        compare(line, mine, theirs_fn, mine_fn, [X], dY)
-
-B, H, D = 1, 8, 64
-for L in (2048, 8192):
-    q, k, v, d_out = (torch.randn(B, H, L, D, generator=gen).to(GPU) for _ in range(4))
-    sdpa = timed(F.scaled_dot_product_attention, [q, k, v], d_out)
-    for alpha, causal in ((1.5, False), (1.33, False), (1.5, True)):
-        mine_fn = lambda q, k, v, a=alpha, c=causal: ours.entmax_attention(  # noqa: E731
-            q, k, v, alpha=a, is_causal=c
-        )
-        mine = timed(mine_fn, [q, k, v], d_out)
-        line = f"attention L={L} alpha {alpha}{' causal' if causal else ''}: "
-        line += f"ours {mine * 1e3:.1f} ms ({mine / sdpa:.1f}x SDPA)"
-        theirs_fn = lambda q, k, v, a=alpha, c=causal: adasplash.adasplash(  # noqa: E731
-            q, k, v, alpha=a, is_causal=c
-        )
-        compare(line, mine, theirs_fn, mine_fn, [q, k, v], d_out)
-EOF
-else
-    say "== adasplash: not importable, comparison skipped"
-fi
-
-# ---------------------------------------------------------------- 5. compiled rows (issue 33)
-# torch.compile(fullgraph=True) against eager, last: the budget left, and compiling needs
-# Triton and a C compiler on the machine, so a failure here is this step's only, never the run's
-run_step bench_core_compiled 150 bench_core "$PY" benchmarks/bench_core.py --device "$GPU" \
-    --repeats 5 --compiled --shapes 512x100 1024x1000 \
-    --functions sparsemax entmax15 "entmax_bisect a=1.5" || true
-run_step bench_attention_compiled 120 bench_attention "$PY" benchmarks/bench_attention.py \
-    --device "$GPU" --lengths 512 2048 --alphas 1.5 --repeats 3 --skip-memory --compiled || true
 
 say "== total: $STEPS steps, $FAILED failed or skipped, $((SECONDS - START)) s of ${BUDGET} s"
 ((FAILED == 0))
