@@ -42,6 +42,7 @@ from sk_entmax._engine.callbacks import (
     recover_after_interrupt,
 )
 from sk_entmax._engine.device import resolve_device
+from sk_entmax._engine.distributed import AverageGradients, data_parallel_group
 from sk_entmax._engine.inference import TrainedNetMixin
 from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError
 from sk_entmax._engine.solver import check_lbfgs_outcome
@@ -326,6 +327,16 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         callbacks, stopper, best, monitor = fit_callbacks(
             plan, params["early_stopping"], params["verbose"]
         )
+        parallel = data_parallel_group()
+        if parallel is not None:  # inside data_parallel(): one fit over the process group
+            if plan.full_batch:
+                raise ValueError(
+                    f"{type(self).__name__} fits by full-batch L-BFGS, which data_parallel "
+                    "does not spread over processes: set solver='adam' (or fit_blocks on "
+                    "Dask for data larger than memory)"
+                )
+            # first, so that the clipping and the stopping rule see the averaged figures
+            callbacks = [("data_parallel", AverageGradients(parallel[0])), *callbacks]
         module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
         net = make_net(
             module,

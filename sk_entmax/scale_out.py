@@ -1,4 +1,5 @@
-"""Training and predicting on data larger than memory: Dask collections, block by block.
+"""Training and predicting on data larger than memory: Dask collections block by block, and
+networks data-parallel over processes.
 
 :func:`fit_blocks` trains an estimator that has ``partial_fit`` (:class:`SparsemaxClassifier`,
 :class:`EntmaxClassifier`) on a ``dask.array`` or ``dask.dataframe`` whose blocks of rows
@@ -9,6 +10,13 @@ memory at a time; :func:`predict_blocks` maps a fitted estimator's ``predict``,
 functions: dask-ml pins its own scikit-learn range and brings numba, where these need only
 Dask itself.
 
+:func:`data_parallel` makes the fits inside it one data-parallel fit over a
+``torch.distributed`` process group (``torchrun --nproc_per_node 2 script.py``): each process
+fits the same estimator on its own shard of the rows, and the gradients of every step, the
+batch norms' statistics and the losses are averaged over the processes, so every process
+ends with the same model, and rank 0 can ``save`` it. The mini-batch estimators (TabNet,
+``solver="adam"``) train this way.
+
 Dask is imported when a function is called: ``pip install "sk-entmax[dask]"``.
 """
 
@@ -18,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from sk_entmax._engine.distributed import data_parallel
 from sk_entmax.entmax.constraints import Boolean, Integer, Options, Real, check, invalid
 
-__all__ = ["fit_blocks", "predict_blocks"]
+__all__ = ["data_parallel", "fit_blocks", "predict_blocks"]
 
 _METHODS = ("predict", "predict_proba", "decision_function")
 

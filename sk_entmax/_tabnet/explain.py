@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
+import torch.distributed
 from sklearn.utils.validation import check_is_fitted
 
+from sk_entmax._engine.distributed import data_parallel_group
 from sk_entmax._engine.inference import map_row_blocks
 from sk_entmax._engine.net import float64_rows
 
@@ -56,6 +59,11 @@ class MaskExplanationMixin:
         total = np.zeros(X.shape[1])
         for block in sums:
             total += block.numpy()
+        parallel = data_parallel_group()
+        if parallel is not None:  # a data-parallel fit: the sums over every process's rows
+            summed = torch.from_numpy(total)
+            torch.distributed.all_reduce(summed, group=parallel[0])
+            total = summed.numpy()
         if total.sum() <= 0:
             return np.full(X.shape[1], 1.0 / X.shape[1])
         return total / total.sum()

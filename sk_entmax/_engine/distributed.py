@@ -1,0 +1,132 @@
+"""Data-parallel training over a ``torch.distributed`` process group, as a skorch callback.
+
+Each process of the group (started by ``torchrun``, say) fits the same estimator, with the
+same parameters and ``random_state``, on its own shard of the rows. :class:`AverageGradients`
+makes the fits one: it starts every process from rank 0's weights, averages the gradients of
+each step over the processes before the optimizer (and gradient clipping) uses them, and at
+the end of each epoch averages the batch norms' running statistics and the epoch's losses,
+so that every process holds the same model and its stopping rule sees the same numbers and
+stops at the same epoch. This is the arithmetic of ``DistributedDataParallel``, through
+skorch's documented callback hooks (``on_train_begin``, ``on_grad_computed``,
+``on_epoch_end``): the estimators' modules are called for their own methods (``loss``,
+``proba``) besides ``forward``, which a DDP wrapper would hide, and skorch's
+``AccelerateMixin`` wraps the module the same way.
+
+:func:`data_parallel` is the switch: the TabNet estimators' fits inside it train this way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
+import torch
+import torch.distributed as dist
+from skorch.callbacks import Callback
+
+__all__ = ["AverageGradients", "data_parallel", "data_parallel_group"]
+
+#: None outside :func:`data_parallel`; inside, a 1-tuple holding its process group
+_GROUP: contextvars.ContextVar = contextvars.ContextVar("sk_entmax_data_parallel", default=None)
+
+
+@contextlib.contextmanager
+def data_parallel(group: object = None) -> Iterator[None]:
+    """Train the estimators fitted inside the block data-parallel over ``group``.
+
+    Parameters
+    ----------
+    group : torch.distributed.ProcessGroup or None, default=None
+        The processes that train together (None: the default group, which
+        ``torch.distributed.init_process_group`` made). Every process of it must run the
+        same ``fit`` (same parameters and ``random_state``) on its own rows, with as many
+        training batches per epoch as the others.
+
+    Yields
+    ------
+    None
+        Inside the block, each mini-batch fit averages its gradients, its batch norms'
+        statistics, its losses and its feature importances over the processes; a
+        full-batch L-BFGS fit raises a ``ValueError``.
+
+    Raises
+    ------
+    RuntimeError
+        When no ``torch.distributed`` process group is initialized.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError(
+            "data_parallel needs an initialized torch.distributed process group: run under "
+            "torchrun (or call torch.distributed.init_process_group) first"
+        )
+    token = _GROUP.set((group,))
+    try:
+        yield
+    finally:
+        _GROUP.reset(token)
+
+
+def data_parallel_group() -> tuple[object] | None:
+    """``(group,)`` inside :func:`data_parallel` (``group`` None for the default one), else
+    None."""
+    return _GROUP.get()
+
+
+class AverageGradients(Callback):
+    """Average each step's gradients and each epoch's losses over a process group.
+
+    Parameters
+    ----------
+    group : torch.distributed.ProcessGroup or None
+        The processes that train together (None: the default group).
+    """
+
+    def __init__(self, group: object = None) -> None:
+        self.group = group
+
+    def _world(self) -> int:
+        return dist.get_world_size(self.group)
+
+    def _average(self, tensors: list[torch.Tensor]) -> None:
+        """Replace each tensor by its mean over the processes (one collective for all)."""
+        if not tensors:
+            return
+        flat = torch.cat([t.reshape(-1) for t in tensors])
+        dist.all_reduce(flat, group=self.group)
+        flat /= self._world()
+        offset = 0
+        for t in tensors:
+            t.copy_(flat[offset : offset + t.numel()].view_as(t))
+            offset += t.numel()
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        # the same number of steps on every process, or the collectives would wait forever
+        dataset_train, _ = net.get_split_datasets(X, y)
+        batches = torch.tensor([len(net.get_iterator(dataset_train, training=True))])
+        counts = [torch.zeros_like(batches) for _ in range(self._world())]
+        dist.all_gather(counts, batches, group=self.group)
+        counts = [int(c) for c in counts]
+        if len(set(counts)) > 1:
+            raise ValueError(
+                f"the processes' shards give {counts} training batches per epoch: give every "
+                "process as many rows (or set batch_size so that the counts agree)"
+            )
+        # every process starts from rank 0's weights and buffers
+        source = dist.get_global_rank(self.group, 0) if self.group is not None else 0
+        for tensor in net.module_.state_dict().values():
+            dist.broadcast(tensor, src=source, group=self.group)
+
+    def on_grad_computed(self, net, named_parameters, X=None, y=None, training=None, **kwargs):
+        self._average([p.grad for _, p in named_parameters if p.grad is not None])
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        # the batch norms' running statistics, which each process moved on its own rows,
+        # averaged: every process then holds the same model (and so does each snapshot of
+        # the best weights, taken after this callback)
+        self._average([b for b in net.module_.buffers() if b.is_floating_point()])
+        for key in ("train_loss", "valid_loss"):
+            if key in net.history[-1]:
+                value = torch.tensor([float(net.history[-1, key])], dtype=torch.float64)
+                dist.all_reduce(value, group=self.group)
+                net.history.record(key, float(value) / self._world())

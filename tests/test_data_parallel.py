@@ -1,0 +1,99 @@
+"""Data-parallel fits over ``torch.distributed`` processes (issue 49): the documented
+``torchrun`` example on two CPU processes (gloo, loopback only) gives every process the same
+model and rank 0's saved file loads; in one process, a group of one changes nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch.distributed as dist
+
+from sk_entmax import SparsemaxClassifier, TabNetEntmaxClassifier
+from sk_entmax.persistence import load
+from sk_entmax.scale_out import data_parallel
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "torchrun" / "tabnet_data_parallel.py"
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is absent")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_torchrun_example_trains_one_model_on_two_processes(tmp_path):
+    out = tmp_path / "model.safetensors"
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(_free_port()),
+        str(EXAMPLE),
+        *("--rows", "1500", "--epochs", "3", "--batch-size", "128", "--out", str(out)),
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # torchrun and its workers in one group, killed together
+    )
+    try:
+        output, _ = process.communicate(timeout=240)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 0, output[-3000:]
+    lines = sorted(re.findall(r"rank (\d) of 2: (\d+) epochs, test accuracy ([\d.]+)", output))
+    assert [rank for rank, *_ in lines] == ["0", "1"], output[-3000:]
+    # one model: the same epochs and the same accuracy on every process
+    assert lines[0][1:] == lines[1][1:], lines
+    model = load(out)
+    assert model.n_iter_ == int(lines[0][1])
+    assert model.feature_importances_.shape == (20,)
+
+
+@pytest.fixture
+def group_of_one():
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
+    )
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_group_of_one_changes_nothing(group_of_one):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 5)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    params = {"n_d": 4, "n_a": 4, "n_steps": 2, "max_epochs": 3, "random_state": 0}
+    alone = TabNetEntmaxClassifier(**params).fit(X, y)
+    with data_parallel():
+        grouped = TabNetEntmaxClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(grouped.predict_proba(X), alone.predict_proba(X))
+    np.testing.assert_array_equal(grouped.feature_importances_, alone.feature_importances_)
+    with data_parallel(), pytest.raises(ValueError, match="L-BFGS"):
+        SparsemaxClassifier().fit(X, y)
+
+
+def test_data_parallel_needs_a_process_group():
+    assert not dist.is_initialized()
+    with pytest.raises(RuntimeError, match="torchrun"), data_parallel():
+        pass
