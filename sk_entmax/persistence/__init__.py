@@ -9,14 +9,16 @@ estimator's class name, its parameters and its fitted attributes (``classes_``,
 only; the only classes it instantiates are the estimators and networks of this package,
 looked up by name in a fixed table, so nothing in the file can make it run code.
 
-Why safetensors and not skops: skops also avoids pickle's code execution, but it still
-reconstructs arbitrary Python objects, so the user has to review and trust a list of types
-for each file (``skops.io.get_untrusted_types``). Our estimators' state is a few arrays, a few
-scalars and the torch weights: JSON holds the former exactly and safetensors, the format
-PyTorch models are shared in, holds the latter, so a fixed format with nothing to review is
-simpler and leaves nothing to trust. An attribute that JSON cannot hold (a ``RandomState``
-as ``random_state``, a category of an unsupported type) is refused at save time with an
-error that names it, never written in a form that needs code to read.
+Why safetensors for this package's estimators: their state is a few arrays, a few scalars
+and the torch weights, which skops could only store by pickling them. JSON holds the former
+exactly and safetensors, the format PyTorch models are shared in, holds the latter, so a
+fixed format with nothing to review leaves nothing to trust. A scikit-learn ``Pipeline`` or
+``ColumnTransformer`` (format version 2) stores its scikit-learn part through skops, loaded
+with scikit-learn's, numpy's and scipy's types trusted and nothing else, and each of this
+package's estimators among its steps as a model entry of the same file
+(the module ``_composite`` says why skops there). An attribute that JSON cannot hold (a
+``RandomState`` as ``random_state``, a category of an unsupported type) is refused at save
+time with an error that names it, never written in a form that needs code to read.
 
 A hostile file cannot make :func:`load` build more than the file holds either: before
 anything is built it checks the whole header (see :func:`load` for the list) against the
@@ -57,6 +59,7 @@ True
 #   _skeleton   the network checks, from the declaration ``state_spec`` of each network
 #               class (sk_entmax.nn._tensor_spec), and the meta-device skeleton
 #   _conformal  a SparseConformalClassifier stored around the model
+#   _composite  a Pipeline or ColumnTransformer: skops for its scikit-learn part
 #   _classes    the fixed table of the classes load builds, by name
 #   _files      writing the file whole or not at all
 #   _io         save and load

@@ -10,9 +10,17 @@ from sk_entmax._version import __version__
 from sk_entmax.persistence._codec import _is_int
 from sk_entmax.persistence._errors import _Invalid
 
-#: version of the file layout; :func:`load` reads versions 1 to this one
-FORMAT_VERSION = 1
+#: version of the file layout; :func:`load` reads versions 1 to this one. Version 1 holds
+#: one estimator of this package (a conformal wrapper around one included): every such
+#: file is still written as version 1, readable by every release since. Version 2 holds a
+#: scikit-learn Pipeline or ColumnTransformer: its scikit-learn part (skops) and a list of
+#: version 1 model entries, one per estimator of this package in it
+FORMAT_VERSION = 2
+#: the version of a file (or of a model entry of a version 2 file) of one estimator
+MODEL_FORMAT_VERSION = 1
 _METADATA_KEY = "sk_entmax"
+#: the entries of a version 2 header
+_PIPELINE_KEYS = {"format_version", "sk_entmax_version", "pipeline", "models"}
 
 _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
 #: entries a header may have: "conformal" holds a SparseConformalClassifier around the model
@@ -72,19 +80,39 @@ def _parse_header(text: str) -> dict[str, Any]:
         raise _Invalid(f"the header is not valid JSON: {error}") from None
     if not isinstance(header, dict):
         raise _Invalid("the header is not a JSON object")
-    version = header.get("format_version")
-    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
-        newer = _is_int(version) and version > FORMAT_VERSION
-        readable = "version 1" if FORMAT_VERSION == 1 else f"versions 1 to {FORMAT_VERSION}"
-        raise _Invalid(
-            f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
-            f"format {readable}" + (" (the file is newer)" if newer else "")
-        )
+    _check_version(header, FORMAT_VERSION)
+    if header["format_version"] == 2:
+        _check_keys(header, _PIPELINE_KEYS, "the header")
+        models = header["models"]
+        if not isinstance(models, list) or not all(isinstance(m, dict) for m in models):
+            raise _Invalid("the header's models entry is not a list of objects")
+        for entry in models:
+            _check_model_header(entry)
+        return header
+    return _check_model_header(header)
+
+
+def _check_model_header(header: dict[str, Any]) -> dict[str, Any]:
+    """The header of one estimator (a version 1 file, or a model entry of a version 2 one),
+    its entries checked."""
+    _check_version(header, MODEL_FORMAT_VERSION)
     _check_keys(header, _HEADER_KEYS, "the header", optional=_OPTIONAL_HEADER_KEYS)
     if not isinstance(header["net"], dict):
         raise _Invalid("the header's network entry is not an object")
     _check_keys(header["net"], _NET_KEYS, "the header's network entry")
     return header
+
+
+def _check_version(header: dict[str, Any], highest: int) -> None:
+    """Refuse a ``format_version`` that is not an int from 1 to ``highest``."""
+    version = header.get("format_version")
+    if not _is_int(version) or not 1 <= version <= highest:
+        newer = _is_int(version) and version > highest
+        readable = "version 1" if highest == 1 else f"versions 1 to {highest}"
+        raise _Invalid(
+            f"the file has format version {version!r}; this sk_entmax ({__version__}) reads "
+            f"format {readable}" + (" (the file is newer)" if newer else "")
+        )
 
 
 def _check_keys(

@@ -22,7 +22,7 @@ from sk_entmax.persistence._errors import _Invalid, _Unserializable
 from sk_entmax.persistence._files import _safetensors, _save_target, _write_file
 from sk_entmax.persistence._header import (
     _METADATA_KEY,
-    FORMAT_VERSION,
+    MODEL_FORMAT_VERSION,
     _check_header_bytes,
     _check_json_size,
     _parse_header,
@@ -71,11 +71,15 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    estimator : estimator of this package
-        A fitted EntmaxClassifier, SparsemaxClassifier or TabNetEntmaxClassifier (not a
-        subclass: :func:`load` only builds the classes it knows), or a fitted
-        :class:`~sk_entmax.conformal.SparseConformalClassifier` whose ``estimator_`` is one;
-        its parameters and calibration (conformalized or not) are stored with the model.
+    estimator : estimator of this package, Pipeline or ColumnTransformer
+        A fitted EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier or
+        TabNetEntmaxRegressor (not a subclass: :func:`load` only builds the classes it
+        knows), or a fitted :class:`~sk_entmax.conformal.SparseConformalClassifier` whose
+        ``estimator_`` is one (its parameters and calibration, conformalized or not, are
+        stored with the model); or a fitted scikit-learn ``Pipeline`` or
+        ``ColumnTransformer`` whose parts are scikit-learn's estimators and, as steps of a
+        Pipeline, these (format version 2: the scikit-learn part through skops, see
+        :mod:`sk_entmax.persistence`).
     path : str or os.PathLike
         The file to write (conventionally ``*.safetensors``): a new path, or a regular file,
         which is replaced (through a symbolic link: the file the link names, the link
@@ -85,7 +89,9 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     ------
     TypeError
         If ``estimator`` is not one of the package's estimators (or a conformal wrapper
-        around one), or a parameter or fitted
+        around one, or a Pipeline or ColumnTransformer of those and scikit-learn's
+        estimators: a class of another package, a function, one of this package's
+        estimators inside a ColumnTransformer is refused, named), or a parameter or fitted
         attribute cannot be stored as data (e.g. ``random_state`` holding a
         ``RandomState``, or an attribute set by hand that :func:`load` would refuse); the
         message names it.
@@ -114,6 +120,33 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     old one; saving needs permission to create files in that folder. A file replaced keeps
     its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
+    from sk_entmax.persistence._composite import is_composite, pipeline_entry
+
+    target = os.fspath(path)
+    if is_composite(estimator):
+        check_is_fitted(estimator)
+        _save_target(target)  # refuse a fifo, a device, ... before any work
+        header, tensors = pipeline_entry(estimator, _model_entry)
+    else:
+        header, tensors = _model_entry(estimator, target)
+    text = json.dumps(header, allow_nan=False)
+    try:
+        _check_json_size(text)
+    except _Invalid as error:
+        raise ValueError(
+            f"cannot save {type(estimator).__name__}: {error} (a categorical column with that "
+            "many categories, or that many classes or feature names); use pickle or joblib "
+            "where the file's source is trusted"
+        ) from None
+    _write_file(target, tensors, {_METADATA_KEY: text})
+
+
+def _model_entry(
+    estimator: Any, target: str | None = None
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """The header and the tensors of one fitted estimator of this package (a conformal
+    wrapper around one included); refuses anything else with a TypeError. ``target``, the
+    file to write, is checked before any work when given."""
     classes = _estimator_classes()
     conformal = None
     if type(estimator).__name__ == "SparseConformalClassifier":
@@ -121,13 +154,14 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     name = type(estimator).__name__
     if name not in classes or classes[name][0] is not type(estimator):
         raise TypeError(
-            f"save takes a fitted {', '.join(classes)} or a SparseConformalClassifier "
-            f"around one; got {name}. Use pickle or joblib for other objects (a pipeline, a "
-            "subclass)"
+            f"save takes a fitted {', '.join(classes)}, a SparseConformalClassifier "
+            "around one, or a scikit-learn Pipeline or ColumnTransformer of scikit-learn "
+            f"estimators and these; got {name}. Use pickle or joblib for other objects (a "
+            "subclass), where the file's source is trusted"
         )
     check_is_fitted(estimator)
-    target = os.fspath(path)
-    _save_target(target)  # refuse a fifo, a device, ... before any work
+    if target is not None:
+        _save_target(target)  # refuse a fifo, a device, ... before any work
     net = estimator.net_
     module_name = type(net.module_).__name__
     if _module_classes().get(module_name) is not type(net.module_):
@@ -140,7 +174,7 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
                 f"network, pretrained start included, not the {key} (an estimator); after "
                 f"load, a new fit trains from scratch unless you set {key} again",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
             params[key] = None
     table = type(estimator)._fitted_schema
@@ -162,7 +196,7 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     history = [{k: v for k, v in epoch.items() if k != "batches"} for epoch in net.history]
     try:
         header = {
-            "format_version": FORMAT_VERSION,
+            "format_version": MODEL_FORMAT_VERSION,
             "sk_entmax_version": __version__,
             "estimator": name,
             "params": {k: _encode(v, f"parameter {k}") for k, v in params.items()},
@@ -188,16 +222,7 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
         header["conformal"] = conformal
     tensors, aliases = _state_tensors(net.module_)
     header["net"]["aliases"] = aliases
-    text = json.dumps(header, allow_nan=False)
-    try:
-        _check_json_size(text)
-    except _Invalid as error:
-        raise ValueError(
-            f"cannot save {name}: {error} (a categorical column with that many categories, "
-            "or that many classes or feature names); use pickle or joblib where the file's "
-            "source is trusted"
-        ) from None
-    _write_file(target, tensors, {_METADATA_KEY: text})
+    return header, tensors
 
 
 def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
@@ -210,6 +235,12 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       else), or its JSON document more than 300,000 values or 100,000 lists and objects
       (counted in its text, before it is parsed);
     - it is not a safetensors file, or one :func:`save` did not write;
+    - (a Pipeline or ColumnTransformer, format version 2) its pipeline entry is not base64
+      of a zip archive, unpacks to more than 256 MiB or 100,000 files, names a type skops
+      does not trust by default (scikit-learn's estimators, numpy's and scipy's data;
+      ``numpy.dtype`` too), checked before skops builds anything; a stored tensor is not
+      ``models.<i>.<name>`` of one of its model entries (each checked as below); or its
+      model entries and the placeholders in its Pipelines' steps do not match one to one;
     - its header is not JSON, has entries a model file does not have, lacks some, or nests
       deeper than saved values do;
     - its ``format_version`` is not an int from 1 to :data:`FORMAT_VERSION`;
@@ -275,7 +306,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     Returns
     -------
     estimator
-        The fitted estimator, predicting exactly as the saved one (a
+        The fitted estimator (or Pipeline, or ColumnTransformer), predicting exactly as the
+        saved one (a
         ``SparseConformalClassifier`` around it when one was saved: its ``estimator`` is
         None, the model itself with ``prefit=True``, or an unfitted clone of the model).
 
@@ -294,6 +326,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     fits in other threads changes neither their results nor the caller's seeded random
     numbers.
     """
+    from sk_entmax.persistence._composite import assemble, read_pipeline
+
     device = resolve_device(device)
     st = _safetensors()
     name = os.fspath(path)
@@ -307,20 +341,13 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
                 raise ValueError(f"{name!r} was not written by sk_entmax.persistence.save")
             stored = _stored_tensors(handle)
             header = _parse_header(metadata[_METADATA_KEY])
-            checked = _check_header(header, stored)
-            estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
-            conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
-            tensors = {key: handle.get_tensor(key) for key in sorted(set(source.values()))}
-            for key, tensor in tensors.items():
-                if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-                    raise _Invalid(
-                        f"tensor {key} holds values that are not finite (NaN or infinity); "
-                        "the saved network had diverged or the file was altered"
-                    )
-            with torch.no_grad():
-                state = {key: tensors[src] for key, src in source.items()}
-                skeleton.load_state_dict(state, assign=True)
-            _check_network(type(estimator)._fitted_schema, fitted, skeleton)
+            if "pipeline" in header:  # a Pipeline or ColumnTransformer (format version 2)
+                pipeline, entries = read_pipeline(header, stored)
+                models = [
+                    _read_model(handle, entry, part, prefix) for entry, part, prefix in entries
+                ]
+            else:
+                pipeline, models = None, [_read_model(handle, header, stored, "")]
     except _Invalid as error:
         raise ValueError(f"cannot load {name!r}: {error}") from None
     except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
@@ -329,6 +356,38 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
         ) from None
     except st.SafetensorError as error:
         raise ValueError(f"cannot load {name!r}: not a safetensors file ({error})") from None
+    built = [_build(model, name, device) for model in models]
+    if pipeline is None:
+        return built[0]
+    try:
+        return assemble(pipeline, built)
+    except _Invalid as error:
+        raise ValueError(f"cannot load {name!r}: {error}") from None
+
+
+def _read_model(handle: Any, header: dict[str, Any], stored: dict[str, tuple], prefix: str):
+    """One model entry of the file checked, and its tensors (stored under ``prefix``) read
+    and checked: what :func:`_build` builds the estimator from."""
+    checked = _check_header(header, stored)
+    estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
+    conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
+    tensors = {key: handle.get_tensor(prefix + key) for key in sorted(set(source.values()))}
+    for key, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise _Invalid(
+                f"tensor {prefix}{key} holds values that are not finite (NaN or infinity); "
+                "the saved network had diverged or the file was altered"
+            )
+    with torch.no_grad():
+        state = {key: tensors[src] for key, src in source.items()}
+        skeleton.load_state_dict(state, assign=True)
+    _check_network(type(estimator)._fitted_schema, fitted, skeleton)
+    return header, estimator, module_cls, kwargs, source, fitted, history, tensors, conformal
+
+
+def _build(model: tuple, name: str, device: str) -> Any:
+    """The fitted estimator of a checked model entry (see :func:`_read_model`)."""
+    header, estimator, module_cls, kwargs, source, fitted, history, tensors, conformal = model
     spec = header["net"]
     # initialised under fit's lock: the draws (overwritten below) never interleave with a
     # fit's seeded ones in another thread, and the global generator is left as found
