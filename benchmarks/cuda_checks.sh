@@ -357,44 +357,10 @@ for name, cls in (("EntmaxClassifier()", EntmaxClassifier), ("SparsemaxClassifie
     )
 EOF
 
-run_step tabnet_200k 75 key "$PY" - <<'EOF'
-# TabNetEntmaxClassifier at its defaults with max_epochs=2, at 200,000 rows (bench_tabnet_scale.py's
-# data: 20 features, 8 informative, 40,000 test rows), CUDA first, then CPU; epoch times are
-# skorch's "dur".
-import os, statistics, time
-
-import numpy as np
-import torch
-from sklearn.datasets import make_classification
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
-
-from sk_entmax import TabNetEntmaxClassifier
-
-DEVICES = {"cuda": os.environ["CUDA_CHECKS_DEVICE"], "cpu": "cpu"}
-X, y = make_classification(n_samples=240_000, n_features=20, n_informative=8, random_state=0)
-X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=40_000, stratify=y, random_state=0)
-scaler = StandardScaler().fit(X_tr)
-X_tr, X_te = (scaler.transform(a).astype(np.float32) for a in (X_tr, X_te))
-
-for device in DEVICES.values():  # first fits pay imports and the CUDA context: not timed
-    TabNetEntmaxClassifier(max_epochs=1, random_state=0, device=device).fit(X_tr[:2000], y_tr[:2000])
-epochs = {}
-for label, device in DEVICES.items():
-    model = TabNetEntmaxClassifier(max_epochs=2, random_state=0, device=device)
-    start = time.perf_counter()
-    model.fit(X_tr, y_tr)
-    elapsed = time.perf_counter() - start
-    epochs[label] = list(model.net_.history[:, "dur"])
-    print(
-        f"KEY {label}: epochs {', '.join(f'{d:.2f}' for d in epochs[label])} s, "
-        f"fit {elapsed:.1f} s, test acc {model.score(X_te, y_te):.4f}, "
-        f"batch_size {model.net_.batch_size}, torch threads {torch.get_num_threads()}",
-        flush=True,
-    )
-ratio = statistics.median(epochs["cuda"]) / statistics.median(epochs["cpu"])
-print(f"KEY epoch time cuda/cpu: {ratio:.2f}", flush=True)
-EOF
+# TabNet at its defaults, 200,000 rows, 2 epochs: the GPU's epoch (batch sizes chosen for the
+# device), the CPU's beside it, and pytorch-tabnet's on both at its defaults and on the GPU at
+# the same sizes (when it is importable: carry its wheel); one KEY line per fit as it ends
+run_step tabnet_200k 75 key "$PY" benchmarks/bench_tabnet_device.py --device "$GPU"
 
 say "== total: $STEPS steps, $FAILED failed or skipped, $((SECONDS - START)) s of ${BUDGET} s"
 ((FAILED == 0))
