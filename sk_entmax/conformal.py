@@ -568,7 +568,12 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         true_scores = _label_scores(decision.astype(np.float64), codes, self._delta())
         class_conditional = params["class_conditional"]
         quantiles, counts = calibrate(
-            true_scores, codes, len(self.classes_), levels, class_conditional=class_conditional
+            true_scores,
+            codes,
+            len(self.classes_),
+            levels,
+            class_conditional=class_conditional,
+            classes=self.classes_,
         )
         counts = counts if class_conditional else len(codes)
         return self._store_calibration(levels, true_scores, counts, quantiles)
@@ -708,8 +713,12 @@ def calibrate(
     levels: np.ndarray,
     *,
     class_conditional: bool = False,
+    classes: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The conformal quantiles of calibration scores, marginal or per class.
+
+    Where the rows are too few for a level (the quantile is inf), one ``UserWarning`` says
+    so for every level and class at once, naming the classes.
 
     Parameters
     ----------
@@ -723,6 +732,8 @@ def calibrate(
         The confidence levels.
     class_conditional : bool, default=False
         One quantile per class, from the rows of that class.
+    classes : ndarray of shape (n_classes,), default=None
+        The class labels, to name in the warning (class indices when None).
 
     Returns
     -------
@@ -744,16 +755,39 @@ def calibrate(
             quantiles[i] = conformal_quantile(true_scores, level)
             if quantiles[i, 0] == math.inf:
                 short.append((float(level), None, len(true_scores)))
-    for level, c, n in short:
-        where = "calibration rows" if c is None else f"calibration rows of class index {c}"
-        warnings.warn(
-            f"{n} {where} are too few for confidence_level={level}: it needs "
-            f"ceil((n + 1) * {level}) <= n, i.e. n >= {math.ceil(level / (1 - level))}. "
-            "The quantile is inf and every label is in the set.",
-            UserWarning,
-            stacklevel=3,
-        )
+    if short:
+        warnings.warn(_too_few_message(short, classes), UserWarning, stacklevel=3)
     return quantiles, counts
+
+
+def _label_name(label: Any) -> str:
+    """A class label as the warning names it: ``'setosa'``, ``3``."""
+    value = label.item() if isinstance(label, np.generic) else label
+    return repr(value)
+
+
+def _too_few_message(short: list[tuple[float, int | None, int]], classes: Any) -> str:
+    """One message for every (level, class index or None, rows) whose quantile is inf."""
+    parts = []
+    for level in dict.fromkeys(level for level, _, _ in short):
+        need = f"it needs ceil((n + 1) * {level}) <= n, i.e. n >= {math.ceil(level / (1 - level))}"
+        rows = [(c, n) for lev, c, n in short if lev == level]
+        if rows[0][0] is None:
+            parts.append(
+                f"{rows[0][1]} calibration rows are too few for confidence_level={level} "
+                f"({need}): the quantile is inf and every label is in the set"
+            )
+            continue
+        named = ", ".join(
+            f"{_label_name(classes[c]) if classes is not None else c} ({n} rows)" for c, n in rows
+        )
+        parts.append(
+            f"the calibration rows of {len(rows)} class{'es' if len(rows) > 1 else ''} are "
+            f"too few for confidence_level={level} ({need} rows per class): {named}; their "
+            "quantiles are inf and those classes are in every set"
+        )
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 def calibrated_proba(

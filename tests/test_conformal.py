@@ -338,7 +338,7 @@ def test_too_few_calibration_rows_warns_and_keeps_every_class(data, sparsemax_mo
     proba = clf.predict_proba(X[:20])
     np.testing.assert_allclose(proba, 1 / 8)
     clf = SparseConformalClassifier(sparsemax_model, prefit=True, class_conditional=True)
-    with pytest.warns(UserWarning, match="calibration rows of class index"):
+    with pytest.warns(UserWarning, match="too few for confidence_level=0.9 .* rows per class"):
         clf.conformalize(X[400:460], y[400:460])
     assert np.isinf(clf.quantiles_).any()
 
@@ -558,3 +558,21 @@ def test_tabnet_end_to_end():
     # coverage: at least 0.9 in expectation; 0.8 is four standard errors below
     assert 0.8 <= support_coverage(y[600:], sets) <= 1.0
     assert np.array_equal(clf.predict(X[600:]), clf.estimator_.predict(X[600:]))
+
+
+def test_class_conditional_shortfall_is_one_warning_naming_the_classes():
+    """issue 44: at 0.99 with 10 classes, once 10 warnings, one per class index."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    labels = np.array([f"c{i}" for i in range(10)])[np.arange(200) % 10]
+    model = SparsemaxClassifier(max_epochs=2, random_state=0).fit(X[:100], labels[:100])
+    clf = SparseConformalClassifier(
+        model, prefit=True, confidence_level=0.99, class_conditional=True
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.conformalize(X[100:], labels[100:])
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert len(messages) == 1, messages
+    assert "of 10 classes are too few for confidence_level=0.99" in messages[0]
+    assert all(f"'c{i}' (10 rows)" in messages[0] for i in range(10))
