@@ -146,6 +146,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--quick", action="store_true", help="a few epochs only: a smoke test, not a result"
     )
+    demo.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar for the TabNet fit (default: one on standard error, with the "
+        "time left)",
+    )
     report = sub.add_parser(
         "report",
         help="fit a classifier or a regressor on your CSV file and write an HTML report",
@@ -220,6 +226,12 @@ def _parser() -> argparse.ArgumentParser:
         "classification only: refused for a regression target)",
     )
     report.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="tabnet: no progress bar (default: a bar over the epochs on standard error, "
+        "with the time left, as verbose=1 gives; the linear models take seconds)",
+    )
+    report.add_argument(
         "--faithful-masks",
         action="store_true",
         help="tabnet: fit with faithful_masks=True, so that a feature whose mask is 0 at "
@@ -255,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             from sk_entmax._demo import run_demo
 
             try:
-                run_demo(args.out, quick=args.quick)
+                run_demo(args.out, quick=args.quick, progress=not args.no_progress)
             except OSError as exc:
                 where = exc.filename or args.out or "the report"
                 raise UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
@@ -633,6 +645,7 @@ def _estimator(
     *,
     faithful_masks: bool = False,
     task: str = "classification",
+    progress: bool = False,
 ):
     from sklearn.compose import make_column_selector, make_column_transformer
     from sklearn.impute import SimpleImputer
@@ -644,12 +657,14 @@ def _estimator(
     kwargs: dict[str, Any] = {"random_state": random_state}
     if max_epochs is not None:
         kwargs["max_epochs"] = max_epochs
+    # TabNet's fit is the long one: a progress bar with the time left (verbose=1)
+    tabnet = {**kwargs, "faithful_masks": faithful_masks, "verbose": int(progress)}
     if task == "regression":  # _check_task_options let only --model tabnet through
         from sk_entmax import TabNetEntmaxRegressor
 
-        return TabNetEntmaxRegressor(faithful_masks=faithful_masks, **kwargs)
+        return TabNetEntmaxRegressor(**tabnet)
     if model == "tabnet":
-        return TabNetEntmaxClassifier(faithful_masks=faithful_masks, **kwargs)
+        return TabNetEntmaxClassifier(**tabnet)
     numeric = make_column_selector(dtype_include=["number", "bool"])
     other = make_column_selector(dtype_exclude=["number", "bool"])
     preprocess = make_column_transformer(
@@ -837,6 +852,7 @@ def _report(args: argparse.Namespace) -> None:
         args.random_state,
         faithful_masks=args.faithful_masks,
         task=table.task,
+        progress=not args.no_progress,
     )
     X_train, X_test, y_train, y_test, stratified = _split(
         X, y, args.random_state, by_class=not regression
@@ -940,9 +956,10 @@ def _fit(
         what = f"regression on {target!r}: {spread}"
     else:
         what = f"{y.nunique()} classes in {target!r}"
+    bar = getattr(clf, "verbose", 0) == 1  # its progress bar goes to standard error
     _say(
         f"fitting {name} on {len(X_train)} rows x {X.shape[1]} columns ({what}) ...",
-        end="",
+        end="\n" if bar else "",
         flush=True,
     )
     start = time.perf_counter()
@@ -951,10 +968,12 @@ def _fit(
             warnings.simplefilter("always", UserWarning)
             clf.fit(X_train, y_train)
     except ValueError as exc:
-        print()
+        if not bar:
+            print()
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else "ValueError"
         raise UsageError(f"fitting failed: {message}") from None
-    print(f" {time.perf_counter() - start:.1f} s")
+    seconds = f"{time.perf_counter() - start:.1f} s"
+    print(f"fitted in {seconds}" if bar else f" {seconds}")
     for w in caught:  # other warnings (a ConvergenceWarning) go out as they would have
         if w.category is not UserWarning:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -56,9 +56,10 @@ def _fmt(p: float) -> str:
 class _Progress:
     """Prints ``label ...`` then the elapsed time; on a terminal a ticker keeps it moving."""
 
-    def __init__(self, label: str, out: TextIO) -> None:
-        self.label, self.out = label, out
-        self.tty = hasattr(out, "isatty") and out.isatty()
+    def __init__(self, label: str, out: TextIO, *, bar: bool = False) -> None:
+        self.label, self.out, self.bar = label, out, bar
+        # a model that shows its own progress bar (on standard error) gets no ticker
+        self.tty = hasattr(out, "isatty") and out.isatty() and not bar
         self.done = threading.Event()
         self.note = ""
 
@@ -70,7 +71,7 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         self.start = time.perf_counter()
-        self.out.write(f"  {self.label} ...")
+        self.out.write(f"  {self.label} ..." + ("\n" if self.bar else ""))
         self.out.flush()
         if self.tty:
             self.thread = threading.Thread(target=self._tick, daemon=True)
@@ -83,6 +84,8 @@ class _Progress:
         if self.tty:
             self.thread.join()
             self.out.write(f"\r  {self.label} ...")
+        elif self.bar:
+            self.out.write(f"  {self.label} ...")
         note = f", {self.note}" if self.note else ""
         self.out.write(f" {self.seconds:.1f} s{note}\n")
         self.out.flush()
@@ -110,7 +113,7 @@ def _mappings(out: TextIO) -> None:
     print(f"  sparsemax  {show(sparsemax(x, dim=0))}   an exact zero", file=out)
 
 
-def _models(quick: bool) -> list[tuple[str, Any, bool]]:
+def _models(quick: bool, progress: bool = False) -> list[tuple[str, Any, bool]]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -118,7 +121,9 @@ def _models(quick: bool) -> list[tuple[str, Any, bool]]:
     from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier
 
     linear = {"max_iter": 20} if quick else {}
-    tabnet = {"max_epochs": 3} if quick else {}
+    tabnet: dict[str, Any] = {"max_epochs": 3} if quick else {}
+    if progress:  # its fit is the long one: a progress bar with the time left
+        tabnet["verbose"] = 1
     return [
         (
             "softmax: LogisticRegression",
@@ -160,7 +165,11 @@ def _pick_rows(sparse_proba: np.ndarray, n: int = 5) -> list[int]:
 
 
 def run_demo(
-    out_path: str | Path | None = None, *, quick: bool = False, out: TextIO | None = None
+    out_path: str | Path | None = None,
+    *,
+    quick: bool = False,
+    out: TextIO | None = None,
+    progress: bool = True,
 ) -> Path | None:
     """Fit four classifiers on the wine data, print how sparse they are, write a report.
 
@@ -173,6 +182,9 @@ def run_demo(
         Train for a handful of epochs only (a smoke test; the numbers mean little).
     out : file-like, default=None
         Where to print (standard output when None).
+    progress : bool, default=True
+        Show the TabNet fit's progress bar with the time left (``verbose=1``, on standard
+        error); the other models take a second or two.
 
     Returns
     -------
@@ -189,10 +201,12 @@ def run_demo(
     """
     out = sys.stdout if out is None else out
     # the estimators pick their torch threads themselves (their n_jobs parameter)
-    return _run(out_path, quick, out)
+    return _run(out_path, quick, out, progress)
 
 
-def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
+def _run(
+    out_path: str | Path | None, quick: bool, out: TextIO, progress: bool = True
+) -> Path | None:
     begin = time.perf_counter()
     # torch imports its compiler stack the first time an optimizer is built (seconds): pay
     # for it at start-up, so that the first model's fit time measures training only
@@ -201,7 +215,7 @@ def _run(out_path: str | Path | None, quick: bool, out: TextIO) -> Path | None:
     _mappings(out)
 
     X, X_train, X_test, y_train, y_test = _wine(quick, out)
-    results = _fit_models(_models(quick), X_train, y_train, X_test, y_test, out)
+    results = _fit_models(_models(quick, progress), X_train, y_train, X_test, y_test, out)
     _print_table(results, X_test, out)
     tabnet = results[-1].model
     _print_masks(tabnet, X, X_test, out)
@@ -243,7 +257,9 @@ def _fit_models(
     """Fit each model with a progress line, and score it on the test rows."""
     results = []
     for i, (name, model, is_tabnet) in enumerate(models, start=1):
-        with _Progress(f"[{i}/{len(models)}] {name:<28}", out) as progress:
+        final = model if is_tabnet else model[-1]
+        bar = getattr(final, "verbose", 0) == 1 and is_tabnet
+        with _Progress(f"[{i}/{len(models)}] {name:<28}", out, bar=bar) as progress:
             model.fit(X_train, y_train)
             final = model if is_tabnet else model[-1]
             if hasattr(final, "net_"):

@@ -89,10 +89,12 @@ _PARAMS_DOC = """
         global generator is never seeded, read or drawn from.
         The same value gives identical predictions on CPU at every ``n_jobs``.
     verbose : int, default=0
-        1 prints one plain line per epoch of Adam (the epoch, the training and validation
-        losses, the best so far, seconds per epoch and at most how long is left) or per
-        evaluation of the L-BFGS objective (the iteration, the objective and the largest
-        gradient entry against ``tol``); 0 is silent."""
+        0 is silent. With Adam, 1 shows a progress bar over the epochs on standard error
+        (tqdm: the time left, at most, and the losses) and 2 prints one plain line per epoch
+        instead, for a log file (the epoch, the training and validation losses, the best so
+        far, seconds per epoch and at most how long is left); with L-BFGS, 1 or more prints
+        one line per evaluation of the objective (the iteration, the objective and the
+        largest gradient entry against ``tol``)."""
 
 _ATTRIBUTES_DOC = """
     Attributes

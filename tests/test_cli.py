@@ -41,7 +41,9 @@ def iris_csv(tmp_path_factory):
 def test_demo_quick_prints_the_table_and_writes_the_report(capsys, tmp_path):
     out = tmp_path / "demo.html"
     assert main(["demo", "--quick", "--out", str(out)]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "3/3 [" in captured.err  # TabNet's progress bar, shown by default (issue 44)
     header = next(line for line in text.splitlines() if "exact zeros" in line and "fit" in line)
     assert header.split()[:2] == ["model", "accuracy"]
     rows = {}

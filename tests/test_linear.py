@@ -506,9 +506,10 @@ def test_refit_switches_between_multilabel_and_multiclass():
 
 def test_verbose_prints_one_plain_line_per_epoch(capsys):
     # issue 27.5: skorch's table carried ANSI colour codes into logs; now one plain line per
-    # epoch with the loss, the best so far, the pace and the time left
+    # epoch with the loss, the best so far, the pace and the time left (verbose=2 since
+    # issue 44: verbose=1 is a progress bar, tests/test_progress.py)
     capsys.readouterr()
-    clf = EntmaxClassifier(solver="adam", lr=0.05, max_epochs=5, random_state=0, verbose=1)
+    clf = EntmaxClassifier(solver="adam", lr=0.05, max_epochs=5, random_state=0, verbose=2)
     clf.fit(X_IRIS, Y_IRIS)
     out = capsys.readouterr().out
     assert "\x1b" not in out

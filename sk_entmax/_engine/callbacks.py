@@ -22,6 +22,7 @@ from sk_entmax._engine.training import TrainingPlan
 __all__ = [
     "BestWeightsSoFar",
     "FiniteLossCheck",
+    "ProgressBar",
     "ProgressLine",
     "StoppingRule",
     "fit_callbacks",
@@ -63,7 +64,7 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLine(Callback):
-    """``verbose=1``: one plain line per epoch (no table, no colour codes), for a terminal
+    """``verbose=2``: one plain line per epoch (no table, no colour codes), for a terminal
     and a log file alike.
 
     Each line gives the epoch (of ``max_epochs``), the training loss, the validation loss
@@ -113,6 +114,72 @@ class ProgressLine(Callback):
         if self.max_epochs:
             parts.append(f"at most {_duration(per_epoch * (self.max_epochs - epoch))} left")
         self.sink("  ".join(parts), file=sys.stdout, flush=True)
+
+
+class ProgressBar(Callback):
+    """``verbose=1``: a progress bar over the epochs, with the time left (tqdm's, on
+    standard error), the training loss, the validation loss when there is one, and the best
+    monitored loss so far as its postfix.
+
+    The time left is the remaining epochs at the pace so far: at most that, since the
+    stopping rule may end the fit sooner (the bar then stops short of ``max_epochs``). For
+    a log file, ``verbose=2`` prints :class:`ProgressLine`'s plain lines instead.
+
+    Parameters
+    ----------
+    max_epochs : int or None
+        The epoch budget of a fit; None for a partial_fit call (a counter, no time left).
+    monitor : str
+        The history key of the loss the stopping rule watches.
+    file : file-like or None, default=None
+        Where the bar goes (None: ``sys.stderr`` at the time of the fit).
+    """
+
+    def __init__(self, max_epochs: int | None, monitor: str, file=None):
+        self.max_epochs = max_epochs
+        self.monitor = monitor
+        self.file = file
+
+    def initialize(self):
+        self.bar_ = None
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        from tqdm import tqdm
+
+        self.bar_ = tqdm(
+            total=self.max_epochs,
+            desc=f"{type(net.module_).__name__} fit",
+            unit="epoch",
+            file=self.file if self.file is not None else sys.stderr,
+            dynamic_ncols=True,
+            disable=False,  # shown in a log file too: verbose=1 asked for it
+            leave=True,
+        )
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.bar_ is None:
+            return
+        row = net.history[-1]
+        postfix = {}
+        for key, name in (("train_loss", "train loss"), ("valid_loss", "valid loss")):
+            if key in row:
+                postfix[name] = f"{row[key]:.4f}"
+        seen = [r[self.monitor] for r in net.history if self.monitor in r]
+        if seen:
+            postfix["best"] = f"{min(seen):.4f}"
+        self.bar_.set_postfix(postfix, refresh=False)
+        self.bar_.update(1)
+
+    def on_train_end(self, net, **kwargs):
+        if self.bar_ is not None:
+            self.bar_.close()
+            self.bar_ = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["bar_"] = None  # an open bar holds a file and a lock: not model state
+        return state
 
 
 class BestWeightsSoFar(Callback):
@@ -213,7 +280,9 @@ def fit_callbacks(
     monitor = "valid_loss" if early_stopping and not plan.full_batch else "train_loss"
     if plan.full_batch:  # L-BFGS reports its iterations itself (LbfgsNet)
         return callbacks, None, None, monitor
-    if verbose:
+    if verbose == 1:  # a bar with the time left; verbose=2: a plain line per epoch
+        callbacks.append(("progress", ProgressBar(plan.max_epochs, monitor)))
+    elif verbose:
         callbacks.append(("progress", ProgressLine(plan.max_epochs, monitor)))
     stopper = StoppingRule(
         monitor=monitor,

@@ -136,8 +136,10 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         Seeds initialisation, shuffling and the validation split, each through a generator
         of its own: torch's global generator is never seeded, read or drawn from.
     verbose : int, default=0
-        1 prints one plain line per epoch: the epoch, the training and validation losses,
-        the best so far, seconds per epoch and at most how long is left.
+        0 is silent; 1 shows a progress bar over the epochs on standard error (tqdm: the
+        time left, at most, and the losses); 2 prints one plain line per epoch instead, for
+        a log file: the epoch, the training and validation losses, the best so far, seconds
+        per epoch and at most how long is left.
 
     Attributes
     ----------
