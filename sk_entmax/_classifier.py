@@ -44,8 +44,7 @@ from sk_entmax._attributes import (
     real,
 )
 from sk_entmax._base import ESTIMATOR_FITTED, BaseEntmaxEstimator
-from sk_entmax._engine.inference import PROBA_ROWS
-from sk_entmax._engine.threads import torch_threads
+from sk_entmax._engine.inference import PROBA_ROWS, map_row_blocks
 from sk_entmax._parameters import ALPHA
 
 __all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
@@ -277,13 +276,17 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         """The probabilities of every output, the multi-label "no label" slot included."""
         scores, n_threads = self._scores(X, with_threads=True)
         temperature = getattr(self, "support_temperature_", 1.0)
-        with torch.no_grad(), torch_threads(n_threads):
-            # in blocks of rows: the mapping's temporaries stay small however long X is
-            blocks = [
-                self.net_.module_.proba(block if temperature == 1.0 else block / temperature)
-                for block in scores.split(PROBA_ROWS)
-            ]
-        return torch.cat(blocks).cpu().numpy()
+        proba = self.net_.module_.proba
+
+        def block(start: int, stop: int) -> torch.Tensor:
+            rows = scores[start:stop]
+            return proba(rows if temperature == 1.0 else rows / temperature)
+
+        # in fixed blocks of rows, each on one thread, over the n_jobs workers the scores took:
+        # the mapping's temporaries stay small however long X is, and a row's probabilities
+        # do not depend on n_jobs
+        blocks = map_row_blocks(block, scores.shape[0], n_threads)
+        return torch.cat(blocks).cpu().numpy() if blocks else scores.cpu().numpy()
 
     def decision_function(self, X):
         """The scores that the entmax mapping turns into :meth:`predict_proba`.

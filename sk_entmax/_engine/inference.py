@@ -121,7 +121,7 @@ class TrainedNetMixin:
 
     def _scores(self, X, with_threads: bool = False):
         """Float64 scores of ``X`` (validated here), block by block; with ``with_threads``
-        also the torch thread count they were computed at, for the mapping to reuse.
+        also the number of workers they were computed by, for the mapping to reuse.
 
         The network runs directly on blocks of rows, without a DataLoader, so predicting
         draws nothing from torch's global random generator.
