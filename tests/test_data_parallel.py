@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
-from sk_entmax import SparsemaxClassifier, TabNetEntmaxClassifier
+from sk_entmax import SparsemaxClassifier, TabNetEntmaxClassifier, TabNetEntmaxRegressor
 from sk_entmax.persistence import load
 from sk_entmax.scale_out import data_parallel
 
@@ -89,6 +89,11 @@ def test_a_group_of_one_changes_nothing(group_of_one):
         grouped = TabNetEntmaxClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(grouped.predict_proba(X), alone.predict_proba(X))
     np.testing.assert_array_equal(grouped.feature_importances_, alone.feature_importances_)
+    target = X[:, 0] * 2 + X[:, 1]
+    alone = TabNetEntmaxRegressor(**params).fit(X, target)
+    with data_parallel():
+        grouped = TabNetEntmaxRegressor(**params).fit(X, target)
+    np.testing.assert_array_equal(grouped.predict(X), alone.predict(X))
     with data_parallel(), pytest.raises(ValueError, match="L-BFGS"):
         SparsemaxClassifier().fit(X, y)
 
