@@ -75,9 +75,9 @@ _PARAMS_DOC = """
         workers; mini-batch training (``solver="adam"``, hidden layers, ``partial_fit``)
         runs on one torch thread at every ``n_jobs``, the fastest measured for its batches
         and immune to busy cores. So the same data and ``random_state`` give the same model,
-        bit for bit, at every ``n_jobs``, idle or busy. Predictions run on that many torch
-        threads (in float64, each row's result independent of the others), restored
-        afterwards.
+        bit for bit, at every ``n_jobs``, idle or busy. Predictions spread fixed blocks of
+        rows over that many workers, each block on one torch thread: the same at every
+        ``n_jobs`` too.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N", "mps" (Apple GPUs; ``solver="adam"`` only, since L-BFGS
         computes in float64, which MPS lacks) or "auto" (CUDA when available). Asking for

@@ -23,12 +23,13 @@ lock serialises their many small operations). The linear estimators' L-BFGS fits
 on a pool of one-thread workers (:mod:`sk_entmax._engine.solver`), added in the blocks'
 order.
 
-Predictions (``predict_proba``, ``decision_function``, ``explain``, ``transform``) run on
-``n_jobs`` torch threads, around which the estimators set the count and put back the caller's
-setting afterwards, after an error too. They compute in float64, where a row's result does
-not depend on the other rows or on the thread count, so predictions are the same at every
-``n_jobs`` too. The count never depends on the machine's momentary load: ``n_jobs=None``
-picks it from the task's size and the cores alone.
+Predictions (``predict_proba``, ``decision_function``, ``explain``, ``transform``) use
+``n_jobs`` the same way: fixed blocks of rows, each on one torch thread, spread over a pool
+of ``n_jobs`` workers (:func:`sk_entmax._engine.inference.map_row_blocks`), so they are the
+same at every ``n_jobs`` and a busy core slows only its worker's blocks. The estimators set
+the calling thread's count for each call and put back the caller's setting afterwards, after
+an error too. The count never depends on the machine's momentary load: ``n_jobs=None`` picks
+it from the task's size and the cores alone.
 
 torch keeps the count per calling thread (an OpenMP setting), so fits running in threads of
 one process (joblib's threading backend, a Dask worker with several threads) each set and

@@ -121,14 +121,14 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         Weights per class, multiplied into ``sample_weight``; "balanced" uses
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     n_jobs : int or None, default=None
-        torch threads while predicting and explaining, restored afterwards; it never changes
-        the model. Training runs on one torch thread at every ``n_jobs``: on TabNet's
-        batches that is the fastest measured, and a core kept busy by another process
-        cannot stall it (see the user guide's page on threads). So the same data and
-        ``random_state`` give the same model, bit for bit, at every ``n_jobs``, idle or
-        busy. None picks by the size of the task and the cores alone, never by the machine's
-        load; -1 uses every core; a positive int that many threads, capped at the cores with
-        a UserWarning.
+        Worker threads of predicting and explaining, which spread fixed blocks of rows over
+        them, each block on one torch thread; it never changes the model or a prediction.
+        Training runs on one torch thread at every ``n_jobs``: on TabNet's batches that is
+        the fastest measured, and a core kept busy by another process cannot stall it (see
+        the user guide's page on threads). So the same data and ``random_state`` give the
+        same model, bit for bit, at every ``n_jobs``, idle or busy. None picks by the size
+        of the task and the cores alone, never by the machine's load; -1 uses every core; a
+        positive int that many threads, capped at the cores with a UserWarning.
     device : str, default="cpu"
         "cpu", "cuda", "cuda:N", "mps" (Apple GPUs, where torch has them) or "auto" (CUDA
         when available).
