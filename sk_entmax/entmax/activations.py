@@ -742,9 +742,11 @@ def _sparse_map(
     autograd ``function`` (its ``apply`` looked up now) when ``training``, else the plain-op
     ``plain``. ``owner`` is the public name an error about ``dim`` names. On CUDA the
     Triton kernels serve it when they can (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
-    P = triton_path(X, 2.0 if function is SparsemaxFunction else 1.5, dim, None, owner)
-    if P is not None:
-        return with_support(P, dim, return_support_size)
+    if not compiling():  # (a traced graph holds no Triton launch)
+        alpha = 2.0 if function is SparsemaxFunction else 1.5
+        P = triton_path(X, alpha, dim, None, owner)
+        if P is not None:
+            return with_support(P, dim, return_support_size)
     if training:
         P = apply_last(function.apply, X, dim, k, owner=owner)
     else:

@@ -213,9 +213,11 @@ def _dropout_keep(
 
 
 def _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support):
-    """``(out, t, support)`` by the fused Triton kernel (:mod:`sk_entmax.entmax.kernels`)
+    """``(out, t, support, plan)`` by the fused Triton kernel (:mod:`sk_entmax.entmax.kernels`)
     where it serves: on CUDA, without dropout, masks holding one row for every query (key
-    padding) and the alphas the mapping kernels take; else None."""
+    padding) and the alphas the mapping kernels take; else None. The backward pass then
+    takes the fused kernels too (:func:`~sk_entmax.entmax.kernels.attention_backward`),
+    except for a learned alpha, whose gradient the blocked backward forms."""
     if dropout_p > 0 or q.device.type not in algorithms._TRITON_DEVICES:
         return None
     from sk_entmax.entmax import kernels
@@ -240,24 +242,28 @@ class _EntmaxAttentionFunction(Function):
             else None
         )
         seed = int(torch.randint(0, 2**62, (), device="cpu")) if dropout_p > 0 else 0
-        fused = _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support)
+        plan = None
+        fused = None if compiling() else _fused_forward(q, k, v, alpha, masks, causal,
+                                                        dropout_p, want_support)  # fmt: skip
         if fused is not None:  # the fused kernel: the same output, thresholds and supports
-            out, t_fused, support_fused = fused
+            out, t_fused, support_fused, plan = fused
             t = t_fused if needs_grad else None
             support = support_fused if want_support else None
-        for b, start in enumerate(range(0, L, block) if fused is None else ()):
-            rows = slice(start, min(start + block, L))
-            Z = _block_scores(q[..., rows, :], kT, masks, causal, rows)
-            a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha
-            P = _map(Z, a)
-            if needs_grad:
-                t[..., rows, :] = _threshold(Z, P, a)
-            if want_support:
-                support[..., rows, :] = (P != 0).sum(-1, keepdim=True)
-            if dropout_p > 0:
-                P.mul_(_dropout_keep(P.shape, dropout_p, seed, b, P))
-            out[..., rows, :] = torch.matmul(P, v)
+        else:
+            for b, start in enumerate(range(0, L, block)):
+                rows = slice(start, min(start + block, L))
+                Z = _block_scores(q[..., rows, :], kT, masks, causal, rows)
+                a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha
+                P = _map(Z, a)
+                if needs_grad:
+                    t[..., rows, :] = _threshold(Z, P, a)
+                if want_support:
+                    support[..., rows, :] = (P != 0).sum(-1, keepdim=True)
+                if dropout_p > 0:
+                    P.mul_(_dropout_keep(P.shape, dropout_p, seed, b, P))
+                out[..., rows, :] = torch.matmul(P, v)
         ctx.alpha = alpha if alpha_t is None else None
+        ctx.plan = plan if needs_grad else None
         ctx.masks, ctx.causal, ctx.dropout_p = masks, causal, dropout_p
         ctx.block, ctx.seed = block, seed
         if needs_grad:
@@ -275,6 +281,16 @@ class _EntmaxAttentionFunction(Function):
         alpha_t = rest[0] if rest else None
         alpha = alpha_t if alpha_t is not None else ctx.alpha
         need_q, need_k, need_v, need_alpha = ctx.needs_input_grad[:4]
+        if ctx.plan is not None and not need_alpha:  # the fused kernels' backward
+            from sk_entmax.entmax import kernels
+
+            dq, dk, dv = kernels.attention_backward(ctx.plan, t, d_out)
+            return (
+                dq.to(q.dtype) if need_q else None,
+                dk.to(k.dtype) if need_k else None,
+                dv.to(v.dtype) if need_v else None,
+                None, None, None, None, None, None, None,
+            )  # fmt: skip
         L = q.shape[-2]
         kT = k.transpose(-2, -1)
         dq = torch.empty_like(q) if need_q else None

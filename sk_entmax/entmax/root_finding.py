@@ -69,6 +69,7 @@ from sk_entmax.entmax._common import (
     _check_alpha,
     _check_n_iter,
     _MappingModule,
+    compiling,
     from_last,
     owner_of,
     param_to_last,
@@ -213,9 +214,10 @@ def _entmax_bisect(
     public function calling it, whose name ``owner`` is (for the errors about ``dim``). On
     CUDA the Triton kernels serve it when they can
     (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
-    P = triton_path(X, alpha, dim, n_iter, owner) if ensure_sum_one else None
-    if P is not None:
-        return with_support(P, dim, return_support_size)
+    if ensure_sum_one and not compiling():  # (a traced graph holds no Triton launch)
+        P = triton_path(X, alpha, dim, n_iter, owner)
+        if P is not None:
+            return with_support(P, dim, return_support_size)
     Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         P = X.clone()

@@ -266,7 +266,14 @@ def fused_calls(seam_on_cpu, interpreted, monkeypatch):
         calls.append(args[6])  # the mode
         return real(*args, **kwargs)
 
+    real_backward = interpreted.attention_backward
+
+    def counting_backward(*args, **kwargs):
+        calls.append("backward")
+        return real_backward(*args, **kwargs)
+
     monkeypatch.setattr(interpreted, "attention_forward", counting)
+    monkeypatch.setattr(interpreted, "attention_backward", counting_backward)
     return calls
 
 
@@ -281,7 +288,13 @@ def _without_kernels(fn):
 @needs_triton
 @pytest.mark.parametrize(
     "alpha, masking",
-    [(2.0, "padding"), (1.5, "causal"), (1.3, "padding"), ("per head", "causal")],
+    [
+        (2.0, "padding"),
+        (1.5, "causal"),
+        (1.3, "padding"),
+        ("per head", "causal"),
+        ("per head, fixed", "padding"),
+    ],
 )
 def test_fused_attention_matches_the_blocked_path(fused_calls, alpha, masking):
     """Output, support sizes and gradients (alpha's too) within 1e-5 of the blocked path;
@@ -290,8 +303,9 @@ def test_fused_attention_matches_the_blocked_path(fused_calls, alpha, masking):
     B, H, L, S = 2, 2, 12, 20
     q, k = (torch.randn(B, H, n, 4, generator=g).to(DEVICE) for n in (L, S))
     v = torch.randn(B, H, S, 5, generator=g).to(DEVICE)
-    per_head = alpha == "per head"
-    a = torch.tensor([1.2, 1.8], device=DEVICE).view(1, H, 1, 1) if per_head else alpha
+    per_head = alpha == "per head"  # learned: its gradient too
+    fixed = alpha == "per head, fixed"
+    a = torch.tensor([1.2, 1.8], device=DEVICE).view(1, H, 1, 1) if per_head or fixed else alpha
     kw = {"is_causal": True} if masking == "causal" else {}
     if masking == "padding":
         padding = torch.ones(B, 1, 1, S, dtype=torch.bool, device=DEVICE)
@@ -308,9 +322,12 @@ def test_fused_attention_matches_the_blocked_path(fused_calls, alpha, masking):
         return out.detach(), support, grads
 
     out, support, grads = run()
-    assert fused_calls == [0 if alpha == 2.0 else 1 if alpha == 1.5 else 2]
+    mode = {2.0: 0, 1.5: 1}.get(alpha, 2)
+    # a learned alpha's gradient: the blocked backward
+    assert fused_calls == [mode] if per_head else [mode, "backward"]
+    calls = len(fused_calls)
     out_ref, support_ref, grads_ref = _without_kernels(run)
-    assert len(fused_calls) == 1
+    assert len(fused_calls) == calls
     torch.testing.assert_close(out, out_ref, atol=1e-5, rtol=0)
     assert torch.equal(support, support_ref)
     for mine, theirs in zip(grads, grads_ref, strict=True):
@@ -374,9 +391,14 @@ ATTENTION = ("Q", "K", "V", "Bias", "A", "Out", "T", "Sup", "alpha", "L", "S", "
     f"stride_{x}" for x in ("qb", "qm", "qd", "kb", "kn", "kd", "vb", "vn", "vd", "bb", "bn",
                             "ob", "om", "od"))
 TYPES.update({"Sup": "*i64", "L": "i32", "S": "i32", "D": "i32", "DV": "i32"})
+TYPES.update(dict.fromkeys(("T", "DO", "Delta", "DK", "DV_out"), "*fp32"))
 compile(T._attention_forward_kernel, ATTENTION, "*fp32", MODE=2, PER_HEAD=True, HAS_BIAS=True,
         CAUSAL=True, WANT_SUPPORT=True, BLOCK_M=16, BLOCK_N=16, BLOCK_D=16, BLOCK_DV=16,
         N_BISECT=4, MAX_NEWTON=60)
+BACKWARD_ATTENTION = ("Q", "K", "V", "Bias", "A", "T", "DO", "Delta", "DK", "DV_out", "alpha",
+                      "L", "S", "D", "DV") + ATTENTION[13:24]
+compile(T._attention_backward_keys_kernel, BACKWARD_ATTENTION, "*fp32", MODE=1, PER_HEAD=False,
+        HAS_BIAS=True, CAUSAL=True, BLOCK_M=16, BLOCK_N=16, BLOCK_D=16, BLOCK_DV=16)
 print("compiled")
 """
 

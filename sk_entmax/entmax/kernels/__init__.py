@@ -31,7 +31,7 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.autograd import Function
@@ -46,7 +46,9 @@ from sk_entmax.entmax._common import (
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Mapping, mapping_for, newton_applies
 
 __all__ = [
+    "AttentionPlan",
     "absent_reason",
+    "attention_backward",
     "attention_forward",
     "available",
     "entmax_triton",
@@ -291,29 +293,23 @@ _ATTENTION_BLOCK_N = 32
 _ATTENTION_WARPS = 8
 
 
-def attention_forward(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    alpha: Param,
-    masks: tuple[tuple[torch.Tensor, bool], ...],
-    causal: bool,
-    want_support: bool,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
-    """The forward pass of entmax attention by the fused kernel, or None where it does not
-    serve (then the blocked torch path does).
+class AttentionPlan(NamedTuple):
+    """How the fused kernels run one call of attention: ``(BH, L, E)`` views of the inputs,
+    the mode, the alpha (a number, or one per (batch, head) row), the ``(BH, S)`` key bias."""
 
-    ``q`` (scaled), ``k``, ``v`` of shapes ``(*batch, L, E)``, ``(*batch, S, E)``,
-    ``(*batch, S, Ev)`` as :func:`sk_entmax.entmax.attention._prepare` leaves them (float32;
-    float64 is not served), ``alpha`` a number or a tensor broadcastable to
-    ``(*batch, L, 1)`` with one value per (batch, head) row of queries (all in
-    ``[1.1, 2]``), ``masks`` its ``(mask, is_bool)`` pairs, which must hold one row for all
-    queries (a key padding mask; a mask per query is not served), ``causal`` the top-left
-    causal mask. Returns ``(out, t, support)``: the output, each query row's threshold in
-    the convention of :func:`~sk_entmax.entmax.attention._threshold` (``(*batch, L, 1)``,
-    ``+inf`` for a fully masked row) and its support size (or None), as the blocked path
-    computes them.
-    """
+    batch: tuple[int, ...]
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    bias: torch.Tensor | None
+    alpha_heads: torch.Tensor | None
+    value: float
+    mode: int
+    causal: bool
+
+
+def _attention_plan(q, k, v, alpha, masks, causal) -> AttentionPlan | None:
+    """The :class:`AttentionPlan` of a call the fused kernels serve, else None."""
     if not _enabled or _load() is None or q.dtype != torch.float32:
         return None
     if compiling() or torch.jit.is_tracing():
@@ -352,12 +348,63 @@ def attention_forward(
         bias = term if bias is None else bias + term
     if bias is not None:
         bias = bias.expand(*batch, 1, S).reshape(BH, S).contiguous()
-    module = _load()
-    out, t, support = module.attention_forward(
-        q3, k3, v3, bias, alpha_heads, value, mode, causal, want_support,
-        _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N, _ATTENTION_WARPS,
+    return AttentionPlan(tuple(batch), q3, k3, v3, bias, alpha_heads, value, mode, causal)
+
+
+def attention_forward(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    alpha: Param,
+    masks: tuple[tuple[torch.Tensor, bool], ...],
+    causal: bool,
+    want_support: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, AttentionPlan] | None:
+    """The forward pass of entmax attention by the fused kernel, or None where it does not
+    serve (then the blocked torch path does).
+
+    ``q`` (scaled), ``k``, ``v`` of shapes ``(*batch, L, E)``, ``(*batch, S, E)``,
+    ``(*batch, S, Ev)`` as :func:`sk_entmax.entmax.attention._prepare` leaves them (float32;
+    float64 is not served), ``alpha`` a number or a tensor broadcastable to
+    ``(*batch, L, 1)`` with one value per (batch, head) row of queries (all in
+    ``[1.1, 2]``), ``masks`` its ``(mask, is_bool)`` pairs, which must hold one row for all
+    queries (a key padding mask; a mask per query is not served), ``causal`` the top-left
+    causal mask. Returns ``(out, t, support, plan)``: the output, each query row's threshold
+    in the convention of :func:`~sk_entmax.entmax.attention._threshold` (``(*batch, L, 1)``,
+    ``+inf`` for a fully masked row), its support size (or None), as the blocked path
+    computes them, and the plan :func:`attention_backward` takes.
+    """
+    plan = _attention_plan(q, k, v, alpha, masks, causal)
+    if plan is None:
+        return None
+    out, t, support = _load().attention_forward(
+        plan.q, plan.k, plan.v, plan.bias, plan.alpha_heads, plan.value, plan.mode, causal,
+        want_support, _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N, _ATTENTION_WARPS,
     )  # fmt: skip
-    out = out.reshape(*batch, L, v.shape[-1])
-    t = t.reshape(*batch, L, 1)
-    support = support.reshape(*batch, L, 1) if support is not None else None
-    return out, t, support
+    L = q.shape[-2]
+    out = out.reshape(*plan.batch, L, v.shape[-1])
+    t = t.reshape(*plan.batch, L, 1)
+    support = support.reshape(*plan.batch, L, 1) if support is not None else None
+    return out, t, support, plan
+
+
+def attention_backward(
+    plan: AttentionPlan, t: torch.Tensor, d_out: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The gradients ``(dq, dk, dv)`` of the fused forward of ``plan`` (shaped as its
+    ``(*batch, ...)`` inputs) by two kernels: per block of queries, the row terms
+    ``sum_j g dP / sum_j g`` and ``dq``; per block of keys, ``dk`` and ``dv``; each block's
+    weights rebuilt from the thresholds ``t``, as the blocked path rebuilds them (no alpha
+    gradient: a learned alpha takes the blocked path's backward)."""
+    BH, L, D = plan.q.shape
+    S, DV = plan.k.shape[1], plan.v.shape[-1]
+    dq, dk, dv = _load().attention_backward(
+        plan.q, plan.k, plan.v, plan.bias, plan.alpha_heads, plan.value, plan.mode,
+        plan.causal, t, d_out.reshape(BH, L, DV), _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N,
+        _ATTENTION_WARPS,
+    )  # fmt: skip
+    return (
+        dq.reshape(*plan.batch, L, D),
+        dk.reshape(*plan.batch, S, D),
+        dv.reshape(*plan.batch, S, DV),
+    )
