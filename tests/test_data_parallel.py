@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
-from sk_entmax import SparsemaxClassifier, TabNetEntmaxClassifier, TabNetEntmaxRegressor
+from sk_entmax import (
+    NonFiniteLossError,
+    SparsemaxClassifier,
+    TabNetEntmaxClassifier,
+    TabNetEntmaxRegressor,
+)
 from sk_entmax.persistence import load
 from sk_entmax.scale_out import data_parallel
 
@@ -94,6 +99,9 @@ def test_a_group_of_one_changes_nothing(group_of_one):
     with data_parallel():
         grouped = TabNetEntmaxRegressor(**params).fit(X, target)
     np.testing.assert_array_equal(grouped.predict(X), alone.predict(X))
+    # a diverging fit stops on every process at the same step, with one error
+    with data_parallel(), pytest.raises(NonFiniteLossError, match="on every one"):
+        TabNetEntmaxRegressor(**params, lr=1e30, clip_value=None).fit(X, target * 1e30)
     with data_parallel(), pytest.raises(ValueError, match="L-BFGS"):
         SparsemaxClassifier().fit(X, y)
 

@@ -25,6 +25,8 @@ import torch
 import torch.distributed as dist
 from skorch.callbacks import Callback
 
+from sk_entmax._engine.net import NonFiniteLossError
+
 __all__ = ["AverageGradients", "data_parallel", "data_parallel_group"]
 
 #: None outside :func:`data_parallel`; inside, a 1-tuple holding its process group
@@ -88,10 +90,11 @@ class AverageGradients(Callback):
     def _world(self) -> int:
         return dist.get_world_size(self.group)
 
-    def _average(self, tensors: list[torch.Tensor]) -> None:
-        """Replace each tensor by its mean over the processes (one collective for all)."""
+    def _average(self, tensors: list[torch.Tensor]) -> bool:
+        """Replace each tensor by its mean over the processes (one collective for all);
+        whether every averaged entry is finite."""
         if not tensors:
-            return
+            return True
         flat = torch.cat([t.reshape(-1) for t in tensors])
         dist.all_reduce(flat, group=self.group)
         flat /= self._world()
@@ -99,6 +102,7 @@ class AverageGradients(Callback):
         for t in tensors:
             t.copy_(flat[offset : offset + t.numel()].view_as(t))
             offset += t.numel()
+        return bool(torch.isfinite(flat).all())
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         # the same number of steps on every process, or the collectives would wait forever
@@ -118,7 +122,15 @@ class AverageGradients(Callback):
             dist.broadcast(tensor, src=source, group=self.group)
 
     def on_grad_computed(self, net, named_parameters, X=None, y=None, training=None, **kwargs):
-        self._average([p.grad for _, p in named_parameters if p.grad is not None])
+        # a non-finite gradient on any process is one on every process after the average:
+        # all stop here, together (a process stopping alone would leave the others waiting
+        # in the next collective)
+        if not self._average([p.grad for _, p in named_parameters if p.grad is not None]):
+            raise NonFiniteLossError(
+                f"the averaged gradients became non-finite at epoch {len(net.history)}: "
+                "the loss diverged on at least one process and training was stopped on "
+                f"every one. Try a lower learning rate (lr={net.lr:g}) or scale the features"
+            )
 
     def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
         # the batch norms' running statistics, which each process moved on its own rows,
