@@ -291,7 +291,6 @@ def _without_kernels(fn):
     [
         (2.0, "padding"),
         (1.5, "causal"),
-        (1.3, "padding"),
         ("per head", "causal"),
         ("per head, fixed", "padding"),
     ],
