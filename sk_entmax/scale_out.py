@@ -52,6 +52,7 @@ def fit_blocks(
     y: Any,
     *,
     classes: Any = None,
+    sample_weight: Any = None,
     passes: int = 1,
     lr_decay: float = 0.3,
     shuffle: bool = True,
@@ -75,7 +76,11 @@ def fit_blocks(
         The labels, in blocks of the same rows as ``X``.
     classes : array-like, default=None
         Every label of the data; needed unless the estimator is already fitted. None reads
-        them from ``y`` (one pass over ``y`` alone).
+        them from ``y`` (one pass over ``y`` alone); a multi-label ``y`` (an indicator
+        matrix) needs none.
+    sample_weight : dask.array.Array of shape (n_samples,) or dask.dataframe.Series, default=None
+        Per-row weights, in blocks of the same rows as ``X``, handed to ``partial_fit``
+        with each block.
     passes : int, default=1
         Passes over the data.
     lr_decay : float, default=0.3
@@ -106,12 +111,19 @@ def fit_blocks(
     if not hasattr(estimator, "partial_fit"):
         raise invalid("estimator", "fit_blocks", "an estimator with partial_fit", estimator)
     X_blocks, y_blocks = _blocks(X, "X"), _blocks(y, "y")
-    if len(X_blocks) != len(y_blocks):
-        raise ValueError(
-            f"X has {len(X_blocks)} blocks of rows and y {len(y_blocks)}: give them the same "
-            "blocks of rows (e.g. y.rechunk(X.chunks[0]))"
-        )
-    if classes is None and not hasattr(estimator, "classes_"):
+    w_blocks = (
+        [None] * len(X_blocks)
+        if sample_weight is None
+        else _blocks(sample_weight, "sample_weight")
+    )
+    for name, blocks in (("y", y_blocks), ("sample_weight", w_blocks)):
+        if len(blocks) != len(X_blocks):
+            raise ValueError(
+                f"X has {len(X_blocks)} blocks of rows and {name} {len(blocks)}: give them the "
+                f"same blocks of rows (e.g. {name}.rechunk(X.chunks[0]))"
+            )
+    multilabel = getattr(y, "ndim", 1) == 2
+    if classes is None and not multilabel and not hasattr(estimator, "classes_"):
         import dask.array as da
 
         labels = y.unique() if hasattr(y, "divisions") else da.unique(y)  # block by block
@@ -125,18 +137,19 @@ def fit_blocks(
             if p and base_lr is not None:
                 estimator.net_.set_params(lr=base_lr * lr_decay**p)  # skorch's optimizer rate
             for i in order:
-                X_block, y_block = dask.compute(X_blocks[i], y_blocks[i])
-                if len(X_block) != len(y_block):
-                    raise ValueError(
-                        f"block {i} has {len(X_block)} rows of X and {len(y_block)} of y: "
-                        "give them the same blocks of rows"
-                    )
+                X_block, y_block, w_block = dask.compute(X_blocks[i], y_blocks[i], w_blocks[i])
+                for name, block in (("y", y_block), ("sample_weight", w_block)):
+                    if block is not None and len(block) != len(X_block):
+                        raise ValueError(
+                            f"block {i} has {len(X_block)} rows of X and {len(block)} of "
+                            f"{name}: give them the same blocks of rows"
+                        )
                 if len(X_block) == 0:
                     continue
-                if hasattr(estimator, "classes_"):
-                    estimator.partial_fit(X_block, y_block)
-                else:
-                    estimator.partial_fit(X_block, y_block, classes=classes)
+                extra = {} if w_block is None else {"sample_weight": w_block}
+                if not hasattr(estimator, "classes_"):
+                    extra["classes"] = classes
+                estimator.partial_fit(X_block, y_block, **extra)
                 if base_lr is None and getattr(estimator, "net_", None) is not None:
                     base_lr = estimator.net_.lr
     finally:

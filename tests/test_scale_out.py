@@ -46,6 +46,24 @@ def test_fit_blocks_is_partial_fit_over_the_blocks_with_the_rate_schedule():
     np.testing.assert_array_equal(ours.classes_, np.arange(4))  # read from y
 
 
+def test_fit_blocks_passes_the_weights_and_takes_multi_label_targets():
+    X, y = _data()
+    weight = da.from_array(np.linspace(0.5, 2.0, 1200), chunks=300)
+    ours = fit_blocks(
+        SparsemaxClassifier(random_state=0), X, y, sample_weight=weight, shuffle=False
+    )
+    X_np, y_np, w_np = X.compute(), y.compute(), weight.compute()
+    by_hand = SparsemaxClassifier(random_state=0)
+    for start in range(0, 1200, 300):
+        rows = slice(start, start + 300)
+        by_hand.partial_fit(X_np[rows], y_np[rows], classes=range(4), sample_weight=w_np[rows])
+    np.testing.assert_array_equal(ours.predict_proba(X_np), by_hand.predict_proba(X_np))
+    # an indicator matrix: labels 0 and 1 of each row, no classes needed
+    Y = da.stack([y == 0, (y == 1) | (y == 2)], axis=1).astype(int).rechunk((300, 2))
+    multi = fit_blocks(SparsemaxClassifier(random_state=0), X, Y)
+    assert multi.multilabel_ and multi.predict(X_np).shape == (1200, 2)
+
+
 def test_fit_blocks_shuffles_the_blocks_reproducibly():
     X, y = _data()
     a = fit_blocks(SparsemaxClassifier(random_state=0), X, y, random_state=3)
