@@ -50,8 +50,10 @@ exactly ``predict_set``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -212,14 +214,29 @@ def conformal_quantile(scores: ArrayLike, confidence_level: float) -> float:
         ``inf`` when ``ceil((n + 1) * level) > n`` (too few rows: every label is in the set).
     """
     scores = np.asarray(scores, dtype=np.float64).ravel()
-    n = scores.size
-    # the rank, guarded against (n + 1) * level landing a hair above an integer
-    rank = math.ceil((n + 1) * confidence_level - 1e-9)
-    if rank > n:
+    rank = _rank(scores.size, confidence_level)
+    if rank > scores.size:
         return math.inf
     if rank < 1:
         return -math.inf
     return float(np.partition(scores, rank - 1)[rank - 1])
+
+
+def _rank(n: int, confidence_level: float) -> int:
+    """``ceil((n + 1) * level)``, guarded against ``(n + 1) * level`` landing a hair above an
+    integer."""
+    return math.ceil((n + 1) * confidence_level - 1e-9)
+
+
+def _sorted_quantiles(ascending: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """:func:`conformal_quantile` of sorted scores at every level: ``O(n_levels)`` once the
+    scores are sorted (the same values: the ``rank``-th smallest score, or +-inf)."""
+    n = ascending.size
+    out = np.empty(len(levels))
+    for i, level in enumerate(levels.tolist()):
+        rank = _rank(n, level)
+        out[i] = math.inf if rank > n else -math.inf if rank < 1 else ascending[rank - 1]
+    return out
 
 
 def _temperature(q_hat: float, alpha: float) -> float:
@@ -312,6 +329,11 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         The levels, as floats.
     conformity_scores_ : ndarray of shape (n_conformalize,)
         The non-conformity scores of the calibration rows' true labels.
+    conformity_classes_ : ndarray of shape (n_conformalize,)
+        The index in ``classes_`` of each calibration row's label (int64; -1 for the rows
+        of a multi-label estimator, which hold sets of labels): with the scores, what every
+        quantile is computed from, so that :func:`~sk_entmax.persistence.load` recomputes
+        them all.
     n_conformalize_samples_ : ndarray of shape (n_classes,) or int
         The number of calibration rows (per class with ``class_conditional=True``).
     quantiles_ : ndarray of shape (n_levels, n_classes)
@@ -361,6 +383,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     _calibrated_attributes = (
         "confidence_levels_",
         "conformity_scores_",
+        "conformity_classes_",
         "n_conformalize_samples_",
         "quantiles_",
         "temperatures_",
@@ -438,15 +461,21 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         return alpha
 
     def _forget_conformalization(self) -> None:
-        for name in (
-            "conformity_scores_",
-            "n_conformalize_samples_",
-            "quantiles_",
-            "temperatures_",
-            "temperature_",
-            "confidence_levels_",
-        ):
+        for name in self._calibrated_attributes:
             self.__dict__.pop(name, None)
+
+    @contextlib.contextmanager
+    def _kept_on_failure(self) -> Iterator[None]:
+        """The fitted state as it was when the block fails: a failed ``fit`` or
+        ``conformalize`` (bad labels, NaN, mismatched lengths, ...) keeps the previous
+        model and calibration."""
+        before = dict(self.__dict__)
+        try:
+            yield
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
     # ------------------------------------------------------------------ fit
 
@@ -465,10 +494,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : SparseConformalClassifier
-            Fitted, not yet conformalized.
+            Fitted, not yet conformalized. When ``fit`` raises, the wrapper keeps the model
+            and calibration it had.
         """
         params = self._validate_params_here()
-        self._forget_conformalization()
         if params["prefit"]:
             estimator = self._base_estimator(params["estimator"])
             self._check_fitted_estimator(estimator)
@@ -482,7 +511,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                     f"multi-label (indicator) targets; got a {target!r} target."
                 )
             estimator = clone(self._base_estimator(params["estimator"])).fit(X, y, **fit_params)
-        self._set_estimator(estimator, params["mapping_alpha"])
+        with self._kept_on_failure():
+            self._set_estimator(estimator, params["mapping_alpha"])
+            self._forget_conformalization()
         return self
 
     def _set_estimator(self, estimator: Any, mapping_alpha: float | str) -> None:
@@ -518,7 +549,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : SparseConformalClassifier
-            With ``quantiles_``, ``temperatures_`` and ``temperature_`` set.
+            With ``quantiles_``, ``temperatures_`` and ``temperature_`` set. When
+            ``conformalize`` raises (labels unknown to the model, NaN, mismatched lengths,
+            ...), the wrapper keeps the calibration it had.
 
         Warns
         -----
@@ -528,6 +561,14 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             every label is in the set.
         """
         params = self._validate_params_here()
+        with self._kept_on_failure():
+            return self._conformalize(X_conformalize, y_conformalize, params)
+
+    def _conformalize(
+        self, X_conformalize: ArrayLike, y_conformalize: ArrayLike, params: dict[str, Any]
+    ) -> SparseConformalClassifier:
+        """:meth:`conformalize` with its parameters checked; sets the calibration only once
+        it is computed (the caller restores the old state on failure)."""
         if not hasattr(self, "estimator_"):
             if not params["prefit"]:
                 raise NotFittedError(
@@ -537,7 +578,6 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             estimator = self._base_estimator(params["estimator"])
             self._check_fitted_estimator(estimator)
             self._set_estimator(estimator, params["mapping_alpha"])
-        self._forget_conformalization()
         levels = np.asarray(params["confidence_level"], dtype=np.float64)
         if self._multilabel():
             return self._conformalize_label_sets(
@@ -576,7 +616,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             classes=self.classes_,
         )
         counts = counts if class_conditional else len(codes)
-        return self._store_calibration(levels, true_scores, counts, quantiles)
+        return self._store_calibration(levels, true_scores, codes, counts, quantiles)
 
     def _conformalize_label_sets(
         self, X: ArrayLike, y: ArrayLike, levels: np.ndarray, class_conditional: bool
@@ -605,14 +645,20 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         true_scores = np.where(Y.astype(bool), scores, 0.0).max(axis=1, initial=0.0)
         codes = np.zeros(len(true_scores), dtype=np.int64)
         quantiles, _ = calibrate(true_scores, codes, k, levels)
-        return self._store_calibration(levels, true_scores, len(true_scores), quantiles)
+        return self._store_calibration(levels, true_scores, codes - 1, len(codes), quantiles)
 
     def _store_calibration(
-        self, levels: np.ndarray, true_scores: np.ndarray, counts: Any, quantiles: np.ndarray
+        self,
+        levels: np.ndarray,
+        true_scores: np.ndarray,
+        codes: np.ndarray,
+        counts: Any,
+        quantiles: np.ndarray,
     ) -> SparseConformalClassifier:
         """Set the calibration's fitted attributes, the temperatures from the quantiles."""
         self.confidence_levels_ = levels
         self.conformity_scores_ = true_scores
+        self.conformity_classes_ = np.asarray(codes, dtype=np.int64)
         self.n_conformalize_samples_ = counts
         self.quantiles_ = quantiles
         self.temperatures_ = level_temperatures(quantiles, self.mapping_alpha_)
@@ -648,14 +694,16 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         _, many = _check_level(self.confidence_level)
         return sets if many else sets[:, :, 0]
 
-    def _sets(self, decision: np.ndarray) -> np.ndarray:
-        """The sets of every level, (n_samples, n_classes, n_levels): by a search over the
-        ranks for one quantile per level, from every label's score per class otherwise."""
+    def _sets(self, decision: np.ndarray, n_levels: int | None = None) -> np.ndarray:
+        """The sets of the first ``n_levels`` levels (all when None), (n_samples, n_classes,
+        n_levels): by a search over the ranks for one quantile per level, from every label's
+        score per class otherwise."""
         z = np.asarray(decision, dtype=np.float64)
+        quantiles = self.quantiles_[:n_levels]
         if not self.class_conditional:
-            return np.stack([_top_sets(z, self._delta(), q[0]) for q in self.quantiles_], -1)
+            return np.stack([_top_sets(z, self._delta(), q[0]) for q in quantiles], -1)
         scores = nonconformity_scores(z, self.mapping_alpha_)
-        return scores[:, :, np.newaxis] <= self.quantiles_.T[np.newaxis]
+        return scores[:, :, np.newaxis] <= quantiles.T[np.newaxis]
 
     def _delta(self) -> float:
         return 1.0 / (self.mapping_alpha_ - 1.0)
@@ -684,7 +732,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_conformalized()
         decision = self._decision(X)
-        sets = self._sets(decision)[:, :, 0]
+        sets = self._sets(decision, n_levels=1)[:, :, 0]  # the first level's only
         return calibrated_proba(decision, sets, self.temperature_, self.mapping_alpha_)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -714,6 +762,7 @@ def calibrate(
     *,
     class_conditional: bool = False,
     classes: np.ndarray | None = None,
+    warn: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The conformal quantiles of calibration scores, marginal or per class.
 
@@ -734,6 +783,9 @@ def calibrate(
         One quantile per class, from the rows of that class.
     classes : ndarray of shape (n_classes,), default=None
         The class labels, to name in the warning (class indices when None).
+    warn : bool, default=True
+        Whether to warn of too few rows (:func:`sk_entmax.persistence.load`, which
+        recomputes a stored calibration, does not).
 
     Returns
     -------
@@ -743,19 +795,23 @@ def calibrate(
         Calibration rows per class.
     """
     counts = np.bincount(codes, minlength=n_classes)
+    levels = np.asarray(levels, dtype=np.float64)
     quantiles = np.empty((len(levels), n_classes))
+    if class_conditional:  # each class's scores sorted once: O(n log n + n_levels) in all
+        order = np.lexsort((true_scores, codes))
+        groups = np.split(np.asarray(true_scores, dtype=np.float64)[order], np.cumsum(counts)[:-1])
+        for c, group in enumerate(groups):
+            quantiles[:, c] = _sorted_quantiles(group, levels)
+    else:
+        ascending = np.sort(np.asarray(true_scores, dtype=np.float64))
+        quantiles[:] = _sorted_quantiles(ascending, levels)[:, np.newaxis]
     short = []
-    for i, level in enumerate(levels):
+    for i, c in zip(*np.nonzero(quantiles == math.inf), strict=True):
         if class_conditional:
-            for c in range(n_classes):
-                quantiles[i, c] = conformal_quantile(true_scores[codes == c], level)
-                if quantiles[i, c] == math.inf:
-                    short.append((float(level), c, int(counts[c])))
-        else:
-            quantiles[i] = conformal_quantile(true_scores, level)
-            if quantiles[i, 0] == math.inf:
-                short.append((float(level), None, len(true_scores)))
-    if short:
+            short.append((float(levels[i]), int(c), int(counts[c])))
+        elif c == 0:
+            short.append((float(levels[i]), None, len(true_scores)))
+    if short and warn:
         warnings.warn(_too_few_message(short, classes), UserWarning, stacklevel=3)
     return quantiles, counts
 

@@ -11,6 +11,7 @@ Which fitted attributes the wrapper has is its own declaration
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -172,20 +173,29 @@ def _check_conformal(entry: Any, inner_name: str, inner: Mapping[str, Any]) -> _
     if alpha != float(want):
         fail("mapping_alpha_", f"{alpha!r} is not the alpha of mapping_alpha={want!r}")
     calibrated = [k for k in calibrated_names if k in fitted]
-    if calibrated and len(calibrated) != len(calibrated_names):
-        missing = sorted(set(calibrated_names) - set(calibrated))
+    # conformity_classes_ may be missing in a file saved before it was stored
+    required = [k for k in calibrated_names if k != "conformity_classes_"]
+    if calibrated and not set(required) <= set(calibrated):
+        missing = sorted(set(required) - set(calibrated))
         raise _Invalid(f"the conformal entry is half calibrated: it lacks {missing}")
     if calibrated:
-        _check_calibration(fitted, params, len(classes), alpha, fail)
+        multilabel = bool(inner.get("multilabel_", False))
+        _check_calibration(fitted, params, len(classes), alpha, multilabel, fail)
     return _Conformal(params, kind, fitted)
 
 
 def _check_calibration(
-    fitted: dict[str, Any], params: dict[str, Any], n_classes: int, alpha: float, fail: Callable
+    fitted: dict[str, Any],
+    params: dict[str, Any],
+    n_classes: int,
+    alpha: float,
+    multilabel: bool,
+    fail: Callable,
 ) -> None:
-    """The calibration attributes: the levels are the parameter's, and the quantiles and
-    temperatures are what conformalize computes from the stored scores."""
-    from sk_entmax.conformal import _check_level, conformal_quantile, level_temperatures
+    """The calibration attributes: the levels are the parameter's, the counts those of the
+    stored scores, and every quantile and temperature what conformalize computes from the
+    stored scores (and rows' classes): each recomputed here, in ``O(n log n + n_levels)``."""
+    from sk_entmax.conformal import _check_level, calibrate, level_temperatures
 
     levels = fitted["confidence_levels_"]
     want_levels, _ = _check_level(params["confidence_level"])
@@ -200,19 +210,35 @@ def _check_calibration(
         and (scores >= 0).all()
     ):
         fail("conformity_scores_", "a 1-d float64 array of finite scores >= 0 is expected")
-    counts = fitted["n_conformalize_samples_"]
-    if params["class_conditional"]:
-        ok = (
-            isinstance(counts, np.ndarray)
-            and counts.dtype.kind in "iu"
-            and counts.shape == (n_classes,)
-            and (counts >= 0).all()
-            and int(counts.sum()) == scores.size
+    n = scores.size
+    class_conditional = bool(params["class_conditional"])
+    counts = _checked_counts(fitted["n_conformalize_samples_"], n, n_classes, class_conditional)
+    if counts is None:
+        fail(
+            "n_conformalize_samples_",
+            f"not the number of stored scores ({n}"
+            + (f", split among the {n_classes} classes)" if class_conditional else ")"),
         )
-    else:
-        ok = _is_int(counts) and counts == scores.size
-    if not ok:
-        fail("n_conformalize_samples_", "not the number of stored scores (per class)")
+    codes = fitted.get("conformity_classes_")
+    if codes is not None:
+        if not (
+            isinstance(codes, np.ndarray)
+            and codes.dtype.kind in "iu"
+            and codes.shape == (n,)
+            and (
+                (codes == -1).all()
+                if multilabel
+                else bool(((codes >= 0) & (codes < n_classes)).all())
+            )
+        ):
+            fail(
+                "conformity_classes_",
+                f"one class index per stored score is expected (of {n} scores, in "
+                f"range({n_classes})" + ("; -1 for a multi-label model)" if multilabel else ")"),
+            )
+        codes = codes.astype(np.int64)
+        if class_conditional and np.bincount(codes, minlength=n_classes).tolist() != counts:
+            fail("n_conformalize_samples_", "not the stored rows per class")
     quantiles = fitted["quantiles_"]
     if not (
         isinstance(quantiles, np.ndarray)
@@ -220,19 +246,75 @@ def _check_calibration(
         and quantiles.shape == (len(levels), n_classes)
     ):
         fail("quantiles_", f"a float64 array of shape ({len(levels)}, {n_classes}) is expected")
-    for i, level in enumerate(levels.tolist()):
-        if params["class_conditional"]:
-            # the rows' classes are not stored: each class's quantile is one of the scores,
-            # or inf exactly when that class had too few rows for the level
-            for c, q in enumerate(quantiles[i].tolist()):
-                short = conformal_quantile(np.zeros(int(counts[c])), level) == math.inf
-                if (q == math.inf) != short or (q != math.inf and q not in scores):
-                    fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
-        elif not (quantiles[i] == conformal_quantile(scores, level)).all():
-            fail("quantiles_", f"row {i} is not the level's quantile of the stored scores")
+    if codes is not None or not class_conditional:
+        # every quantile recomputed, as conformalize computes it
+        groups = np.zeros(n, dtype=np.int64) if codes is None or multilabel else codes
+        want, _ = calibrate(
+            scores, groups, n_classes, levels, class_conditional=class_conditional, warn=False
+        )
+        wrong = np.argwhere(quantiles != want)
+        if wrong.size:
+            i, c = wrong[0].tolist()
+            fail(
+                "quantiles_",
+                f"entry [{i}, {c}] is {quantiles[i, c]!r}, but the level's quantile of the "
+                f"stored scores is {want[i, c]!r}",
+            )
+    else:
+        _check_old_class_quantiles(quantiles, levels, scores, counts, fail)
     temperatures = level_temperatures(quantiles, alpha)
     stored = fitted["temperatures_"]
     if not (isinstance(stored, np.ndarray) and np.array_equal(stored, temperatures)):
         fail("temperatures_", "not (alpha - 1) * q_hat per level, as conformalize computes")
     if fitted["temperature_"] != float(temperatures[0]):
         fail("temperature_", "not temperatures_[0]")
+
+
+def _checked_counts(
+    counts: Any, n: int, n_classes: int, class_conditional: bool
+) -> list[int] | None:
+    """The stored calibration counts as Python ints (one per class, or the one total), or
+    None unless each is an int from 0 to the ``n`` stored scores and they sum to ``n``:
+    checked before any arithmetic, in Python ints, which cannot wrap."""
+    if not class_conditional:
+        return [counts] if _is_int(counts) and counts == n else None
+    if not (
+        isinstance(counts, np.ndarray)
+        and counts.dtype.kind in "iu"
+        and counts.shape == (n_classes,)
+    ):
+        return None
+    values = [int(v) for v in counts.tolist()]
+    if not all(0 <= v <= n for v in values) or sum(values) != n:
+        return None
+    return values
+
+
+def _check_old_class_quantiles(
+    quantiles: np.ndarray,
+    levels: np.ndarray,
+    scores: np.ndarray,
+    counts: list[int],
+    fail: Callable,
+) -> None:
+    """A class-conditional calibration from a file that predates ``conformity_classes_``:
+    the rows' classes are not stored, so each class's quantile can only be checked to be
+    one of the scores, and inf exactly when that class had too few rows for the level."""
+    from sk_entmax.conformal import _rank
+
+    finite = quantiles[np.isfinite(quantiles)]
+    if not np.isin(finite, scores).all():
+        fail("quantiles_", "an entry is not one of the stored scores")
+    for i, level in enumerate(levels.tolist()):
+        for c, q in enumerate(quantiles[i].tolist()):
+            short = _rank(counts[c], level) > counts[c]
+            if (q == math.inf) != short or q == -math.inf:
+                fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
+    warnings.warn(
+        "this SparseConformalClassifier was saved before sk_entmax stored the calibration "
+        "rows' classes: its per-class quantiles are checked to be stored scores, but cannot "
+        "be recomputed, so load cannot tell them from edited ones. Call conformalize again "
+        "on your held-out data and save it to get a file whose every quantile load recomputes",
+        UserWarning,
+        stacklevel=2,
+    )

@@ -370,7 +370,12 @@ def _read_model(handle: Any, header: dict[str, Any], stored: dict[str, tuple], p
     and checked: what :func:`_build` builds the estimator from."""
     checked = _check_header(header, stored)
     estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
-    conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
+    try:
+        conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
+    except (ValueError, OverflowError, MemoryError) as error:  # numpy's, on a case not foreseen
+        raise _Invalid(
+            f"the conformal entry is malformed ({type(error).__name__}: {error})"
+        ) from None
     tensors = {key: handle.get_tensor(prefix + key) for key in sorted(set(source.values()))}
     for key, tensor in tensors.items():
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
