@@ -283,7 +283,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       quantile not the level's quantile of the stored scores (a per-class one not one of
       the scores, or infinite other than exactly when its class had too few rows), the
       temperatures not ``(alpha - 1) * nextafter(q_hat, inf)``;
-    - then, the stored tensors read: a stored weight is NaN or infinite, or ``alpha_`` or
+    - then, the stored tensors read: a stored weight is NaN or infinite, a batch norm's
+      running variance is negative, or ``alpha_`` or
       ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
       learned one computed from its stored tensor), within float32 rounding (a relative
       1e-5: a learned alpha may have been computed on another device).
@@ -382,6 +383,13 @@ def _read_model(handle: Any, header: dict[str, Any], stored: dict[str, tuple], p
             raise _Invalid(
                 f"tensor {prefix}{key} holds values that are not finite (NaN or infinity); "
                 "the saved network had diverged or the file was altered"
+            )
+    for key, src in source.items():
+        if key.endswith("running_var") and bool((tensors[src] < 0).any()):
+            raise _Invalid(
+                f"tensor {prefix}{src}, a batch norm's running variance, holds negative values "
+                f"(the smallest is {float(tensors[src].min())!r}); a variance is >= 0, so the "
+                "file was altered"
             )
     with torch.no_grad():
         state = {key: tensors[src] for key, src in source.items()}
