@@ -20,6 +20,7 @@ from ._common import (
     _format_share,
     _is_regressor,
     _positions,
+    _printable,
     _proba,
     _require_matplotlib,
     _tabnet,
@@ -70,6 +71,14 @@ div.never-read.ok { border-color: #3b6ea5; background: #eef3f9; }
 """
 
 
+def _escape(text: Any) -> str:
+    """``text`` for the page: every character that is not printable written as Python
+    writes it in a string literal (ESC reads ``\\x1b``, BEL ``\\x07``, the right-to-left
+    override ``\\u202e``), as the terminal output shows it, so that no label or column name
+    can hide or reorder what the page shows; then HTML's own characters escaped."""
+    return html.escape(_printable(str(text)))
+
+
 def _png(fig: Figure) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
@@ -77,7 +86,7 @@ def _png(fig: Figure) -> str:
 
 
 def _img(fig: Figure, alt: str) -> str:
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+    return f'<img alt="{_escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
 
 
 def _figure(figsize: tuple[float, float]) -> Figure:
@@ -105,7 +114,7 @@ def _importance_table(
         head += f"<td>{100 * intervals.confidence:.0f}% interval</td>"
     cells = []
     for i in order:
-        row = f"<td>{html.escape(names[i])}</td><td>{100 * importances[i]:.2f}%</td>"
+        row = f"<td>{_escape(names[i])}</td><td>{100 * importances[i]:.2f}%</td>"
         if intervals is not None:
             row += f"<td>{_interval_text(intervals.low[i], intervals.high[i])}</td>"
         row += f"<td>{'exactly 0' if importances[i] == 0 else ''}</td>"
@@ -122,7 +131,7 @@ def _trust_section(intervals: ImportanceIntervals) -> str:
     kind = "warn" if intervals.overlapping() else "ok"
     return (
         f'<div class="trust {kind}"><strong>Can this ranking be trusted?</strong> '
-        f"{html.escape(intervals.verdict())}</div>"
+        f"{_escape(intervals.verdict())}</div>"
     )
 
 
@@ -183,7 +192,7 @@ def _prediction_sections(fit: _Fit | None) -> list[str]:
             "<code>y</code> for the predicted-against-true figure, R² and RMSE.</p>",
         ]
     scores = "; ".join(
-        f"{html.escape(name)}: {html.escape(fit.caption(j))}" for j, name in enumerate(fit.names)
+        f"{_escape(name)}: {_escape(fit.caption(j))}" for j, name in enumerate(fit.names)
     )
     left_out = (
         f" Panels for the first {MAX_PANELS} of the {fit.n_targets} targets; the scores are "
@@ -261,16 +270,16 @@ def _never_read_section(never: _NeverRead) -> list[str]:
     if not never.faithful:
         return [
             '<div class="never-read warn"><strong>Zero masks are not proof of '
-            f"non-use.</strong> {html.escape(never.not_proof())}</div>"
+            f"non-use.</strong> {_escape(never.not_proof())}</div>"
         ]
     lines = "".join(
-        f"<tr><td>row {html.escape(label)}</td><td>{html.escape(text)}</td></tr>"
+        f"<tr><td>row {_escape(label)}</td><td>{_escape(text)}</td></tr>"
         for label, text in never.row_lines()
     )
     return [
         "<h3>Features each prediction never read</h3>",
-        f'<div class="never-read ok">{html.escape(PROOF)} Over these {never.n_rows} '
-        f"rows: {html.escape(never.share_text())} never read.</div>",
+        f'<div class="never-read ok">{_escape(PROOF)} Over these {never.n_rows} '
+        f"rows: {_escape(never.share_text())} never read.</div>",
         f'<table class="summary never-read">{lines}</table>',
     ]
 
@@ -362,9 +371,9 @@ def _conformal_sections(sets: ConformalSets | None) -> list[str]:
         for size, count in sets.size_counts()
     ]
     examples = "".join(
-        f"<tr><td>{html.escape(row)}</td><td>{html.escape(true)}</td>"
-        f"<td>{html.escape(', '.join(kept))}</td>"
-        f"<td>{html.escape(', '.join(ruled_out) or 'none')}</td>"
+        f"<tr><td>{_escape(row)}</td><td>{_escape(true)}</td>"
+        f"<td>{_escape(', '.join(kept))}</td>"
+        f"<td>{_escape(', '.join(ruled_out) or 'none')}</td>"
         f"<td>{'yes' if hit else 'no'}</td></tr>"
         for row, true, kept, ruled_out, hit in sets.row_sets()
     )
@@ -386,7 +395,7 @@ def _conformal_sections(sets: ConformalSets | None) -> list[str]:
 
 def _rows(pairs: Sequence[tuple[str, str]]) -> str:
     return "".join(
-        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in pairs
+        f"<tr><td>{_escape(str(k))}</td><td>{_escape(str(v))}</td></tr>" for k, v in pairs
     )
 
 
@@ -427,13 +436,13 @@ def _write_html(
         [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title>",
+            f"<title>{_escape(title)}</title>",
             f"<style>{_CSS}</style></head><body>",
-            f"<h1>{html.escape(title)}</h1>",
+            f"<h1>{_escape(title)}</h1>",
             f'<table class="summary">{table}</table>',
             *prepared,
             *sections,
-            f"<footer>Written by sk_entmax {html.escape(__version__)}.</footer>",
+            f"<footer>Written by sk_entmax {_escape(__version__)}.</footer>",
             "</body></html>",
         ]
     )
