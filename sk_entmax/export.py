@@ -28,6 +28,7 @@ import torch
 from torch import nn
 from torch.export import Dim, ExportedProgram
 
+from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
 
@@ -38,6 +39,9 @@ INPUT_NAME, OUTPUT_NAME = "X", "proba"
 
 #: the element types :func:`to_onnx` can give the graph's input
 INPUT_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+#: what :func:`to_onnx` writes, as its errors name it
+_WHAT = "an ONNX file"
 
 #: the modules the ONNX export needs, beyond torch: the ``onnx`` extra
 _ONNX_MODULES = ("onnx", "onnxscript")
@@ -202,7 +206,10 @@ def to_onnx(
         (a ``ValueError`` naming them): their encoding from text to codes is scikit-learn's
         and is not part of the graph.
     path : str or pathlib.Path
-        Where to write the ``.onnx`` file.
+        Where to write the ``.onnx`` file: a new path (missing folders are created) or a
+        regular file, which is replaced whole (its permission bits kept). The file is
+        written to a new temporary file beside it, then renamed over it, so a failed
+        export (a full disk, an interrupt) leaves the old file as it was.
     input_dtype : {"float32", "float64"}, default="float32"
         The element type of the graph's input ``"X"``. An ONNX graph's input has one type:
         export with ``"float64"`` to serve float64 arrays (the float64 values then reach
@@ -220,6 +227,11 @@ def to_onnx(
     ImportError
         When the ``sk-entmax[onnx]`` extra (onnx, onnxscript) is not installed: one line
         naming it and the command that installs it.
+    OSError
+        When ``path`` is a symbolic link (dangling or not: nothing is written through it),
+        a folder (``IsADirectoryError``), a named pipe, a socket or a device such as
+        ``/dev/null`` (checked before the export, and again just before the rename; the
+        path is left as it was), or the file cannot be written. The error names ``path``.
 
     Examples
     --------
@@ -238,6 +250,8 @@ def to_onnx(
     _require_onnx()
     example = torch.zeros(2, int(estimator.n_features_in_), dtype=INPUT_DTYPES[input_dtype])
     path = Path(path)
+    if path.name not in ("", ".", ".."):  # a link, a pipe, ... refused before the export
+        check_target(path, str(path), _WHAT)
     with torch.no_grad(), _quiet_exporter():
         program = torch.onnx.export(
             graph,
@@ -250,5 +264,12 @@ def to_onnx(
             optimize=True,
             verbose=False,
         )
-    program.save(str(path))
+    try:
+        data = program.model_proto.SerializeToString()
+    except ValueError as error:  # protobuf's 2 GiB limit
+        raise ValueError(
+            f"cannot write {str(path)!r}: the ONNX graph of {type(estimator).__name__} is "
+            f"too large for one ONNX file ({error})"
+        ) from None
+    write_whole(path, data, _WHAT)
     return path

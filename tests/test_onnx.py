@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -122,3 +123,65 @@ def test_refuses_what_is_not_a_fitted_classifier(tmp_path):
         to_onnx(LinearRegression().fit([[0.0], [1.0]], [0.0, 1.0]), tmp_path / "m.onnx")
     with pytest.raises(TypeError, match="path"):
         to_onnx(SparsemaxClassifier(), 3)
+
+
+# ------------------------------------------------------------------ where the file goes
+# (issue 45, point 2: through the reports' writer, whole or not at all, never through a link)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return SparsemaxClassifier(max_epochs=1, random_state=0).fit(*_data(30))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+@pytest.mark.parametrize("kind", ["link", "dangling link", "fifo", "device"])
+def test_a_link_or_special_file_at_the_path_is_refused_and_left_as_it_was(small, tmp_path, kind):
+    victim = tmp_path / "victim.onnx"
+    victim.write_bytes(b"precious")
+    path = tmp_path / "model.onnx"
+    reader = None
+    if kind == "link":
+        path.symlink_to(victim)
+    elif kind == "dangling link":
+        path.symlink_to(tmp_path / "elsewhere.onnx")
+    elif kind == "fifo":
+        os.mkfifo(path)
+        # a reader, so that a writer opening the pipe does not block
+        reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    else:
+        path = "/dev/null"
+    try:
+        with pytest.raises(OSError, match=r"symbolic link|not a regular file") as info:
+            to_onnx(small, path)
+        if reader is not None:
+            assert os.read(reader, 64) == b""  # nothing was written into the pipe
+    finally:
+        if reader is not None:
+            os.close(reader)
+    assert info.value.filename == str(path)
+    assert victim.read_bytes() == b"precious"
+    assert not (tmp_path / "elsewhere.onnx").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="no file size limit here")
+def test_a_failed_write_leaves_the_old_file_whole(small, tmp_path):
+    """A write that fails part way (here a file size limit of 1,000 bytes, as a full disk
+    would): the old file stays whole and no temporary file is left."""
+    resource = pytest.importorskip("resource")
+    path = tmp_path / "model.onnx"
+    to_onnx(small, path)
+    good = path.read_bytes()
+    assert len(good) > 1000
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
+    try:
+        with pytest.raises(OSError):
+            to_onnx(small, path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+    assert path.read_bytes() == good
+    assert os.listdir(tmp_path) == ["model.onnx"]  # no temporary file left behind

@@ -3,17 +3,14 @@ choosing rows, writing labels and shares as text, and writing a report file to d
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sk_entmax._files import new_temporary_file
+from sk_entmax._files import check_target, write_whole
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -197,61 +194,17 @@ def _format_share(value: float) -> str:
 
 # ---------------------------------------------------------------------- writing the file
 
-_KINDS = [
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a device"),
-    (stat.S_ISBLK, "a device"),
-]
-
 
 def _existing(path: Path, shown: str) -> int | None:
-    """The permission bits of the regular file at ``path``, None when there is nothing.
-
-    Does not follow a link at ``path``: a link, a folder or any other file that is not a
-    regular file raises an OSError whose ``filename`` is ``shown``.
-    """
-    try:
-        found = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    mode = found.st_mode
-    if stat.S_ISLNK(mode):
-        raise OSError(
-            errno.ELOOP,
-            "is a symbolic link; a report is not written through one (that would overwrite "
-            "the file it points to): remove the link or choose another path",
-            shown,
-        )
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", shown)
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-        raise FileExistsError(
-            errno.EEXIST,
-            f"is not a regular file ({kind}); a report only replaces a regular file",
-            shown,
-        )
-    return stat.S_IMODE(mode) & 0o777
+    """The permission bits of the regular file at ``path``, None when there is nothing;
+    a link, a folder or a special file raises an OSError naming ``shown`` (see
+    :func:`sk_entmax._files.check_target`)."""
+    return check_target(path, shown, "a report")
 
 
 def _write_atomically(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` as UTF-8 to ``path``: whole, or not at all, and never through a link.
-
-    Missing parent folders are created. The text goes to a new temporary file in the
-    target folder, which is then renamed over ``path`` (:func:`os.replace`): a reader sees
-    the old file or the new one, never half of one, and an error at any point (a full disk,
-    an interrupt) removes the temporary file and leaves the old file as it was.
-
-    What is at ``path`` when the report is written:
-
-    - nothing: the file is created, with the permissions a new file gets;
-    - a regular file: it is replaced, and its permission bits are kept; its other names
-      (hard links) keep the old text;
-    - a symbolic link (dangling or not), a folder, a named pipe, a socket or a device: the
-      write is refused with an OSError naming ``path``, and it is left as it was. The check
-      is made before writing and again just before the rename; a link planted after that
-      is replaced by the rename, which renames over the link itself, never its target.
+    """Write ``text`` as UTF-8 to ``path``: whole, or not at all, and never through a link
+    (see :func:`sk_entmax._files.write_whole`, which says what is refused).
 
     Parameters
     ----------
@@ -272,25 +225,4 @@ def _write_atomically(path: str | os.PathLike, text: str) -> Path:
     OSError
         When the file cannot be written, or ``path`` is a link or not a regular file.
     """
-    path = Path(path)
-    shown = str(path)
-    if path.name in ("", ".", ".."):
-        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", shown)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    target = path.parent.resolve() / path.name
-    mode = _existing(target, shown)
-    fd, temp = new_temporary_file(target.parent, path.name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            if mode is not None and hasattr(os, "fchmod"):
-                os.fchmod(handle.fileno(), mode)
-            handle.flush()
-            os.fsync(handle.fileno())
-        _existing(target, shown)  # again: anything planted while the page was written?
-        os.replace(temp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return target
+    return write_whole(path, text.encode("utf-8"), "a report")
