@@ -261,6 +261,11 @@ class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
 
     # ------------------------------------------------------------------ solver
 
+    def _stream_plan(self, params: dict[str, Any]) -> TrainingPlan:
+        """One epoch of Adam on a partial_fit chunk, whatever solver fit uses, with the L2
+        penalty of ``C``."""
+        return TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
+
     def _plan(self, params: dict[str, Any]) -> TrainingPlan:
         solver = params["solver"]
         if solver == "auto":

@@ -17,7 +17,8 @@ batch norms' statistics and the losses are averaged over the processes, so every
 ends with the same model, and rank 0 can ``save`` it. The mini-batch estimators (TabNet,
 ``solver="adam"``) train this way.
 
-Dask is imported when a function is called: ``pip install "sk-entmax[dask]"``.
+Dask is imported when a function is called: the ``dask`` extra installs it
+(``pip install -e ".[dask]"`` in a clone).
 """
 
 from __future__ import annotations

@@ -12,7 +12,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from sk_entmax import InvalidParameterError, SparsemaxClassifier
+from sk_entmax import (
+    InvalidParameterError,
+    SparsemaxClassifier,
+    TabNetEntmaxClassifier,
+    TabNetPretrainer,
+)
 from sk_entmax.scale_out import fit_blocks, predict_blocks
 
 da = pytest.importorskip("dask.array")
@@ -145,3 +150,49 @@ def test_one_block_in_memory_at_a_time():
     assert result.returncode == 0, result.stderr[-2000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["grew_kib"] < out["data_kib"] / 4, out
+
+
+# ----------------------------------------------------------------- TabNet through partial_fit
+
+
+def _table(n: int = 400):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "a": rng.standard_normal(n),
+            "b": rng.standard_normal(n),
+            "c": pd.Series(rng.choice(list("xyz"), n), dtype="category"),
+        }
+    )
+    return X, np.where(X["a"] + (X["c"] == "x") > 0.3, "yes", "no")
+
+
+def test_tabnet_partial_fit_is_one_epoch_of_fit():
+    X, y = _table()
+    params = {"n_d": 4, "n_a": 4, "n_steps": 2, "batch_size": 64, "random_state": 0}
+    streamed = TabNetEntmaxClassifier(**params).partial_fit(X, y, classes=["no", "yes"])
+    fitted = TabNetEntmaxClassifier(**params, max_epochs=1).fit(X, y)
+    np.testing.assert_array_equal(streamed.predict_proba(X), fitted.predict_proba(X))
+    np.testing.assert_array_equal(streamed.feature_importances_, fitted.feature_importances_)
+    np.testing.assert_array_equal(streamed.categories_[0], fitted.categories_[0])
+    # later chunks continue, encoded with the first chunk's columns
+    streamed.partial_fit(X[:200], y[:200])
+    assert streamed.n_iter_ == 2
+    with pytest.raises(ValueError, match="pretrainer"):
+        TabNetEntmaxClassifier(pretrainer=TabNetPretrainer()).partial_fit(
+            X, y, classes=["no", "yes"]
+        )
+
+
+def test_fit_blocks_trains_tabnet_on_a_data_frame():
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = _table(600)
+    frame = dd.from_pandas(X, npartitions=3)
+    labels = dd.from_pandas(__import__("pandas").Series(y), npartitions=3)
+    clf = fit_blocks(
+        TabNetEntmaxClassifier(n_d=4, n_a=4, n_steps=2, random_state=0), frame, labels, passes=2
+    )
+    assert clf.n_iter_ == 6 and list(clf.classes_) == ["no", "yes"]
+    proba = predict_blocks(clf, frame, "predict_proba").compute()
+    np.testing.assert_array_equal(proba, clf.predict_proba(X))

@@ -58,6 +58,20 @@ class NumericInputMixin:
                 self, X, y, dtype=dtype, multi_output=True, accept_sparse=self._sparse()
             )
 
+    def _validate_stream_data(self, X, y, first: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Validate a ``partial_fit`` chunk: float32 features (the columns fixed by the first
+        chunk, or by fit) and the raw target."""
+        with _numeric_hint(self):
+            return validate_data(
+                self,
+                X,
+                y,
+                dtype=np.float32,
+                multi_output=True,
+                accept_sparse=self._sparse(),
+                reset=first,
+            )
+
     def _validate_predict_data(self, X) -> np.ndarray:
         """Validate data to predict on against what fit saw; returns float features (float32
         or float64 as given: blocks of it are read in float64)."""

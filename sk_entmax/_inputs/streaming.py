@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import validate_data
+from skorch.callbacks import GradientNormClipping
 
 from sk_entmax._classifier import label_set_size
 from sk_entmax._engine.callbacks import FiniteLossCheck, ProgressLine
 from sk_entmax._engine.threads import TRAINING_THREADS, torch_threads
-from sk_entmax._engine.training import ADAM, NetCheckpoint, TrainingPlan, initialize_net, make_net
-from sk_entmax._inputs.numeric import _numeric_hint
+from sk_entmax._engine.training import NetCheckpoint, TrainingPlan, initialize_net, make_net
 from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["StreamingMixin"]
@@ -44,8 +43,10 @@ def stream_batch_size(batch_size: Any, n_samples: int) -> int:
 
 
 class StreamingMixin:
-    """``partial_fit`` for a :class:`~sk_entmax._classifier.BaseEntmaxClassifier` whose
-    parameters include ``C`` (the L2 penalty's scale)."""
+    """``partial_fit`` for a :class:`~sk_entmax._classifier.BaseEntmaxClassifier`, which
+    supplies ``_validate_stream_data(X, y, first)`` (its input mixin's: numeric or tabular)
+    and ``_stream_plan(params)`` (the plan of one epoch of Adam on a chunk: its learning
+    rate, L2 penalty and gradient clipping)."""
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass of mini-batch Adam over ``X``: fit data that arrive in chunks.
@@ -56,13 +57,19 @@ class StreamingMixin:
         batches of ``batch_size`` rows; with ``batch_size="auto"``, batches of
         ``len(X) // 32`` rows (at least one), about 32 steps per call whatever the chunk's
         size, so that a single call learns from its chunk (see the module's notes for the
-        measurements behind 32). The L2 penalty is scaled by the total sample weight
-        seen so far, so that at the end of a stream it is the full objective's.
+        measurements behind 32). The linear estimators' L2 penalty (``C``) is scaled by the
+        total sample weight seen so far, so that at the end of a stream it is the full
+        objective's; TabNet clips each step's gradient at ``clip_value`` as fit does, and
+        the first chunk fixes its columns' encoding (categories, missing indicators), as
+        fit's data do. A first call on the whole data is one epoch of ``fit`` at the same
+        ``batch_size``. After each call the fitted attributes are those ``fit`` sets, from
+        this chunk (``feature_importances_``, a multi-label ``support_temperature_``).
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
-            A chunk of training data.
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            A chunk of training data (a sparse matrix for the linear estimators, a
+            DataFrame for TabNet, as their ``fit`` takes).
         y : array-like of shape (n_samples,) or (n_samples, n_labels)
             Its labels, or a multi-label indicator matrix.
         classes : array-like of shape (n_classes,), default=None
@@ -95,16 +102,8 @@ class StreamingMixin:
         checkpoint = None
         try:
             params = self._checked_params()
-            with _numeric_hint(self):
-                X, y = validate_data(
-                    self,
-                    X,
-                    y,
-                    dtype=np.float32,
-                    multi_output=True,
-                    accept_sparse=self._sparse(),
-                    reset=first,
-                )
+            plan = self._stream_plan(params)
+            X, y = self._validate_stream_data(X, y, first)
             y_enc = self._encode_stream(y, classes, first)
             weight = self._sample_weight(
                 X, y_enc, sample_weight, self.multilabel_, params["class_weight"]
@@ -117,7 +116,7 @@ class StreamingMixin:
             # but one torch thread trains whatever it is: n_jobs cannot change the model
             self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
             with torch_threads(TRAINING_THREADS):
-                net = self._stream_net(params, X)
+                net = self._stream_net(params, plan, X)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
                 batch_size = stream_batch_size(params["batch_size"], X.shape[0])
@@ -128,11 +127,10 @@ class StreamingMixin:
             self.net_ = net
             self._weight_seen_ = seen
             self.n_iter_ = 1 if first else self.n_iter_ + 1
-            self._record_alpha(net)
-            if self.multilabel_:
-                with torch_threads(TRAINING_THREADS):
-                    self.support_temperature_ = self._fit_support_temperature(X)
-                del self._target_cardinality
+            with torch_threads(TRAINING_THREADS):
+                # what fit sets after training: alpha_, a multi-label target's support
+                # temperature (refitted to each chunk), TabNet's mask alphas and importances
+                self._after_fit(X)
             return self
         except BaseException:
             if checkpoint is not None:
@@ -194,7 +192,7 @@ class StreamingMixin:
             )
         return np.searchsorted(self.classes_, y).astype(np.int64)
 
-    def _stream_net(self, params: dict[str, Any], X: Any):
+    def _stream_net(self, params: dict[str, Any], plan: TrainingPlan, X: Any):
         """The Adam net that partial_fit trains on chunk ``X``: the current one, or a new one
         started from the fitted weights (or from scratch on the first call). Each chunk is
         then batched as fit batches its data, and the penalty scales with all the weight
@@ -206,17 +204,20 @@ class StreamingMixin:
             previous = None
         if net is None:
             seed = self._seed()
-            module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), 1)
-            # one epoch of Adam per chunk, whatever solver fit uses
-            plan = TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
+            batch_size = stream_batch_size(params["batch_size"], X.shape[0])
+            module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
+            callbacks: list = [("finite_loss", FiniteLossCheck())]
+            if params["verbose"]:
+                callbacks.append(("progress", ProgressLine(None, "train_loss")))
+            if plan.gradient_clip is not None:
+                callbacks.append(("gradient_clipping", GradientNormClipping(plan.gradient_clip)))
             net = make_net(
                 module,
                 module_kwargs,
                 plan,
-                batch_size=stream_batch_size(params["batch_size"], X.shape[0]),
+                batch_size=batch_size,
                 device=params["device"],
-                callbacks=[("finite_loss", FiniteLossCheck())]
-                + ([("progress", ProgressLine(None, "train_loss"))] if params["verbose"] else []),
+                callbacks=callbacks,
                 verbose=params["verbose"],
                 shuffle_generator=torch.Generator().manual_seed(seed),
             )

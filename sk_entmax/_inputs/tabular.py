@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.preprocessing import OrdinalEncoder
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_array, check_consistent_length, validate_data
 
 from sk_entmax._engine.training import TrainingPlan
 from sk_entmax._inputs.numeric import _numeric_hint
@@ -430,6 +430,18 @@ class TabularInputMixin:
         self.categories_ = list(source.categories_)
         self.missing_features_ = source.missing_features_
         self._missing_fill = list(source._missing_fill)
+
+    def _validate_stream_data(self, X, y, first: bool):
+        """Validate a ``partial_fit`` chunk: the first fits the columns' encoding (as fit
+        does), later ones are encoded with it (as ``predict`` does: unseen categories and
+        gaps in columns that had none warn); returns the encoded features and the target."""
+        if first:
+            return self._validate_table(X, y)
+        _check_labels_present(y)
+        X = self._validate_predict_data(X)
+        y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+        check_consistent_length(X, y)
+        return X, y
 
     def _validate_predict_data(self, X):
         X = validate_data(self, X, dtype=None, ensure_all_finite=False, reset=False)

@@ -79,6 +79,17 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             gradient_clip=params["clip_value"],
         )
 
+    def _stream_plan(self, params: dict[str, Any]) -> TrainingPlan:
+        """One epoch of Adam on a partial_fit chunk, at ``lr`` with ``clip_value``; a chunk
+        does not start from a pretrainer (``fit`` does)."""
+        if params.get("pretrainer") is not None:
+            raise ValueError(
+                "partial_fit trains from the current weights (or from scratch on the first "
+                "call), not from a pretrainer: fit with pretrainer=..., then partial_fit, or "
+                "set pretrainer=None"
+            )
+        return TrainingPlan(solver=ADAM, lr=params["lr"], gradient_clip=params["clip_value"])
+
     def _tabnet_arguments(
         self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int
     ) -> dict[str, Any]:
