@@ -2,10 +2,11 @@
 networks data-parallel over processes.
 
 :func:`fit_blocks` trains an estimator that has ``partial_fit`` (:class:`SparsemaxClassifier`,
-:class:`EntmaxClassifier`) on a ``dask.array`` or ``dask.dataframe`` whose blocks of rows
-are computed one after another and handed to ``partial_fit``, so that only one block is in
-memory at a time; :func:`predict_blocks` maps a fitted estimator's ``predict``,
-``predict_proba`` or ``decision_function`` over the blocks lazily. These are what
+:class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) on a ``dask.array`` or
+``dask.dataframe`` whose blocks of rows are computed one after another and handed to
+``partial_fit``, so that only one block is in memory at a time; :func:`predict_blocks`
+maps a fitted estimator's ``predict``, ``predict_proba`` or ``decision_function`` over the
+blocks lazily. These are what
 ``dask_ml.wrappers.Incremental`` and ``ParallelPostFit`` do, written here as two small
 functions: dask-ml pins its own scikit-learn range and brings numba, where these need only
 Dask itself.
@@ -68,7 +69,8 @@ def fit_blocks(
     Parameters
     ----------
     estimator : estimator with ``partial_fit``
-        E.g. :class:`~sk_entmax.SparsemaxClassifier` or :class:`~sk_entmax.EntmaxClassifier`;
+        E.g. :class:`~sk_entmax.SparsemaxClassifier`, :class:`~sk_entmax.EntmaxClassifier`
+        or :class:`~sk_entmax.TabNetEntmaxClassifier`;
         trained in place (continued if already fitted, as ``partial_fit`` does).
     X : dask.array.Array of shape (n_samples, n_features) or dask.dataframe.DataFrame
         The training data; its blocks of rows (partitions of a data frame) are the units
