@@ -1031,8 +1031,7 @@ def make_support_size_scorer() -> Callable:
 def sparsest_within_one_se(
     score: str = "accuracy", support: str = "support_size"
 ) -> Callable[[dict[str, Any]], int]:
-    """A ``refit`` rule for a search: the sparsest candidate whose score is within one
-    standard error of the best.
+    """A ``refit`` rule: the sparsest candidate within one standard error of the best.
 
     The one-standard-error rule (Hastie, Tibshirani & Friedman, *The Elements of
     Statistical Learning*, section 7.10): candidates whose mean cross-validated ``score``
