@@ -738,6 +738,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> np.ndarray:
         """The label of largest decision score (that of :meth:`predict_proba` too).
 
+        For a multi-label estimator, the label set: once conformalized, the support of
+        :meth:`predict_proba` on every row (the first level's :meth:`predict_set`), as an
+        indicator matrix; before, the estimator's own prediction.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -745,12 +749,15 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        labels : ndarray of shape (n_samples,)
-            Original class labels.
+        labels : ndarray of shape (n_samples,) or (n_samples, n_labels)
+            Original class labels, or for a multi-label estimator an indicator matrix.
         """
         check_is_fitted(self, "estimator_")
-        if self._multilabel():  # the label set: the estimator's own prediction
-            return self.estimator_.predict(X)
+        if self._multilabel():
+            if not hasattr(self, "quantiles_"):  # not conformalized: the estimator's sets
+                return self.estimator_.predict(X)
+            dtype = getattr(self.estimator_, "_y_dtype", np.int64)
+            return (self.predict_proba(X) > 0).astype(dtype)
         return self.classes_[np.argmax(self._decision(X), axis=1)]
 
 

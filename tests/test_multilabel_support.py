@@ -38,3 +38,16 @@ def test_multilabel_predict_is_the_support_of_predict_proba_on_every_row(estimat
         np.testing.assert_allclose(no_label, clf._slot_proba(rows)[:, -1], atol=1e-12)
         assert (no_label >= -1e-12).all()
         np.testing.assert_allclose(no_label[~pred.any(axis=1)], 1.0, atol=1e-12)
+
+
+def test_the_conformal_wrapper_predicts_the_support_of_its_probabilities(data):
+    from sk_entmax.conformal import SparseConformalClassifier
+
+    X, Y, X_test, _ = data
+    model = SparsemaxClassifier(random_state=0).fit(X[:120], Y[:120])
+    wrapper = SparseConformalClassifier(model, prefit=True, confidence_level=0.9)
+    wrapper.conformalize(X[120:], Y[120:])
+    proba = wrapper.predict_proba(X_test)
+    pred = wrapper.predict(X_test)
+    np.testing.assert_array_equal(pred, (proba > 0).astype(Y.dtype))
+    np.testing.assert_array_equal(pred.astype(bool), wrapper.predict_set(X_test))
