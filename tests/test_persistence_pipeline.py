@@ -15,8 +15,9 @@ import pytest
 import safetensors
 import safetensors.torch
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.compose import ColumnTransformer, make_column_transformer
+from sklearn.compose import ColumnTransformer, make_column_selector, make_column_transformer
 from sklearn.datasets import load_wine
+from sklearn.feature_selection import SelectKBest, f_classif
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
@@ -94,6 +95,22 @@ def test_a_column_transformer_pipeline_and_a_bare_one_save_and_load(frame_model,
     again = load(path)
     assert isinstance(again, ColumnTransformer)
     np.testing.assert_array_equal(again.transform(X), columns.transform(X))
+
+
+def test_selectors_score_functions_and_ufuncs_of_everyday_pipelines_load(tmp_path):
+    """make_column_selector (the CLI's pipelines), SelectKBest(f_classif), np.log1p."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.random(40), "b": rng.random(40), "c": rng.choice(["x", "y"], 40)})
+    y = (X["a"] > 0.5).astype(int)
+    columns = make_column_transformer(
+        (FunctionTransformer(np.log1p), make_column_selector(dtype_include="number")),
+        (OneHotEncoder(), make_column_selector(dtype_exclude="number")),
+    )
+    pipe = make_pipeline(columns, SelectKBest(f_classif, k=2), SparsemaxClassifier(random_state=0))
+    pipe.fit(X, y)
+    path = tmp_path / "p.safetensors"
+    save(pipe, path)
+    np.testing.assert_array_equal(load(path).predict_proba(X), pipe.predict_proba(X))
 
 
 class _Custom(TransformerMixin, BaseEstimator):

@@ -15,8 +15,8 @@ to declare, for every transformer a user may put in a pipeline, each fitted attr
 each scikit-learn version (``OneHotEncoder`` alone has a dozen, several private), and keep
 up with them; skops does exactly that, tested against every scikit-learn estimator. What
 it builds on load are scikit-learn's own classes from their stored attributes; any other
-type (a function, a class of another package, ``numpy.dtype`` excepted) is refused, at
-save, with a ``TypeError`` naming it, and at load (a file edited or forged), with a
+type (a function, a class of another package; :data:`EXTRA_TRUSTED` excepted) is refused,
+at save, with a ``TypeError`` naming it, and at load (a file edited or forged), with a
 ``ValueError`` naming it, before anything is built.
 """
 
@@ -40,9 +40,23 @@ __all__ = ["assemble", "is_composite", "pipeline_entry", "read_pipeline"]
 #: what stands in the skops part for the i-th estimator of this package
 PLACEHOLDER = "sk_entmax.persistence:model:{}"
 
-#: the types beyond skops' defaults (scikit-learn's estimators, numpy's and scipy's data)
-#: that a stored pipeline may hold: plain data, nothing that runs code
-EXTRA_TRUSTED = frozenset({"numpy.dtype"})
+#: the types beyond skops' defaults (scikit-learn's estimators, numpy's and scipy's data,
+#: numpy's ufuncs) that a stored pipeline may hold: numpy's dtypes (``OneHotEncoder``'s
+#: ``dtype``), scikit-learn's column selector (plain data: a pattern and dtypes) and the
+#: score functions of scikit-learn's univariate feature selection (``SelectKBest``'s
+#: ``score_func``), each named exactly: nothing of another package, nothing of the user's
+EXTRA_TRUSTED = frozenset(
+    {
+        "numpy.dtype",
+        "sklearn.compose._column_transformer.make_column_selector",
+        "sklearn.feature_selection._univariate_selection.chi2",
+        "sklearn.feature_selection._univariate_selection.f_classif",
+        "sklearn.feature_selection._univariate_selection.f_regression",
+        "sklearn.feature_selection._univariate_selection.r_regression",
+        "sklearn.feature_selection._mutual_info.mutual_info_classif",
+        "sklearn.feature_selection._mutual_info.mutual_info_regression",
+    }
+)
 
 #: the most the skops part may unpack to, and the files it may hold, so that a small file
 #: cannot make load allocate much (a pipeline's part is kilobytes to a few MiB)
