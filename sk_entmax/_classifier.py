@@ -46,6 +46,7 @@ from sk_entmax._attributes import (
 from sk_entmax._base import ESTIMATOR_FITTED, BaseEntmaxEstimator
 from sk_entmax._engine.inference import PROBA_ROWS, map_row_blocks
 from sk_entmax._parameters import ALPHA
+from sk_entmax.entmax.constraints import invalid
 
 __all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
 
@@ -91,6 +92,123 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             self._target_cardinality = label_set_size(self._label_counts, weight)
         self.__dict__.pop("_label_counts", None)
         return y_enc, weight
+
+    # ------------------------------------------------------------------ partial_fit
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass of mini-batch Adam over ``X``: fit data that arrive in chunks.
+
+        The semantics are SGDClassifier's: the first call needs ``classes`` (every label the
+        stream will hold), later calls continue from the current weights, and so does a
+        first call on a model fitted by :meth:`fit`. Each call runs one epoch of Adam with
+        batches of ``batch_size`` rows; with ``batch_size="auto"``, batches of
+        ``len(X) // 32`` rows (at least one), about 32 steps per call whatever the chunk's
+        size, so that a single call learns from its chunk (see the module's notes for the
+        measurements behind 32). The linear estimators' L2 penalty (``C``) is scaled by the
+        total sample weight seen so far, so that at the end of a stream it is the full
+        objective's; TabNet clips each step's gradient at ``clip_value`` as fit does, and
+        the first chunk fixes its columns' encoding (categories, missing indicators), as
+        fit's data do. A first call on the whole data is one epoch of ``fit`` at the same
+        ``batch_size``. After each call the fitted attributes are those ``fit`` sets, from
+        this chunk (``feature_importances_``, a multi-label ``support_temperature_``).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            A chunk of training data (a sparse matrix for the linear estimators, a
+            DataFrame for TabNet, as their ``fit`` takes).
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Its labels, or a multi-label indicator matrix.
+        classes : array-like of shape (n_classes,), default=None
+            All the labels of the stream; required on the first call (for multi-label
+            targets, the label indices ``0 .. n_labels - 1`` or None).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights of this chunk.
+
+        Returns
+        -------
+        self
+            The estimator, updated.
+
+        Raises
+        ------
+        NonFiniteLossError
+            When a mini-batch loss becomes NaN or infinite (training diverged); the error
+            names the batch.
+
+        Notes
+        -----
+        A call that fails (invalid data, a diverged training, an error or ``BaseException``
+        raised while it runs) leaves the estimator as it was before the call: the weights,
+        the optimizer's state, the history, the shuffling generator, ``n_iter_`` and every
+        fitted attribute, so the stream can go on as if the chunk had never come. A first
+        call that fails leaves the estimator unfitted.
+        """
+        return self._partial_fit(X, y, sample_weight, classes=classes)
+
+    def _stream_targets(self, X, y, sample_weight, params, first, classes=None):
+        y_enc = self._encode_stream(y, classes, first)
+        weight = self._sample_weight(
+            X, y_enc, sample_weight, self.multilabel_, params["class_weight"]
+        )
+        if self.multilabel_:  # support_temperature_ is refitted to each chunk
+            self._target_cardinality = label_set_size(self._label_counts, weight)
+        self.__dict__.pop("_label_counts", None)
+        return y_enc, weight
+
+    def _encode_stream(self, y: np.ndarray, classes: Any, first: bool) -> np.ndarray:
+        """Encode a chunk's target against the stream's classes (set on the first call)."""
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        multilabel = type_of_target(y, input_name="y") == "multilabel-indicator"
+        if first:
+            if multilabel:
+                if classes is not None and not np.array_equal(classes, np.arange(y.shape[1])):
+                    raise invalid(
+                        "classes",
+                        f"{type(self).__name__}.partial_fit",
+                        f"None or the label indices 0 .. {y.shape[1] - 1} of a multi-label stream",
+                        classes,
+                    )
+                proportions = self._encode_multilabel(y)
+                self.multilabel_ = True
+                return proportions
+            if classes is None:
+                raise invalid(
+                    "classes",
+                    f"{type(self).__name__}.partial_fit",
+                    "given on the first call: every label the stream will hold, e.g. "
+                    "classes=np.unique(y_all)",
+                    classes,
+                )
+            check_classification_targets(y)
+            self.classes_ = np.unique(np.asarray(classes))
+            if len(self.classes_) < 2:
+                raise invalid(
+                    "classes", f"{type(self).__name__}.partial_fit", "at least 2 labels", classes
+                )
+            self.multilabel_ = False
+        else:
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(
+                    f"classes={classes!r} differs from the classes of the first call to "
+                    f"partial_fit, {self.classes_!r}"
+                )
+            if multilabel != self.multilabel_:
+                raise ValueError("a chunk's target kind (multi-label or not) changed mid-stream")
+            if multilabel:
+                if y.shape[1] != len(self.classes_):
+                    raise ValueError(
+                        f"the chunk has {y.shape[1]} labels; the stream has {len(self.classes_)}"
+                    )
+                return self._encode_multilabel(y)
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise ValueError(
+                f"y holds labels not in classes: {np.unique(y[unknown])!r}; pass every label "
+                "of the stream as classes on the first call"
+            )
+        return np.searchsorted(self.classes_, y).astype(np.int64)
 
     def _n_outputs(self) -> int:
         return len(self.classes_) + int(self._no_label_slot())

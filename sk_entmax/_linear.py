@@ -14,7 +14,6 @@ from sk_entmax._attributes import Attribute
 from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
 from sk_entmax._engine.training import ADAM, LBFGS, TrainingPlan
 from sk_entmax._inputs.numeric import NumericInputMixin
-from sk_entmax._inputs.streaming import StreamingMixin
 from sk_entmax._parameters import (
     CLASSIFIER_CONSTRAINTS,
     LINEAR_CONSTRAINTS,
@@ -135,7 +134,7 @@ _MULTILABEL_DOC = """
     support on every row, ``predict_proba(X) > 0``, as an indicator matrix."""
 
 
-class EntmaxClassifier(StreamingMixin, NumericInputMixin, BaseEntmaxClassifier):
+class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
     """Classifier with an alpha-entmax link: ``predict_proba`` holds exact zeros.
 
     alpha = 1 is softmax (multinomial logistic regression, trained with cross-entropy),

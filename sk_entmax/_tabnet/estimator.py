@@ -6,7 +6,6 @@ from typing import Any, ClassVar
 
 from sk_entmax._attributes import Attribute
 from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
-from sk_entmax._inputs.streaming import StreamingMixin
 from sk_entmax._parameters import (
     ALPHA,
     CLASSIFIER_CONSTRAINTS,
@@ -22,9 +21,7 @@ from sk_entmax.nn.tabnet import TabNetClassifierNet
 __all__ = ["TabNetEntmaxClassifier"]
 
 
-class TabNetEntmaxClassifier(
-    StreamingMixin, PretrainedStartMixin, TabNetEstimatorMixin, BaseEntmaxClassifier
-):
+class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntmaxClassifier):
     """TabNet (Arik & Pfister, 2019) with entmax feature masks and an entmax output.
 
     At each of ``n_steps`` decision steps an attentive transformer picks the features to look
