@@ -12,7 +12,8 @@ skorch's documented callback hooks (``on_train_begin``, ``on_grad_computed``,
 ``proba``) besides ``forward``, which a DDP wrapper would hide, and skorch's
 ``AccelerateMixin`` wraps the module the same way.
 
-:func:`data_parallel` is the switch: the TabNet estimators' fits inside it train this way.
+:func:`data_parallel` is the switch: the mini-batch fits inside it (TabNet, ``solver="adam"``,
+``partial_fit``) train this way.
 """
 
 from __future__ import annotations
