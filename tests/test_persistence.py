@@ -21,7 +21,6 @@ import pytest
 import torch
 from sklearn.datasets import load_iris, make_multilabel_classification
 from sklearn.exceptions import NotFittedError
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier

@@ -240,7 +240,9 @@ def test_cli_does_not_follow_a_link_planted_during_the_fit(tmp_path, capsys, mon
 
     monkeypatch.setattr(cli, "_fit", fit_then_plant)
     args = ["report", "--data", str(data), "--target", "label", "--model", model]
-    status = main([*args, "--out", str(out), "--max-epochs", "1", "--resamples", "0"])
+    # (--no-progress: TabNet's progress bar, on standard error by default, is not the error)
+    options = ["--max-epochs", "1", "--resamples", "0", "--no-progress"]
+    status = main([*args, "--out", str(out), *options])
     captured = capsys.readouterr()
     assert status == 2
     assert victim.read_text() == "precious"
