@@ -131,22 +131,4 @@ def test_every_example_runs_prints_and_draws(site):
         assert "sphx-glr-script-out" in page, f"{script.name} printed nothing"
 
 
-def test_quickstart_prints_what_the_pages_say():
-    # the probabilities printed under the quickstart move with the code (the blocks run as
-    # scripts in tests/test_doc_snippets.py; this keeps the numbers' check cheap)
-    np = pytest.importorskip("numpy")
-    from sklearn.datasets import load_wine
-    from sklearn.model_selection import train_test_split
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    from sk_entmax import SparsemaxClassifier
-
-    X, y = load_wine(return_X_y=True, as_frame=True)
-    X_train, X_test, y_train, _ = train_test_split(X, y, stratify=y, random_state=0)
-    clf = make_pipeline(StandardScaler(), SparsemaxClassifier(random_state=0))
-    proba = clf.fit(X_train, y_train).predict_proba(X_test[:3]).round(3)
-    quoted = "\n".join("# " + line for line in str(proba).splitlines())
-    assert np.all((proba == 0).sum(axis=1) >= 1)
-    for page in [ROOT / "README.md", DOC / "getting_started.md"]:
-        assert quoted in page.read_text(encoding="utf-8"), (page.name, quoted)
+# The quickstart's printed probabilities are checked by running it: test_doc_snippets.py.
