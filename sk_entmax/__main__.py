@@ -44,6 +44,9 @@ then not stratified. The CLI reads one target column: a multi-output regressor i
 offered here (:func:`~sk_entmax.report.feature_mask_report` draws one, one panel per
 target).
 
+TabNet's fit, the long one, shows a progress bar with the time left on standard error
+(``verbose=1``) in both commands; ``--no-progress`` hides it.
+
 ``report --faithful-masks`` fits the TabNet with ``faithful_masks=True``: each step reads
 only the features its mask keeps, so the terminal and the HTML report can list, for a few
 held-out rows, the features the prediction provably never read, and give the share of
