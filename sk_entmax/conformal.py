@@ -357,7 +357,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     :func:`sk_entmax.persistence.save` stores a fitted wrapper around one of this package's
     estimators (not around a pipeline or another library's classifier: use joblib for
     those, on files you trust), with its calibration; :func:`~sk_entmax.persistence.load`
-    checks that calibration against the stored scores.
+    recomputes that calibration from the stored scores and rows' classes, and refuses a
+    file where it differs. It cannot tell scores of real held-out rows from invented ones:
+    trust a loaded calibration as far as you trust the file's source, or conformalize again.
 
     Examples
     --------

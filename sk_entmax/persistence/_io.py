@@ -279,10 +279,15 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       accepts; ``classes_`` or ``n_features_in_`` are not the model's; ``mapping_alpha_`` is
       not the alpha ``mapping_alpha`` gives; the calibration is partial; or it is not what
       ``conformalize`` computes: ``confidence_levels_`` not the parameter's levels, the
-      scores not finite and non-negative, the counts not the number of scores, a marginal
-      quantile not the level's quantile of the stored scores (a per-class one not one of
-      the scores, or infinite other than exactly when its class had too few rows), the
-      temperatures not ``(alpha - 1) * nextafter(q_hat, inf)``;
+      scores not finite and non-negative, a count not an int from 0 to the number of
+      scores or the counts not summing to it (checked in Python ints before any
+      arithmetic), a row's class (``conformity_classes_``) not an index of ``classes_`` or
+      the per-class counts not those of the classes, a quantile not the one
+      ``conformalize`` computes from the stored scores and classes (every one recomputed;
+      a file saved before the classes were stored loads with a ``UserWarning``, its
+      per-class quantiles only checked to be stored scores, infinite exactly when the
+      class had too few rows), the temperatures not ``(alpha - 1) * nextafter(q_hat,
+      inf)``; an error numpy raises on a case not foreseen is reported as such;
     - then, the stored tensors read: a stored weight is NaN or infinite, a batch norm's
       running variance is negative, or ``alpha_`` or
       ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
