@@ -1,8 +1,9 @@
 """Training and predicting on data larger than memory: Dask collections block by block, and
 networks data-parallel over processes.
 
-:func:`fit_blocks` trains an estimator that has ``partial_fit`` (:class:`SparsemaxClassifier`,
-:class:`EntmaxClassifier`, :class:`TabNetEntmaxClassifier`) on a ``dask.array`` or
+:func:`fit_blocks` trains an estimator that has ``partial_fit``
+(:class:`~sk_entmax.SparsemaxClassifier`, :class:`~sk_entmax.EntmaxClassifier`,
+:class:`~sk_entmax.TabNetEntmaxClassifier`) on a ``dask.array`` or
 ``dask.dataframe`` whose blocks of rows are computed one after another and handed to
 ``partial_fit``, so that only one block is in memory at a time; :func:`predict_blocks`
 maps a fitted estimator's ``predict``, ``predict_proba`` or ``decision_function`` over the
