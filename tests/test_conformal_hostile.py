@@ -16,6 +16,7 @@ import pytest
 import safetensors
 import safetensors.torch
 from sklearn.datasets import make_classification, make_multilabel_classification
+from sklearn.exceptions import NotFittedError
 
 import sk_entmax.conformal as conformal_module
 from sk_entmax import SparsemaxClassifier
@@ -117,19 +118,34 @@ def test_rows_classes_that_contradict_the_counts_are_refused(model, data, tmp_pa
         load(_rewrite(path, header, tensors))
 
 
-def test_a_class_conditional_file_without_the_rows_classes_loads_with_a_warning(
+def test_a_class_conditional_file_without_the_rows_classes_loads_uncalibrated(
     model, data, tmp_path
 ):
-    """A file saved before the rows' classes were stored: it loads, its quantiles checked
-    to be scores, and a warning says they could not be recomputed."""
+    """A file saved before the rows' classes were stored (or stripped of them, its
+    quantiles edited): its per-class quantiles cannot be recomputed, so the model loads and
+    the calibration is dropped, with a warning saying why and what to do."""
     wrapper = _wrapper(model, data, class_conditional=True)
     path = _saved(wrapper, tmp_path)
     header, tensors = _header(path)
-    del header["conformal"]["fitted"]["conformity_classes_"]
-    with pytest.warns(UserWarning, match="cannot be recomputed.*conformalize again"):
+    fitted = header["conformal"]["fitted"]
+    del fitted["conformity_classes_"]
+    quantiles = wrapper.quantiles_.copy()
+    quantiles[0, :] = np.sort(wrapper.conformity_scores_)[5]  # still stored scores
+    fitted["quantiles_"]["values"] = quantiles.ravel().tolist()
+    temperatures = level_temperatures(quantiles, wrapper.mapping_alpha_)
+    fitted["temperatures_"]["values"] = temperatures.tolist()
+    fitted["temperature_"] = float(temperatures[0])
+    with pytest.warns(UserWarning, match="cannot recompute.*not conformalized.*conformalize"):
         restored = load(_rewrite(path, header, tensors))
-    X = data[2]
-    np.testing.assert_array_equal(restored.predict_set(X), wrapper.predict_set(X))
+    assert not hasattr(restored, "quantiles_")
+    with pytest.raises(NotFittedError, match="not conformalized"):
+        restored.predict_set(data[2])
+    np.testing.assert_array_equal(restored.predict(data[2]), wrapper.predict(data[2]))
+    # with the held-out rows, the same calibration as before
+    _, _, X_cal, y_cal = data
+    np.testing.assert_array_equal(
+        restored.conformalize(X_cal, y_cal).quantiles_, wrapper.quantiles_
+    )
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -181,6 +181,20 @@ def _check_conformal(entry: Any, inner_name: str, inner: Mapping[str, Any]) -> _
     if calibrated:
         multilabel = bool(inner.get("multilabel_", False))
         _check_calibration(fitted, params, len(classes), alpha, multilabel, fail)
+        if params["class_conditional"] and "conformity_classes_" not in fitted:
+            # saved before the rows' classes were: its per-class quantiles cannot be
+            # recomputed, so they are not used
+            for key in calibrated:
+                del fitted[key]
+            warnings.warn(
+                "this SparseConformalClassifier's class-conditional calibration was saved "
+                "before sk_entmax stored the calibration rows' classes, so load cannot "
+                "recompute its per-class quantiles, nor tell them from edited ones: it is "
+                "loaded fitted but not conformalized. Call conformalize on your held-out "
+                "rows (and save it again) to use its prediction sets",
+                UserWarning,
+                stacklevel=4,
+            )
     return _Conformal(params, kind, fitted)
 
 
@@ -299,7 +313,8 @@ def _check_old_class_quantiles(
 ) -> None:
     """A class-conditional calibration from a file that predates ``conformity_classes_``:
     the rows' classes are not stored, so each class's quantile can only be checked to be
-    one of the scores, and inf exactly when that class had too few rows for the level."""
+    one of the scores, and inf exactly when that class had too few rows for the level
+    (such a file is refused if not; if so, its calibration is dropped at load)."""
     from sk_entmax.conformal import _rank
 
     finite = quantiles[np.isfinite(quantiles)]
@@ -310,11 +325,3 @@ def _check_old_class_quantiles(
             short = _rank(counts[c], level) > counts[c]
             if (q == math.inf) != short or q == -math.inf:
                 fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
-    warnings.warn(
-        "this SparseConformalClassifier was saved before sk_entmax stored the calibration "
-        "rows' classes: its per-class quantiles are checked to be stored scores, but cannot "
-        "be recomputed, so load cannot tell them from edited ones. Call conformalize again "
-        "on your held-out data and save it to get a file whose every quantile load recomputes",
-        UserWarning,
-        stacklevel=2,
-    )

@@ -284,10 +284,12 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       arithmetic), a row's class (``conformity_classes_``) not an index of ``classes_`` or
       the per-class counts not those of the classes, a quantile not the one
       ``conformalize`` computes from the stored scores and classes (every one recomputed;
-      a file saved before the classes were stored loads with a ``UserWarning``, its
-      per-class quantiles only checked to be stored scores, infinite exactly when the
-      class had too few rows), the temperatures not ``(alpha - 1) * nextafter(q_hat,
-      inf)``; an error numpy raises on a case not foreseen is reported as such;
+      in a class-conditional file saved before the classes were stored, a quantile not
+      one of the stored scores, or infinite other than exactly when its class had too few
+      rows: such a file otherwise loads fitted but not conformalized, with a
+      ``UserWarning``, as its quantiles cannot be recomputed), the temperatures not
+      ``(alpha - 1) * nextafter(q_hat, inf)``; an error numpy raises on a case not
+      foreseen is reported as such;
     - then, the stored tensors read: a stored weight is NaN or infinite, a batch norm's
       running variance is negative, or ``alpha_`` or
       ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
