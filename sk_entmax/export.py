@@ -6,12 +6,14 @@ that the program serves any number of rows. :func:`to_onnx` writes a fitted
 ``SparsemaxClassifier``, ``EntmaxClassifier`` or ``TabNetEntmaxClassifier`` as an ONNX graph
 from features (float32 by default, or float64: ``input_dtype``) to the probabilities of
 ``predict_proba``: the network in float64 and in evaluation mode, as ``predict_proba`` runs
-it, then the output mapping by its plain-op path (a full sort for sparsemax and 1.5-entmax,
-bisection otherwise), which gives the same exact zeros. ``onnx`` and ``onnxscript`` (for the
-export) are the optional ``sk-entmax[onnx]`` extra (``pip install -e ".[onnx]"`` in a clone);
-without them :func:`to_onnx` raises an ``ImportError`` of one line saying so. The exporter's
-own log lines and warnings (torchvision operators it skips, deprecations inside torch) are
-silenced: they are not the user's business.
+it, then the output mapping: for sparsemax and 1.5-entmax the core's Newton steps and
+closed form written out in plain ops, so that rows with entries exactly on the support's
+boundary get the same exact zeros too; bisection (the core's plain-op path) otherwise.
+``onnx`` and ``onnxscript`` (for the export) are the optional ``sk-entmax[onnx]`` extra
+(``pip install -e ".[onnx]"`` in a clone); without them :func:`to_onnx` raises an
+``ImportError`` of one line saying so. The exporter's own log lines and warnings
+(torchvision operators it skips, deprecations inside torch) are silenced: they are not the
+user's business.
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class _Probabilities(nn.Module):
             scores = scores / self.temperature
         if isinstance(self.alpha, float) and self.alpha == 1.5:
             return _entmax15_graph(scores)[:, : self.n_classes]
+        if isinstance(self.alpha, float) and self.alpha == 2.0:
+            return _sparsemax_graph(scores)[:, : self.n_classes]
         return entmax(scores, self.alpha, training=False)[:, : self.n_classes]
 
 
@@ -109,6 +113,71 @@ class _Probabilities(nn.Module):
 #: and each pass adds about half a second to the export), and the widest rows the core
 #: solves in the column layout (``_NARROW_WIDTH`` of :mod:`sk_entmax.entmax.activations`)
 _NEWTON_PASSES, _NARROW_WIDTH = 12, 10
+
+
+def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
+    """The sum along the last axis that the core's Newton passes take: for rows of up to
+    ``_NARROW_WIDTH`` entries, solved in the column layout, one column after the other;
+    for wider rows the graph's own row sum, which may round differently."""
+    width = T.shape[-1]
+    if width > _NARROW_WIDTH:
+        return T.sum(dim=-1, keepdim=True)
+    total = T[..., :1]
+    for j in range(1, width):
+        total = total + T[..., j : j + 1]
+    return total
+
+
+def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
+    """Sparsemax along the last axis in plain ops the exporter takes, computed as
+    ``predict_proba`` computes it (``_sparsemax_newton`` in
+    :mod:`sk_entmax.entmax.activations`), so that the graph has its exact zeros on rows
+    with entries tied on the support's boundary too.
+
+    Newton's steps ``tau += (sum [z - tau]_+ - 1) / |S|`` from ``max((sum z - 1) / d,
+    -1)``; a row settles at the first pass whose support has the size of the one before,
+    takes that pass's step and keeps that pass's support; then ``tau`` in closed form from
+    the support with :func:`~sk_entmax.entmax._common.row_sum`. Every operation is an
+    IEEE sum, product or quotient, so the graph repeats the core's rounding; a row still
+    moving after the last pass (only rows wider than the passes) takes the full sort, as
+    the core's fallback does.
+    """
+    from sk_entmax.entmax._common import row_sum
+
+    Z = Z - Z.max(dim=-1, keepdim=True).values
+    width = Z.shape[-1]
+    tau = ((_summed_as_the_core(Z) - 1) / width).clamp(min=-1)
+    active = torch.ones_like(tau)
+    support = size = None
+    for _ in range(_NEWTON_PASSES):
+        D = (Z - tau).relu()
+        mass = _summed_as_the_core(D)
+        indicator = torch.sign(D)
+        new_size = _summed_as_the_core(indicator).clamp(min=1)
+        step = (mass - 1) / new_size
+        if size is None:
+            tau = tau + step
+            support, size_kept = indicator, new_size
+        else:
+            tau = tau + step * active
+            # a row keeps the support of the pass it settles at
+            support = torch.where(active > 0, indicator, support)
+            size_kept = torch.where(active > 0, new_size, size_kept)
+            active = active * (new_size != size).to(Z.dtype)
+        size = new_size
+    masked = torch.where(support > 0, Z, 0.0)
+    tau = (row_sum(masked) - 1) / size_kept
+    P = (Z - tau).relu()
+    return torch.where(active > 0, _sparsemax_sorted(Z), P)
+
+
+def _sparsemax_sorted(Z: torch.Tensor) -> torch.Tensor:
+    """Sparsemax of rows whose maximum is 0 by a full sort (the core's fallback)."""
+    Zs = Z.sort(dim=-1, descending=True).values
+    rho = torch.arange(1, Z.shape[-1] + 1, dtype=Z.dtype, device=Z.device)
+    csum = Zs.cumsum(-1) - 1
+    size = (rho * Zs > csum).sum(-1, keepdim=True).clamp_min(1)
+    return (Z - csum.gather(-1, size - 1) / size.to(Z.dtype)).clamp_min(0)
 
 
 def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
@@ -134,17 +203,8 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     """
     from sk_entmax.entmax._common import row_sum
 
-    width = Z.shape[-1]
     Z = (Z - Z.max(dim=-1, keepdim=True).values) / 2
-
-    def summed(T: torch.Tensor) -> torch.Tensor:
-        if width > _NARROW_WIDTH:
-            return T.sum(dim=-1, keepdim=True)
-        total = T[..., :1]
-        for j in range(1, width):  # the column layout's order: one column after the other
-            total = total + T[..., j : j + 1]
-        return total
-
+    summed = _summed_as_the_core
     eps, tiny = torch.finfo(Z.dtype).eps, torch.finfo(Z.dtype).tiny
     tol = eps * 4.0  # eps * (2 + 4 / m), m = 2
     tau = torch.full_like(Z[..., :1], -1.0)
@@ -166,7 +226,7 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     D = (Z - tau).relu()
     support = (D * D > 0).to(Z.dtype)
     count = support.sum(-1, keepdim=True).clamp(min=1)
-    masked = torch.nan_to_num(support * Z, nan=0.0)
+    masked = torch.where(support > 0, Z, 0.0)
     s1 = row_sum(masked)
     s2 = row_sum(masked * masked)
     mean = s1 / count

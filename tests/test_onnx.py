@@ -59,34 +59,44 @@ def test_linear_classifiers_match_predict_proba(estimator, tmp_path, dtype):
     assert (estimator.predict_proba(X_new) == 0).any()  # zeros to compare
 
 
-def test_entmax15_has_the_exact_zeros_of_predict_proba_on_the_support_boundary(tmp_path):
-    """Rows whose other entries lie exactly on the support's boundary (issue 45, point 7):
-    ``[-1, 1, -1, -1, -1]`` at alpha 1.5 has tau exactly -1, and the sort's threshold alone
-    left 4.9e-32 there where predict_proba has an exact 0."""
+def _boundary_rows(alpha):
+    """Rows with entries exactly on the support's boundary: at alpha 1.5, ``[-1, 1, -1, -1,
+    -1]`` (tau is exactly the tied -1); for sparsemax ``[0.2, -0.2, -0.5, ...]`` (tau is
+    exactly -0.5)."""
+    rows = []
+    if alpha == 1.5:
+        for base in (-3.0, -1.0, 0.0, 0.5, 7.25):
+            for top in range(5):
+                row = np.full(5, base)
+                row[top] = base + 2.0  # the others exactly on the boundary
+                rows.append(row)
+        rows += [[1.0, -1.0, -1.0, -1.0, 0.25], [2.0, 0.0, 0.0, 1.0, -4.0]]
+    else:
+        for shift in range(5):
+            rows.append(np.roll([0.2, -0.2, -0.5, -2.0, -2.0], shift))
+            rows.append(np.roll([-1.5, -0.5, 0.2, -0.2, -3.0], shift))
+    return np.vstack([np.array(rows), np.random.default_rng(3).normal(size=(30, 5))])
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0])
+def test_the_exact_zeros_of_predict_proba_on_the_support_boundary(tmp_path, alpha):
+    """Issue 45, point 7: the sort's threshold alone left 4.9e-32 (1.5-entmax) or 1.1e-16
+    (sparsemax) on such rows where predict_proba has an exact 0."""
     X = np.hstack([_data(60)[0], _data(60, seed=1)[0][:, :1]])
-    clf = EntmaxClassifier(alpha=1.5, max_epochs=1, random_state=0).fit(X, np.arange(60) % 5)
+    make = EntmaxClassifier if alpha == 1.5 else SparsemaxClassifier
+    kwargs = {"alpha": 1.5} if alpha == 1.5 else {}
+    clf = make(max_epochs=1, random_state=0, **kwargs).fit(X, np.arange(60) % 5)
     layer = clf.net_.module_.layers[0]
     with torch.no_grad():  # the scores are the features themselves
         layer.weight.copy_(torch.eye(5, dtype=layer.weight.dtype))
         layer.bias.zero_()
-    rows = []
-    for base in (-3.0, -1.0, 0.0, 0.5, 7.25):
-        for top in range(5):
-            row = np.full(5, base)
-            row[top] = base + 2.0  # the others exactly on the boundary
-            rows.append(row)
-    rows += [
-        [1.0, -1.0, -1.0, -1.0, 0.25],
-        [2.0, 0.0, 0.0, 1.0, -4.0],
-        [0.0, 0.0, -2.0, -2.0, 1.0],
-    ]
-    X_new = np.vstack([np.array(rows), np.random.default_rng(3).normal(size=(30, 5))])
-    assert (clf.predict_proba(X_new) == 0).sum() >= 4 * 25
-    path = to_onnx(clf, tmp_path / "entmax15.onnx")
+    X_new = _boundary_rows(alpha)
+    path = to_onnx(clf, tmp_path / "model.onnx")
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     dtype = "float64" if session.get_inputs()[0].type == "tensor(double)" else "float32"
     got = session.run(None, {"X": X_new.astype(dtype)})[0]
     want = clf.predict_proba(X_new.astype(dtype))
+    assert (want == 0).sum() >= 2 * 10
     assert np.abs(got - want).max() <= 1e-6
     assert np.array_equal(got == 0, want == 0)  # the same exact zeros, every row
 
