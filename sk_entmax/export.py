@@ -149,7 +149,8 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
     tau = ((_summed_as_the_core(Z) - 1) / width).clamp(min=-1)
     active = torch.ones_like(tau)
     support = size = None
-    for _ in range(_NEWTON_PASSES):
+    # the supports shrink at each pass until one repeats: a row settles within width + 1
+    for _ in range(min(_NEWTON_PASSES, width + 2)):
         D = (Z - tau).relu()
         mass = _summed_as_the_core(D)
         indicator = torch.sign(D)
