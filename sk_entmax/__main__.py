@@ -329,6 +329,11 @@ def _check_out(path: Path) -> None:
         raise UsageError(
             f"--out {path} is a folder; give a file name, e.g. {path / 'report.html'}"
         )
+    if path.exists() and not path.is_file():  # a named pipe, a socket, a device
+        raise UsageError(
+            f"--out {path} is not a regular file (a named pipe, a socket or a device); "
+            "the report is written to a file: choose another name"
+        )
     parent = path.absolute().parent
     while not parent.exists():  # the report creates missing folders: check the first that is
         parent = parent.parent
@@ -454,7 +459,7 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
     n_rows = len(frame)
     frame = frame[frame[target].notna()]
     X = frame.drop(columns=[target])
-    y = frame[target]
+    y = _as_numbers(frame[target])
     if len(frame) < 10:
         raise UsageError(f"{path} has {len(frame)} labelled rows; the report needs at least 10")
     task = _resolve_task(y, target, task)
@@ -463,6 +468,19 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
     else:
         _check_target(y, target)
     return _Table(X, y, target, n_rows, n_rows - len(frame), task)
+
+
+def _as_numbers(y: Any) -> Any:
+    """``y`` as float64 numbers when pandas kept numbers as objects (integers beyond 64 bits,
+    such as ``2**70``), else as it is: such a column is a column of numbers, for ``--task``
+    and for the fit alike."""
+    import pandas as pd
+
+    if pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return y
+    if not all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in y):
+        return y
+    return pd.to_numeric(y).astype("float64")
 
 
 def _too_many_to_be_classes(y: Any) -> bool:
@@ -600,13 +618,17 @@ def _label_kind(value: Any) -> str:
 
 
 def _check_target(y: Any, target: str) -> None:
+    import pandas as pd
     from sklearn.utils.multiclass import type_of_target
 
     values = y.to_numpy()
     if values.dtype == object:
         examples: dict[str, Any] = {}
         for value in values:
-            examples.setdefault(_label_kind(value), value)
+            kind = _label_kind(value)
+            if kind == "text" and not pd.isna(pd.to_numeric(value, errors="coerce")):
+                kind = "numbers"  # a CSV cell such as "1.5" in a column that also holds text
+            examples.setdefault(kind, value)
         if len(examples) > 1:
             kinds = sorted(examples)
             shown = " and ".join(f"{k} ({examples[k]!r})" for k in kinds)
@@ -621,14 +643,12 @@ def _check_target(y: Any, target: str) -> None:
     n_classes = y.nunique()
     if kind == "continuous":
         raise UsageError(
-            f"column {target!r} holds continuous numbers ({n_classes} distinct values); "
-            "the report needs class labels"
+            f"column {target!r} holds continuous numbers ({n_classes} distinct values), not "
+            "class labels: give --task regression to fit a TabNetEntmaxRegressor"
         )
     if n_classes < 2:
         raise UsageError(f"column {target!r} holds a single class; a classifier needs two")
     if n_classes > len(y) // 2:
-        import pandas as pd
-
         hint = (
             " If it is a quantity, give --task regression."
             if pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -740,3 +741,47 @@ def test_help_states_the_task_auto_rule(capsys):
         main(["report", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "more than 20 distinct values and more than 5% of the rows distinct" in text
+
+
+# ------------------------------------------------------------------ odd targets (issue 45.8)
+
+
+def _target_csv(tmp_path, values) -> str:
+    rows = "\n".join(f"{i % 7},{i % 3},{v}" for i, v in enumerate(values))
+    return str(_write(tmp_path / "odd.csv", "a,b,t\n" + rows + "\n"))
+
+
+def test_a_target_of_huge_whole_numbers_names_task_regression(tmp_path, capsys):
+    # 12 distinct values of magnitude 2**60 and more (floats, all whole): too few to be read
+    # as a quantity by --task auto, and type_of_target calls them continuous
+    values = [float(2**60 * (k + 1) + 2**55) * 7.3 for k in range(12)] * 2
+    assert main(["report", "--data", _target_csv(tmp_path, values), "--target", "t"]) == 2
+    assert "give --task regression" in capsys.readouterr().err
+
+
+def test_a_target_mixing_numbers_and_text_is_refused(tmp_path, capsys):
+    path = _target_csv(tmp_path, ["1.5", "2.5", "abc"] * 8)
+    assert main(["report", "--data", path, "--target", "t"]) == 2
+    assert re.search(r"mixes numbers \('1.5'\) and text \('abc'\)", capsys.readouterr().err)
+
+
+def test_integers_beyond_64_bits_are_numbers(tmp_path, capsys):
+    from sk_entmax.__main__ import _read_table
+
+    values = [2**70 + k * 2**66 for k in range(40)]
+    path = Path(_target_csv(tmp_path, values))
+    table = _read_table(path, "t")
+    assert table.task == "regression" and table.y.dtype == np.float64
+    assert _read_table(path, "t", "regression").task == "regression"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_at_out_is_refused_before_the_fit(iris_csv, tmp_path, capsys, monkeypatch):
+    fifo = tmp_path / "report.html"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(
+        "sk_entmax.__main__._read_table", lambda *a, **k: pytest.fail("read before --out")
+    )
+    args = ["report", "--data", str(iris_csv), "--target", "species", "--out", str(fifo)]
+    assert main(args) == 2
+    assert "not a regular file" in capsys.readouterr().err
