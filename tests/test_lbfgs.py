@@ -44,7 +44,11 @@ def test_a_convex_quadratic_reaches_its_closed_form_minimum():
         tolerance_grad=1e-10,
         tolerance_change=0.0,
     )
-    np.testing.assert_allclose(x, np.linalg.solve(a.numpy(), b.numpy()), rtol=0, atol=1e-9)
+    # the run also stops once f no longer changes in float64 (tolerance_change=0), which
+    # bounds |x - x*| by about sqrt(2 eps |f*| / lambda_min) = 3e-9 here, not by the gradient
+    # tolerance: where it stops depends on how the host's dot products round (1.4e-9 on one
+    # Xeon host, within 1e-9 on others)
+    np.testing.assert_allclose(x, np.linalg.solve(a.numpy(), b.numpy()), rtol=0, atol=1e-8)
     assert 0 < optimizer.state["n_iter"] < 100
 
 
