@@ -7,10 +7,11 @@ networks data-parallel over processes.
 ``dask.dataframe`` whose blocks of rows are computed one after another and handed to
 ``partial_fit``, so that only one block is in memory at a time; :func:`predict_blocks`
 maps a fitted estimator's ``predict``, ``predict_proba`` or ``decision_function`` over the
-blocks lazily. These are what
-``dask_ml.wrappers.Incremental`` and ``ParallelPostFit`` do, written here as two small
-functions: dask-ml pins its own scikit-learn range and brings numba, where these need only
-Dask itself.
+blocks lazily. These are what ``dask_ml.wrappers.Incremental`` and ``ParallelPostFit`` do,
+and those work with these estimators too (checked with dask-ml 2025.1.0 and scikit-learn
+1.9.1); ``fit_blocks`` adds what reaching the in-memory accuracy in a few passes needs, a
+learning rate that falls pass by pass, and needs Dask alone, where dask-ml brings numba,
+llvmlite, dask-glm and sparse.
 
 :func:`data_parallel` makes the fits inside it one data-parallel fit over a
 ``torch.distributed`` process group (``torchrun --nproc_per_node 2 script.py``): each process
