@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 import torch
+from _helpers import EpochTimer
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -69,24 +70,11 @@ def ours(X_tr, y_tr, X_te, y_te, device: str, epochs: int) -> dict:
 
 
 def reference(X_tr, y_tr, X_te, y_te, device: str, epochs: int, sizes=None) -> dict:
-    from pytorch_tabnet.callbacks import Callback
     from pytorch_tabnet.tab_model import TabNetClassifier
 
-    class Timer(Callback):
-        def __init__(self):
-            super().__init__()
-            self.durations, self.start = [], 0.0
-
-        def on_epoch_begin(self, epoch, logs=None):
-            self.start = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            if device.startswith("cuda"):
-                torch.cuda.synchronize()
-            self.durations.append(time.perf_counter() - self.start)
-
     batch, ghost = sizes or (1024, 128)
-    timer = Timer()
+    # pytorch-tabnet reads every batch's loss back to the host, so an epoch's end is synced
+    timer = EpochTimer()
     model = TabNetClassifier(seed=0, verbose=0, device_name=device)
     start = time.perf_counter()
     with warnings.catch_warnings():

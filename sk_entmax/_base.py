@@ -433,11 +433,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             # n_jobs is resolved as every call resolves it (a value above the cores warns),
             # but one torch thread trains whatever it is: n_jobs cannot change the model
             self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
+            batch_size = stream_batch_size(params["batch_size"], X.shape[0])
             with torch_threads(TRAINING_THREADS):
-                net = self._stream_net(params, plan, X)
+                net = self._stream_net(params, plan, X, batch_size)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
-                batch_size = stream_batch_size(params["batch_size"], X.shape[0])
                 net.set_params(batch_size=batch_size, total_weight=seen)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
@@ -455,11 +455,13 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             self._restore_fitted_state(previous)
             raise
 
-    def _stream_net(self, params: dict[str, Any], plan: TrainingPlan, X: Any) -> FenchelYoungNet:
-        """The Adam net that partial_fit trains on chunk ``X``: the current one, or a new one
-        started from the fitted weights (or from scratch on the first call). Each chunk is
-        then batched as fit batches its data, and the penalty scales with all the weight
-        seen so far: the caller sets both, once it can undo them."""
+    def _stream_net(
+        self, params: dict[str, Any], plan: TrainingPlan, X: Any, batch_size: int
+    ) -> FenchelYoungNet:
+        """The Adam net that partial_fit trains on chunk ``X`` in batches of ``batch_size``
+        rows: the current one, or a new one started from the fitted weights (or from scratch
+        on the first call). The caller sets the batch size of a current net and the weight
+        seen so far (the penalty's scale), once it can undo them."""
         net = getattr(self, "net_", None)
         if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
             previous, net = net.module_.state_dict(), None
@@ -467,7 +469,6 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             previous = None
         if net is None:
             seed = self._seed()
-            batch_size = stream_batch_size(params["batch_size"], X.shape[0])
             module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
             callbacks: list = [("finite_loss", FiniteLossCheck())]
             if params["verbose"]:

@@ -191,13 +191,17 @@ def predict_blocks(estimator: Any, X: Any, method: str = "predict") -> Any:
             "method", "predict_blocks", f"a method of {type(estimator).__name__}", method
         )
     function = getattr(estimator, method)
+
+    def apply(block: Any) -> np.ndarray:
+        return np.asarray(function(block))
+
     if hasattr(X, "divisions"):  # a data frame: each partition as it is (column names kept)
         lengths = X.map_partitions(len).compute()
-        probe = np.asarray(function(X.head(1)))
+        probe = apply(X.head(1))
         width = () if probe.ndim == 1 else (probe.shape[1],)
         blocks = [
             da.from_delayed(
-                dask.delayed(lambda part: np.asarray(function(part)))(part),
+                dask.delayed(apply)(part),
                 shape=(int(length), *width),
                 dtype=probe.dtype,
             )
@@ -210,13 +214,7 @@ def predict_blocks(estimator: Any, X: Any, method: str = "predict") -> Any:
     if X.numblocks[1] != 1:
         X = X.rechunk({1: -1})
     # the output's width and dtype, from a prediction of the first row
-    probe = np.asarray(function(X[:1].compute()))
+    probe = apply(X[:1].compute())
     if probe.ndim == 1:
-        return X.map_blocks(
-            lambda block: np.asarray(function(block)), drop_axis=1, dtype=probe.dtype
-        )
-    return X.map_blocks(
-        lambda block: np.asarray(function(block)),
-        chunks=(X.chunks[0], (probe.shape[1],)),
-        dtype=probe.dtype,
-    )
+        return X.map_blocks(apply, drop_axis=1, dtype=probe.dtype)
+    return X.map_blocks(apply, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype)
