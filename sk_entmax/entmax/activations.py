@@ -47,6 +47,9 @@ from sk_entmax.entmax._common import (
     safe_div,
     with_support,
 )
+from sk_entmax.entmax._wide_rows import entmax15_closed_form as _entmax15_closed_form
+from sk_entmax.entmax._wide_rows import entmax15_rows, entmax_vjp_rows
+from sk_entmax.entmax._wide_rows import on_support as _on_support
 from sk_entmax.entmax.algorithms import triton_path
 from sk_entmax.entmax.constraints import invalid
 
@@ -274,6 +277,10 @@ def _power_newton(
     """
     per_row = isinstance(m, torch.Tensor)
     square = not per_row and m == 2
+    if square and dim in (-1, Zb.dim() - 1) and not _narrow(Zb):
+        # wide rows of 1.5-entmax: chunk by chunk, from a closer start (_wide_rows)
+        P, settled = entmax15_rows(Zb.reshape(-1, Zb.shape[-1]), _MAX_PASSES)
+        return P.view(Zb.shape), settled.view(*Zb.shape[:-1], 1)
     integer = None if per_row or square else _integer_exponent(m)
     start = list(Zb.shape)
     start[dim] = 1
@@ -341,38 +348,6 @@ def _power_newton(
     if normalize:
         G.div_(torch.where(total > 0, total, 1))
     return G, active == 0
-
-
-def _on_support(indicator: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
-    """``Z`` where ``indicator`` (0 or 1) is 1, else 0, in ``indicator``'s memory.
-
-    (A product and a NaN cleared cost a third of ``torch.where`` on CPU, which reads and
-    writes booleans.)"""
-    return indicator.mul_(Z).nan_to_num_(nan=0.0)
-
-
-def _entmax15_closed_form(Zb: torch.Tensor, P: torch.Tensor, dim: int) -> torch.Tensor:
-    """1.5-entmax of halved rows ``Zb`` (maximum 0) from the support of ``P``, in place.
-
-    With ``r`` entries in the support, ``sum_i (zb_i - tau)^2 = 1`` gives
-    ``tau = mean - sqrt((1 - ss) / r)``, ``ss`` the support's sum of squared deviations.
-    The sums (and the one that normalizes the result) are
-    :func:`~sk_entmax.entmax._common.row_sum`'s, so that the result depends on the support
-    alone, not on the Newton steps that found it: a row padded with ``-inf`` gives the same
-    output, bit for bit.
-    """
-    indicator = P.sign_()  # P is scratch from here on
-    size = indicator.sum(dim, keepdim=True).clamp_(min=1)  # exact: a sum of ones
-    masked = _on_support(indicator, Zb)
-    s1 = row_sum(masked, dim)
-    s2 = row_sum(masked.square_(), dim)
-    mean = s1 / size
-    delta = (1 - (s2 - s1 * mean)) / size
-    tau = mean - delta.clamp_(min=0).sqrt_()
-    torch.sub(Zb, tau, out=P).relu_().square_()
-    # tau's rounding (a few units of |mean|) moves every entry one way: normalize
-    total = row_sum(P, dim)
-    return P.div_(torch.where(total > 0, total, 1))
 
 
 def _unsettled_rows(settled: torch.Tensor) -> torch.Tensor | None:
@@ -705,7 +680,7 @@ class SparsemaxFunction(Function):
     @staticmethod
     def backward(ctx, dY: torch.Tensor):
         (Y,) = ctx.saved_tensors
-        return entmax_vjp(dY, torch.sign(Y)), None  # Y >= 0: the support's indicator
+        return entmax_vjp_rows(dY, Y, torch.sign), None  # Y >= 0: the support's indicator
 
 
 class Entmax15Function(Function):
@@ -723,9 +698,8 @@ class Entmax15Function(Function):
         if torch.is_grad_enabled():  # create_graph: keep sqrt's gradient finite at 0
             positive = Y > 0
             gppr = torch.where(positive, torch.where(positive, Y, 1).sqrt(), 0)
-        else:
-            gppr = sqrt_support(Y)
-        return entmax_vjp(dY, gppr), None
+            return entmax_vjp(dY, gppr), None
+        return entmax_vjp_rows(dY, Y, sqrt_support), None
 
 
 def _sparse_map(

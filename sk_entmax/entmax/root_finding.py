@@ -85,6 +85,7 @@ from sk_entmax.entmax._entmax_solvers import (
     _gppr,
     _softmax_last,
 )
+from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.activations import entmax_vjp
 from sk_entmax.entmax.algorithms import Mapping, mapping_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
@@ -120,6 +121,9 @@ class EntmaxBisectFunction(Function):
         if dY is None:
             return None, None, None, None
         Y, alpha = saved_alpha(ctx)
+        if not ctx.needs_input_grad[1] and not isinstance(alpha, torch.Tensor):
+            # one alpha and no alpha gradient: chunk by chunk (_wide_rows)
+            return entmax_vjp_rows(dY, Y, lambda Y: _gppr(Y, alpha)), None, None, None
         gppr = _gppr(Y, alpha)
         dX = entmax_vjp(dY, gppr)
         d_alpha = None
