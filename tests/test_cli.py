@@ -69,7 +69,7 @@ def test_demo_quick_prints_the_table_and_writes_the_report(capsys, tmp_path):
 
 
 def test_demo_without_matplotlib_says_which_extra(monkeypatch, tmp_path):
-    from sk_entmax import _demo
+    from sk_entmax.cli import demo as _demo
 
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.setitem(sys.modules, name, None)
@@ -317,7 +317,7 @@ def test_report_draws_names_that_look_like_math(tmp_path, capsys):
 def test_demo_default_report_is_in_a_fresh_private_folder(tmp_path, monkeypatch):
     import tempfile
 
-    from sk_entmax._demo import default_report_path
+    from sk_entmax.cli.demo import default_report_path
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     first, second = default_report_path(), default_report_path()
@@ -329,7 +329,7 @@ def test_demo_default_report_is_in_a_fresh_private_folder(tmp_path, monkeypatch)
 
 
 def test_run_demo_refuses_to_write_through_a_symlink(tmp_path):
-    from sk_entmax import _demo
+    from sk_entmax.cli import demo as _demo
 
     victim = _write(tmp_path / "victim.txt", "precious")
     link = tmp_path / "link.html"
@@ -343,13 +343,13 @@ def test_run_demo_refuses_to_write_through_a_symlink(tmp_path):
 def test_out_that_is_a_symlink_is_refused_before_any_work(
     tmp_path, capsys, monkeypatch, iris_csv, command
 ):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before checking --out")
 
     monkeypatch.setattr(cli, "_estimator", no_fit)
-    monkeypatch.setattr("sk_entmax._demo._run", no_fit)
+    monkeypatch.setattr("sk_entmax.cli.demo._run", no_fit)
     victim = _write(tmp_path / "victim.txt", "precious")
     link = tmp_path / "link.html"
     link.symlink_to(victim)
@@ -365,13 +365,13 @@ def test_out_that_is_a_symlink_is_refused_before_any_work(
 def test_out_that_cannot_be_written_is_one_line_before_any_fit(
     tmp_path, capsys, monkeypatch, iris_csv, command, where
 ):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
 
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before checking --out")
 
     monkeypatch.setattr(cli, "_estimator", no_fit)
-    monkeypatch.setattr("sk_entmax._demo._run", no_fit)
+    monkeypatch.setattr("sk_entmax.cli.demo._run", no_fit)
     if where == "folder":
         out, message = tmp_path, "is a folder"
     else:
@@ -384,7 +384,7 @@ def test_out_that_cannot_be_written_is_one_line_before_any_fit(
 
 
 def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys, iris_csv, tmp_path):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
 
     def broken(args):
         raise RuntimeError("something odd\nwith a second line")
@@ -401,7 +401,7 @@ def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys, iris_csv, tmp_
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig", "utf-32"])
 def test_report_reads_utf16_and_other_unicode_csv(tmp_path, encoding):
-    from sk_entmax.__main__ import _read_table
+    from sk_entmax.cli._csv import _read_table
 
     rows = "".join(f"{i},{(i * 7) % 5},{'été' if i % 2 else 'hiver'}\n" for i in range(40))
     path = _write(tmp_path / "wide.csv", ("a,b,saison\n" + rows).encode(encoding))
@@ -426,7 +426,7 @@ def test_report_refuses_a_wide_header_without_rows_before_parsing(tmp_path, caps
 
 
 def test_report_refuses_too_many_columns_before_parsing(tmp_path, capsys, monkeypatch):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import _csv as cli
 
     monkeypatch.setattr(cli, "MAX_COLUMNS", 50)
     header = ",".join(f"c{i}" for i in range(51)) + "\n"
@@ -446,7 +446,8 @@ def test_report_refuses_too_many_columns_before_parsing(tmp_path, capsys, monkey
 def test_report_says_what_is_wrong_with_a_mixed_target(values, message):
     import pandas as pd
 
-    from sk_entmax.__main__ import UsageError, _check_target
+    from sk_entmax.cli._errors import UsageError
+    from sk_entmax.cli._task import _check_target
 
     with pytest.raises(UsageError, match=message):
         _check_target(pd.Series(values * 10, dtype=object), "y")
@@ -504,7 +505,7 @@ def test_missing_note_names_as_learned_only_columns_with_gaps_in_training():
     # learned indicator; b has gaps in both parts and gets one
     import pandas as pd
 
-    from sk_entmax.__main__ import _missing_values_note
+    from sk_entmax.cli._notes import _missing_values_note
 
     X_train = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [np.nan, 1.0, 2.0]})
     X_test = pd.DataFrame({"a": [np.nan, 1.0], "b": [np.nan, 0.0]})
@@ -539,7 +540,7 @@ def test_report_notes_dirty_columns_in_its_data_table(tmp_path, capsys):
 
 
 def test_report_confidence_gives_conformal_sets_on_terminal_and_page(tmp_path, capsys):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
     from sk_entmax.conformal import SparseConformalClassifier
 
     frame = _iris_frame()
@@ -631,7 +632,7 @@ def test_help_describes_confidence(capsys):
 def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsys, monkeypatch):
     from sklearn.datasets import load_wine
 
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
 
     data = load_wine(as_frame=True)
     frame = data.frame[data.feature_names].copy()
@@ -699,7 +700,7 @@ def test_report_faithful_masks_is_for_tabnet_only(iris_csv, capsys, tmp_path):
 def test_task_auto_reads_many_distinct_numbers_as_a_quantity(values, expected):
     import pandas as pd
 
-    from sk_entmax.__main__ import _resolve_task
+    from sk_entmax.cli._task import _resolve_task
 
     assert _resolve_task(pd.Series(values), "y", "auto") == expected
 
@@ -766,7 +767,7 @@ def test_a_target_mixing_numbers_and_text_is_refused(tmp_path, capsys):
 
 
 def test_integers_beyond_64_bits_are_numbers(tmp_path, capsys):
-    from sk_entmax.__main__ import _read_table
+    from sk_entmax.cli._csv import _read_table
 
     values = [2**70 + k * 2**66 for k in range(40)]
     path = Path(_target_csv(tmp_path, values))
@@ -780,7 +781,7 @@ def test_a_named_pipe_at_out_is_refused_before_the_fit(iris_csv, tmp_path, capsy
     fifo = tmp_path / "report.html"
     os.mkfifo(fifo)
     monkeypatch.setattr(
-        "sk_entmax.__main__._read_table", lambda *a, **k: pytest.fail("read before --out")
+        "sk_entmax.cli.report._read_table", lambda *a, **k: pytest.fail("read before --out")
     )
     args = ["report", "--data", str(iris_csv), "--target", "species", "--out", str(fifo)]
     assert main(args) == 2

@@ -18,8 +18,8 @@ from sklearn.datasets import make_friedman1  # noqa: E402
 from sklearn.metrics import r2_score  # noqa: E402
 
 from sk_entmax import TabNetEntmaxRegressor, report  # noqa: E402
-from sk_entmax import __main__ as cli  # noqa: E402
 from sk_entmax.__main__ import main  # noqa: E402
+from sk_entmax.cli import report as cli  # noqa: E402
 
 TINY = {"n_d": 4, "n_a": 4, "n_steps": 2, "n_independent": 1, "n_shared": 1, "lr": 0.1}
 #: what only a classifier's report shows

@@ -226,7 +226,7 @@ def _csv(tmp_path, names: list[str], name: str = "data.csv"):
 
 @pytest.mark.parametrize("model", ["tabnet", "sparsemax"])
 def test_cli_does_not_follow_a_link_planted_during_the_fit(tmp_path, capsys, monkeypatch, model):
-    from sk_entmax import __main__ as cli
+    from sk_entmax.cli import report as cli
 
     data = _csv(tmp_path, ["a", "b"])
     victim = _victim(tmp_path)
@@ -282,7 +282,7 @@ def test_cli_escapes_control_characters_in_the_lines_it_prints(tmp_path, capsys)
 
 
 def test_cli_keeps_names_that_differ_only_in_spaces_apart(tmp_path, capsys):
-    from sk_entmax.__main__ import _read_table
+    from sk_entmax.cli._csv import _read_table
 
     data = _csv(tmp_path, [" a", "a ", "b"])
     table = _read_table(data, "label")
@@ -302,7 +302,7 @@ def test_cli_names_every_column_a_target_could_mean(tmp_path, capsys):
     assert err.count("\n") == 1
     assert "' a'" in err and "'a '" in err
     # the exact name picks its column
-    from sk_entmax.__main__ import _read_table
+    from sk_entmax.cli._csv import _read_table
 
     rows = "".join(f"{i},{'yes' if i % 2 else 'no'},{i % 3}\n" for i in range(40))
     data = _write(tmp_path / "labels.csv", " a,a ,b\n" + rows)
@@ -311,7 +311,7 @@ def test_cli_names_every_column_a_target_could_mean(tmp_path, capsys):
 
 
 def test_cli_still_finds_a_target_written_with_spaces_after_the_commas(tmp_path, capsys):
-    from sk_entmax.__main__ import _read_table
+    from sk_entmax.cli._csv import _read_table
 
     rows = "".join(f"{i}, {i % 3}, {'yes' if i % 2 else 'no'}\n" for i in range(40))
     data = _write(tmp_path / "spaced.csv", "x, y, label\n" + rows)

@@ -36,7 +36,7 @@ the HTML page, and ``_common`` holds what they share. Import from ``sk_entmax.re
 itself.
 """
 
-# private, but sk_entmax._demo and sk_entmax.__main__ print it when matplotlib is missing
+# private, but the command line (sk_entmax.cli) prints it when matplotlib is missing
 from ._common import _MISSING_MATPLOTLIB  # noqa: F401
 from .conformal import ConformalSets, conformal_sets
 from .html_page import feature_mask_report, probability_support_report
