@@ -3,9 +3,12 @@
 An estimator declares its fitted attributes next to its own code, as a class attribute
 ``_fitted_schema``: a dict from each attribute's name to an :class:`Attribute` built here
 (``integer``, ``boolean``, ``real``, ``constrained``, ``array``, ``dtype_of``, ...), in the
-order :func:`~sk_entmax.persistence.load` checks them. The shared ones are declared once, in
-:data:`sk_entmax._classifier.FITTED_ATTRIBUTES`; ``_linear`` and ``_tabnet`` add their own,
-and ``SparseConformalClassifier`` names its own. A file holding anything else is refused, and
+order :func:`~sk_entmax.persistence.load` checks them. Those of every estimator are declared
+once, in :data:`sk_entmax._base.ESTIMATOR_FITTED`; each task adds its own
+(:data:`sk_entmax._classifier.FITTED_ATTRIBUTES`, :data:`sk_entmax._regressor.FITTED_ATTRIBUTES`),
+and the TabNets add theirs (:data:`sk_entmax._tabnet.shared.TABNET_FITTED`); the linear
+classifiers add none. ``SparseConformalClassifier`` only names its own (``_fitted_attributes``
+and ``_calibrated_attributes``). A file holding anything else is refused, and
 ``save`` refuses to write a fitted attribute (a name ending in ``_``) that is not declared.
 Shapes and ``equals`` name the network's keyword arguments (``n_features``, ``n_outputs``,
 ``n_steps``, ``cat_idxs``, ...), which load has checked against the stored tensors before. To
