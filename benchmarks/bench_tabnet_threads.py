@@ -30,8 +30,8 @@ first three batches) times the batches of an epoch, marked "~" in the table; the
 fits of one repeat run one after the other in one process, in an order that rotates with the
 repeat. Run each condition and size in a process of its own (``--conditions``, ``--sizes``,
 ``--json``) and print the whole table with ``--merge``: in one long process the later fits
-ran slower than in a fresh one (3,300 rows loaded after the idle runs: 0.30 s an epoch at
-one thread, 0.14 s in a fresh process), which is the process's state, not the setting.
+ran slower than in a fresh one, which is the process's state, not the setting (the figures
+are on ``doc/benchmarks/bench_tabnet_threads.md``).
 Ratios are medians over the repeats of the per-repeat ratios: "default/1" (ours,
 n_jobs=None over n_jobs=1: the loaded-machine goal is at most 1.5), "default/before" (idle:
 at most 1, the default no slower than before), "ours/ref 1 thread" (at most 1).
