@@ -33,6 +33,7 @@ from torch.export import Dim, ExportedProgram
 from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
+from sk_entmax.entmax._common import _tree_sum
 
 __all__ = ["export_module", "to_onnx"]
 
@@ -110,22 +111,16 @@ class _Probabilities(nn.Module):
 
 
 #: the Newton passes of the graph's 1.5-entmax (the core allows 40; rows settle in 4 to 10,
-#: and each pass adds about half a second to the export), and the widest rows the core
-#: solves in the column layout (``_NARROW_WIDTH`` of :mod:`sk_entmax.entmax.activations`)
-_NEWTON_PASSES, _NARROW_WIDTH = 12, 10
+#: and each pass adds about half a second to the export)
+_NEWTON_PASSES = 12
 
 
 def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
-    """The sum along the last axis that the core's Newton passes take: for rows of up to
-    ``_NARROW_WIDTH`` entries, solved in the column layout, one column after the other;
-    for wider rows the graph's own row sum, which may round differently."""
-    width = T.shape[-1]
-    if width > _NARROW_WIDTH:
-        return T.sum(dim=-1, keepdim=True)
-    total = T[..., :1]
-    for j in range(1, width):
-        total = total + T[..., j : j + 1]
-    return total
+    """The sum along the last axis that the core's Newton passes take in the column layout
+    of ``predict_proba`` (:func:`~sk_entmax.entmax.activations.columns_map`): the pairwise
+    tree of :func:`~sk_entmax.entmax._common.row_sum`, the same additions in the same
+    order."""
+    return _tree_sum(T, -1)
 
 
 def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
@@ -137,13 +132,11 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
     Newton's steps ``tau += (sum [z - tau]_+ - 1) / |S|`` from ``max((sum z - 1) / d,
     -1)``; a row settles at the first pass whose support has the size of the one before,
     takes that pass's step and keeps that pass's support; then ``tau`` in closed form from
-    the support with :func:`~sk_entmax.entmax._common.row_sum`. Every operation is an
+    the support with :func:`~sk_entmax.entmax._common.row_sum`'s tree. Every operation is an
     IEEE sum, product or quotient, so the graph repeats the core's rounding; a row still
     moving after the last pass (only rows wider than the passes) takes the full sort, as
     the core's fallback does.
     """
-    from sk_entmax.entmax._common import row_sum
-
     Z = Z - Z.max(dim=-1, keepdim=True).values
     width = Z.shape[-1]
     tau = ((_summed_as_the_core(Z) - 1) / width).clamp(min=-1)
@@ -167,7 +160,7 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
             active = active * (new_size != size).to(Z.dtype)
         size = new_size
     masked = torch.where(support > 0, Z, 0.0)
-    tau = (row_sum(masked) - 1) / size_kept
+    tau = (_tree_sum(masked, -1) - 1) / size_kept
     P = (Z - tau).relu()
     return torch.where(active > 0, _sparsemax_sorted(Z), P)
 
@@ -192,18 +185,15 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     ``tau = -1``, a row frozen once its steps stop shrinking (a settled row no longer
     moves, so running a fixed number of passes changes nothing for it); the support is
     where ``(z - tau)^2 > 0``, and the result is computed again from it in closed form,
-    normalized, with the core's sums (:func:`sk_entmax.entmax._common.row_sum`, a tree of
-    elementwise additions). A row still moving after the last pass takes the full sort, as
-    the core's fallback does. The Newton sums are added in the core's order for rows of up
-    to 10 entries (one column after the other); wider rows use the graph's own row sum.
-
-    What is left: torch's float64 ``sqrt`` on CPU is not always correctly rounded (an ulp
-    off on some values), onnxruntime's is, so on a row tied exactly on the boundary the
-    two can still end a hair apart (13 of 27,493 rows built to lie on a boundary, against
-    3,645 with the sort alone; none of 2,000 random rows).
+    normalized, with the core's sums (the pairwise tree of
+    :func:`~sk_entmax.entmax._common.row_sum`). A row still moving after the last pass takes
+    the full sort, as the core's fallback does. The Newton sums are added in the order of
+    ``predict_proba``'s column layout (:func:`_summed_as_the_core`), and its square roots are
+    correctly rounded (:func:`~sk_entmax.entmax._common.ieee_sqrt`), as ONNX Runtime's are:
+    on rows built to lie on a boundary (an entry placed at the threshold, 3 to 30 classes,
+    float32 and float64 inputs) the graph's probabilities equal ``predict_proba``'s bit for
+    bit (``tests/test_onnx.py``).
     """
-    from sk_entmax.entmax._common import row_sum
-
     Z = (Z - Z.max(dim=-1, keepdim=True).values) / 2
     summed = _summed_as_the_core
     eps, tiny = torch.finfo(Z.dtype).eps, torch.finfo(Z.dtype).tiny
@@ -228,12 +218,12 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     support = (D * D > 0).to(Z.dtype)
     count = support.sum(-1, keepdim=True).clamp(min=1)
     masked = torch.where(support > 0, Z, 0.0)
-    s1 = row_sum(masked)
-    s2 = row_sum(masked * masked)
+    s1 = _tree_sum(masked, -1)
+    s2 = _tree_sum(masked * masked, -1)
     mean = s1 / count
     tau = mean - ((1 - (s2 - s1 * mean)) / count).clamp(min=0).sqrt()
     P = (Z - tau).relu().square()
-    total = row_sum(P)
+    total = _tree_sum(P, -1)
     P = P / torch.where(total > 0, total, 1.0)
     # rows still moving: the full sort of the core's fallback
     return torch.where(active > 0, _entmax15_sorted(Z), P)

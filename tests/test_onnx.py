@@ -101,6 +101,49 @@ def test_the_exact_zeros_of_predict_proba_on_the_support_boundary(tmp_path, alph
     assert np.array_equal(got == 0, want == 0)  # the same exact zeros, every row
 
 
+def _rows_at_the_threshold(alpha: float, width: int, n: int = 400) -> np.ndarray:
+    """Random rows with one entry moved onto the row's threshold, as computed in float64 by
+    the full sort: an entry within a unit of rounding of the support's boundary, where an
+    exact 0 and a ``1e-17`` part ways on a single differently rounded operation."""
+    rng = np.random.default_rng(width)
+    R = rng.normal(size=(n, width)) * rng.choice([0.3, 1.0, 3.0], size=(n, 1))
+    Z = R / 2 if alpha == 1.5 else R
+    Zs = -np.sort(-Z, axis=1)
+    rho = np.arange(1, width + 1)
+    if alpha == 1.5:
+        mean = np.cumsum(Zs, 1) / rho
+        tau_r = mean - np.sqrt(np.clip((1 - (np.cumsum(Zs**2, 1) - rho * mean**2)) / rho, 0, None))
+    else:
+        tau_r = (np.cumsum(Zs, 1) - 1) / rho
+    size = (tau_r <= Zs).sum(1)
+    tau = tau_r[np.arange(n), size - 1]
+    for i in np.where(size < width)[0]:
+        j = np.argsort(-Z[i])[size[i]]  # the largest entry off the support
+        R[i, j] = 2 * tau[i] if alpha == 1.5 else tau[i]
+    return R
+
+
+@pytest.mark.parametrize("width", [5, 12])
+@pytest.mark.parametrize("alpha", [1.5, 2.0])
+def test_the_zeros_of_predict_proba_at_the_threshold(tmp_path, alpha, width):
+    """Issue 45, point 7: torch's vectorized CPU ``sqrt`` (an ulp off on 0.6% of values),
+    a settling sparsemax row's last step, and the wide rows' sums left 62 to 360 of 20,000
+    such float64 rows with a ``1e-17`` on one side and an exact 0 on the other."""
+    make = EntmaxClassifier if alpha == 1.5 else SparsemaxClassifier
+    kwargs = {"alpha": 1.5} if alpha == 1.5 else {}
+    X = np.random.default_rng(0).normal(size=(3 * width, width))
+    clf = make(max_epochs=1, random_state=0, **kwargs).fit(X, np.arange(3 * width) % width)
+    layer = clf.net_.module_.layers[0]
+    with torch.no_grad():  # the scores are the features themselves
+        layer.weight.copy_(torch.eye(width, dtype=layer.weight.dtype))
+        layer.bias.zero_()
+    X_new = _rows_at_the_threshold(alpha, width)
+    got = _onnx_proba(clf, X_new, tmp_path, "float64")
+    want = clf.predict_proba(X_new)
+    assert (want == 0).sum() >= 300
+    assert np.array_equal(got, want)  # bit for bit, so the same exact zeros
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_tabnet_matches_predict_proba_with_gaps(tmp_path, dtype):
     X, y = _data()

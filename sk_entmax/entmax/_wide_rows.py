@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._common import row_sum, safe_div
+from sk_entmax.entmax._common import ieee_sqrt, row_sum, safe_div
 
 #: the most entries of a chunk (1 MiB of float32): about L2-resident on current CPUs
 CHUNK = 1 << 18
@@ -63,7 +63,7 @@ def entmax15_closed_form(Zb: torch.Tensor, P: torch.Tensor, dim: int) -> torch.T
     s2 = row_sum(masked.square_(), dim)
     mean = s1 / size
     delta = (1 - (s2 - s1 * mean)) / size
-    tau = mean - delta.clamp_(min=0).sqrt_()
+    tau = mean - ieee_sqrt(delta.clamp_(min=0))
     torch.sub(Zb, tau, out=P).relu_().square_()
     # tau's rounding (a few units of |mean|) moves every entry one way: normalize
     total = row_sum(P, dim)
@@ -92,7 +92,7 @@ def _square_passes(
         torch.sub(Zb, tau, out=D).relu_()
         g_sum = D.sum(-1, keepdim=True)
         total = D.square_().sum(-1, keepdim=True)
-        norm = total.sqrt()
+        norm = ieee_sqrt(total)
         # a fully masked row has a zero total and 0 rather than 0 / 0 as its step
         step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
         size = step.abs()

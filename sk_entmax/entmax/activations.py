@@ -41,6 +41,7 @@ from sk_entmax.entmax._common import (
     apply_last,
     compiling,
     exporting,
+    ieee_sqrt,
     owner_of,
     row_stats,
     row_sum,
@@ -137,6 +138,16 @@ def _threshold(Z: torch.Tensor, k: int | None, solve: _Solver) -> torch.Tensor:
 _MAX_PASSES = 40
 
 
+def _pass_sum(T: torch.Tensor, dim: int) -> torch.Tensor:
+    """The row sums of a Newton pass (``dim`` kept): torch's along the last axis, and in the
+    column layout (``dim=0``) :func:`~sk_entmax.entmax._common.row_sum`'s pairwise tree of
+    elementwise additions. The tree's order is fixed: torch's sum over the first axis adds
+    the columns one after the other when there are many rows, but as the lanes of one
+    vector when there is a single row, so a row alone would round otherwise than in a batch;
+    and an exported graph repeats the tree exactly (:mod:`sk_entmax.export`)."""
+    return row_sum(T, 0) if dim == 0 else T.sum(dim, keepdim=True)
+
+
 def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tensor]:
     """Sparsemax of rows whose maximum is 0, without sorting; returns ``(P, settled)``.
 
@@ -145,11 +156,12 @@ def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, tor
     which is the closed-form threshold of the current support (Michelot, 1986). Started
     below the solution (``-1`` and ``(sum z - 1) / d`` both are), the steps never overshoot
     and the supports shrink; once a pass finds the same support size as the one before, the
-    support is the true one and ``tau`` is exact; that pass's own step, from a mass close to
-    1, then only corrects rounding. Such rows are frozen, so that a row stops where it would
-    stop alone, whatever the rest of the batch. ``settled`` (``Z``'s shape with ``dim`` of
-    size 1) marks the rows that stopped within :data:`_MAX_PASSES` passes; the others hold a
-    valid but unfinished iterate that the caller must replace.
+    support is the true one. Such rows are frozen where they are (without that pass's step),
+    so that the passes the rest of the batch still takes find the same support for them: a
+    row stops where it would stop alone, whatever the rest of the batch. ``settled``
+    (``Z``'s shape with ``dim`` of size 1) marks the rows that stopped within
+    :data:`_MAX_PASSES` passes; the others hold a valid but unfinished iterate that the
+    caller must replace.
 
     The result is then computed once more from the support found, by the closed form
     ``tau = (sum_S z - 1) / |S|`` with :func:`~sk_entmax.entmax._common.row_sum`: it
@@ -164,7 +176,7 @@ def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, tor
     costs more than two passes over a reused one: its pages are zeroed on first touch.)
     """
     d = Z.shape[dim]
-    tau = Z.sum(dim, keepdim=True).sub_(1).div_(d).clamp_(min=-1)
+    tau = _pass_sum(Z, dim).sub_(1).div_(d).clamp_(min=-1)
     P = torch.empty_like(Z)
     # 1 while a row moves, 0 once it has settled: float masks, because on CPU comparisons
     # into bool tensors, masked_fill_ and all() cost several float ops each
@@ -172,7 +184,7 @@ def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, tor
     moved = torch.empty_like(tau)
     size = None
     for _ in range(_MAX_PASSES):
-        mass = torch.sub(Z, tau, out=P).relu_().sum(dim, keepdim=True)
+        mass = _pass_sum(torch.sub(Z, tau, out=P).relu_(), dim)
         # the top entry (0 > tau) is always in a row's support: the size is 0 only in a
         # fully masked or a NaN row, where 1 serves as well (no NaN; settled next pass)
         new_size = P.sign_().sum(dim, keepdim=True).clamp_(min=1)
@@ -180,12 +192,13 @@ def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, tor
         if size is None:
             tau.add_(step)
         else:
-            # a row that settles takes this last step too: the same support, but computed
-            # from a mass close to 1, it undoes the cancellation of a long step before
-            tau.addcmul_(step, active)
+            # a row whose support kept its size has its support: it stops where it is, so
+            # that the passes other rows of the batch still take recompute the same support
+            # for it (the threshold itself comes from the closed form below)
             active.mul_(torch.ne(new_size, size, out=moved))
             if active.amax().item() == 0:
                 break
+            tau.addcmul_(step, active)
         size = new_size
     # the threshold of the support found, in closed form: P holds its indicator, and the
     # product's 0 * -inf outside the support is NaN, set to 0
@@ -310,8 +323,8 @@ def _power_newton(
     for _ in range(_MAX_PASSES):
         torch.sub(Zb, tau, out=D).relu_()
         if square:
-            g_sum = D.sum(dim, keepdim=True)
-            total = D.square_().sum(dim, keepdim=True)
+            g_sum = _pass_sum(D, dim)
+            total = _pass_sum(D.square_(), dim)
         else:
             torch.clamp(D, min=floor, out=G)
             if integer is not None:  # m - 1 >= 2: the floor's g is negligible
@@ -327,7 +340,7 @@ def _power_newton(
             g_sum = row_sum(G, dim)
             total = row_sum(G.mul_(D), dim)
         # S ** (1 / m) as exp2(log2(S) / m): pow costs several times that on CPU
-        norm = total.sqrt() if square else torch.log2(total).mul_(inv_m).exp2_()
+        norm = ieee_sqrt(total) if square else torch.log2(total).mul_(inv_m).exp2_()
         # a fully masked row has S = 0, and 0 rather than 0 / 0 as its step; elsewhere the
         # denominator is at least 1 / d ** 2
         step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
@@ -446,6 +459,15 @@ def _entmax15_narrow(Z: torch.Tensor) -> torch.Tensor:
     ZT = _shifted_columns(Z).div_(2)
     PT, settled = _power_newton(ZT, 2.0, dim=0)
     return _from_columns(PT, settled, ZT, Z.shape, _entmax15_sorted_rows)
+
+
+def columns_map(Z: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Sparsemax (``alpha=2``) or 1.5-entmax of the rows of ``Z`` (last axis, any width) in
+    the column layout, without a gradient: the mapping the estimators' ``predict_proba``
+    applies, whose every addition has a fixed order (:func:`_pass_sum`), so that an ONNX
+    graph of it (:func:`sk_entmax.export.to_onnx`) finds the same exact zeros, row by row,
+    wherever entries tie on the support's boundary."""
+    return _sparsemax_narrow(Z) if alpha == 2 else _entmax15_narrow(Z)
 
 
 def _sparsemax_last(Z: torch.Tensor, k: int | None) -> torch.Tensor:

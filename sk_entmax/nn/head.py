@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax.algorithms import Mapping, mapping_for, select
+from sk_entmax.entmax.activations import columns_map
+from sk_entmax.entmax.algorithms import Mapping, kernel_for, mapping_for, select
 from sk_entmax.entmax.dispatch import _ENTMAX
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
@@ -69,10 +70,24 @@ class EntmaxHead(nn.Module):
         return entmax_loss(scores, target, self.alpha)
 
     def proba(self, scores: torch.Tensor) -> torch.Tensor:
-        """The sparse probabilities of ``scores`` (no gradient to alpha)."""
+        """The sparse probabilities of ``scores`` (no gradient to alpha).
+
+        On CPU, sparsemax and 1.5-entmax of scores without a gradient take the column
+        layout at any width (:func:`~sk_entmax.entmax.activations.columns_map`): the same
+        mapping, its additions in an order an ONNX graph repeats, so the graph's zeros are
+        these. A kernel registered for the case (:mod:`sk_entmax.entmax.algorithms`) serves
+        it instead."""
         alpha = self.alpha
         if isinstance(alpha, torch.Tensor):
             alpha = alpha.detach()
+        elif (
+            alpha in (1.5, 2.0)
+            and scores.dim() == 2
+            and scores.device.type == "cpu"
+            and not torch.is_grad_enabled()
+            and kernel_for(mapping_for(alpha), scores.device) is None
+        ):
+            return columns_map(scores, alpha)
         return entmax(scores, alpha)
 
     @torch.no_grad()
