@@ -73,10 +73,10 @@ class EntmaxHead(nn.Module):
         """The sparse probabilities of ``scores`` (no gradient to alpha).
 
         On CPU, sparsemax and 1.5-entmax of scores without a gradient take the column
-        layout at any width (:func:`~sk_entmax.entmax.activations.columns_map`): the same
-        mapping, its additions in an order an ONNX graph repeats, so the graph's zeros are
-        these. A kernel registered for the case (:mod:`sk_entmax.entmax.algorithms`) serves
-        it instead."""
+        layout at any width (``columns_map`` of the core): the same mapping, its additions
+        in an order an ONNX graph repeats, so the graph's zeros are these. A kernel
+        registered for the case (``register_kernel`` of the core's ``algorithms``) serves it
+        instead."""
         alpha = self.alpha
         if isinstance(alpha, torch.Tensor):
             alpha = alpha.detach()
