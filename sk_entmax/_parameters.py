@@ -14,6 +14,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+import torch
 
 from sk_entmax.entmax.constraints import (
     AnyOf,
@@ -31,7 +32,6 @@ __all__ = [
     "CLASSIFIER_CONSTRAINTS",
     "CONFORMAL_CONSTRAINTS",
     "LINEAR_CONSTRAINTS",
-    "PRETRAINED_CONSTRAINTS",
     "SHARED_CONSTRAINTS",
     "SOLVERS",
     "TABNET_CONSTRAINTS",
@@ -65,8 +65,6 @@ def _device(value: Any) -> Any:
     """``device`` as written: one of :data:`~sk_entmax._engine.device.DEVICES` (``"cuda:N"``
     for any N) or a ``torch.device``; whether the machine has it is
     :func:`~sk_entmax._engine.device.resolve_device`'s to say, at fit."""
-    import torch
-
     text = str(value) if isinstance(value, torch.device) else value
     if not isinstance(text, str):
         raise TypeError(value)
@@ -144,23 +142,6 @@ TABNET_CONSTRAINTS: dict[str, Constraint] = {
     "lambda_sparse": Real(0.0),
     "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
     "patience": Integer(1),
-}
-
-
-def _pretrainer(value: Any) -> Any:
-    # imported here: the TabNet package builds on this table
-    from sk_entmax._tabnet.from_pretrained import check_pretrainer
-
-    return check_pretrainer(value)
-
-
-#: the ``pretrainer`` of the supervised TabNet estimators (see
-#: :mod:`sk_entmax._tabnet.from_pretrained`)
-PRETRAINED_CONSTRAINTS: dict[str, Constraint] = {
-    "pretrainer": Satisfies(
-        "None, a TabNetPretrainer, or a sklearn.frozen.FrozenEstimator around a fitted one",
-        _pretrainer,
-    ),
 }
 
 

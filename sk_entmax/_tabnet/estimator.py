@@ -9,11 +9,10 @@ from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
 from sk_entmax._parameters import (
     ALPHA,
     CLASSIFIER_CONSTRAINTS,
-    PRETRAINED_CONSTRAINTS,
     SHARED_CONSTRAINTS,
     TABNET_CONSTRAINTS,
 )
-from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
+from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
 from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetClassifierNet

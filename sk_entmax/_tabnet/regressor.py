@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._parameters import PRETRAINED_CONSTRAINTS, SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
+from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
 from sk_entmax._regressor import FITTED_ATTRIBUTES, BaseEntmaxRegressor
 from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
-from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
+from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
 from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin, parameter_entries
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetRegressorNet
