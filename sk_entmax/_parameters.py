@@ -4,17 +4,18 @@ Every estimator reads its parameters through its table (``BaseEntmaxEstimator._c
 and the metrics and :mod:`sk_entmax.persistence` check the same quantities with the same
 constraints (``ALPHA``), so one rule has one statement and one error message. The
 vocabulary is the core's :mod:`sk_entmax.entmax.constraints`; TabNet's architecture
-arguments are its network's own table (:data:`sk_entmax.nn.tabnet_blocks.ARGUMENTS`), read
-here, not restated.
+arguments are its network's own table (:data:`sk_entmax.nn._tabnet_arguments.ARGUMENTS`),
+read here, not restated. Plain Python and numpy, no torch: the metrics check their
+``alpha`` with this table without importing torch.
 """
 
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
-import torch
 
 from sk_entmax.entmax.constraints import (
     AnyOf,
@@ -25,7 +26,7 @@ from sk_entmax.entmax.constraints import (
     Real,
     Satisfies,
 )
-from sk_entmax.nn.tabnet_blocks import ARGUMENTS
+from sk_entmax.nn._tabnet_arguments import ARGUMENTS
 
 __all__ = [
     "ALPHA",
@@ -65,7 +66,8 @@ def _device(value: Any) -> Any:
     """``device`` as written: one of :data:`~sk_entmax._engine.device.DEVICES` (``"cuda:N"``
     for any N) or a ``torch.device``; whether the machine has it is
     :func:`~sk_entmax._engine.device.resolve_device`'s to say, at fit."""
-    text = str(value) if isinstance(value, torch.device) else value
+    torch = sys.modules.get("torch")  # a torch.device exists only once torch is imported
+    text = str(value) if torch is not None and isinstance(value, torch.device) else value
     if not isinstance(text, str):
         raise TypeError(value)
     if text in ("cpu", "cuda", "mps", "auto") or (text.startswith("cuda:") and text[5:].isdigit()):

@@ -19,10 +19,13 @@ import sk_entmax
 
 PACKAGE = Path(sk_entmax.__file__).parent
 
-#: plain-Python vocabularies: what a parameter may be, what a network's stored tensors look
-#: like, what an estimator's saved state is
+#: plain-Python vocabularies: what a parameter may be (and the estimators' and TabNet's
+#: tables of them), what a network's stored tensors look like, what an estimator's saved
+#: state is
 VOCABULARIES = (
     "sk_entmax.entmax.constraints",
+    "sk_entmax.nn._tabnet_arguments",
+    "sk_entmax._parameters",
     "sk_entmax.nn._tensor_spec",
     "sk_entmax._saved_state",
 )
