@@ -4,9 +4,9 @@ against the model and the calibration maths (every quantile and temperature reco
 where it can be).
 
 :mod:`sk_entmax.persistence` interprets the declaration (:data:`CONFORMAL_STATE`, the
-class's ``_saved_state``) and knows the wrapper by nothing else. The declaration lives
-here, beside the class's module, until that module's split (issue 48) takes it into the
-class body.
+class's ``_saved_state``) and knows the wrapper by nothing else. The declaration is
+attached to the class here, as sk_entmax/conformal.py was being split in parallel (issue
+48); it belongs in the class body.
 """
 
 from __future__ import annotations
@@ -19,15 +19,10 @@ from typing import Any
 import numpy as np
 
 from sk_entmax._attributes import Invalid
+from sk_entmax._conformal_maths import _rank, calibrate, level_temperatures
 from sk_entmax._linear import SparsemaxClassifier
 from sk_entmax._saved_state import WrapperState
-from sk_entmax.conformal import (
-    SparseConformalClassifier,
-    _check_level,
-    _rank,
-    calibrate,
-    level_temperatures,
-)
+from sk_entmax.conformal import SparseConformalClassifier, _check_level
 
 __all__ = ["CONFORMAL_STATE"]
 
@@ -241,6 +236,6 @@ CONFORMAL_STATE = WrapperState(
     check=check_conformal,
 )
 
-# attached here while sk_entmax/conformal.py is being split (issue 48): the split moves this
-# one line into the class body
+# attached here as sk_entmax/conformal.py was being split in parallel (issue 48): this one
+# line belongs in the class body
 SparseConformalClassifier._saved_state = CONFORMAL_STATE
