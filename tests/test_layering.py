@@ -44,6 +44,16 @@ def test_a_vocabulary_imports_without_torch(module):
     assert out.stdout.strip() == "", f"{module} imports {out.stdout.strip()}"
 
 
+def test_the_metrics_import_without_torch():
+    """Scoring probability arrays needs no torch: the metrics import the constraint
+    vocabulary and the parameters' table at their top, neither of which imports it."""
+    code = "import sys, sk_entmax.metrics\nprint('torch' in sys.modules)\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "False"
+
+
 def test_the_public_import_paths_still_work():
     code = (
         "from sk_entmax.entmax import entmax15, EntmaxBisect, entmax_attention\n"
