@@ -7,11 +7,11 @@ weights as plain tensors, and in the file's text metadata a JSON document with t
 estimator's class name, its parameters and its fitted attributes (``classes_``,
 ``n_features_in_``, the categories of the embedded columns, ...). :func:`load` reads JSON
 and raw tensor bytes only; the only classes it instantiates are the estimators of this
-package that declare their saved state (:mod:`sk_entmax._saveable` lists them), looked up
+package that declare their saved state (``sk_entmax._saveable`` lists them), looked up
 by name, and the networks they declare, so nothing in the file can make it run code.
 
 Persistence knows no estimator by name: each class states what it stores, next to its code
-(its ``_saved_state``, see :mod:`sk_entmax._saved_state`; its fitted attributes, its
+(its ``_saved_state``, see ``sk_entmax._saved_state``; its fitted attributes, its
 ``_fitted_schema``; its network's tensors and arguments, the network's ``state_spec``), and
 this package interprets the declarations. An estimator that trains a network is stored as
 its parameters, fitted attributes and network; a parameter that holds an estimator (a
