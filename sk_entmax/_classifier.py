@@ -22,6 +22,7 @@ support on every row: a row predicts no label exactly where all its mass is on "
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,6 +37,7 @@ from skorch.dataset import ValidSplit
 
 from sk_entmax._attributes import (
     Attribute,
+    Invalid,
     array,
     boolean,
     constrained,
@@ -48,7 +50,7 @@ from sk_entmax._engine.inference import PROBA_ROWS, map_row_blocks
 from sk_entmax._parameters import ALPHA
 from sk_entmax.entmax.constraints import invalid
 
-__all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier"]
+__all__ = ["FITTED_ATTRIBUTES", "BaseEntmaxClassifier", "check_outputs"]
 
 #: the fitted attributes every classifier has, as :mod:`sk_entmax.persistence` stores them
 #: and checks them on load, in that order (see :mod:`sk_entmax.persistence._schema`); an
@@ -66,6 +68,25 @@ FITTED_ATTRIBUTES: dict[str, Attribute] = {
     "alpha_": matching_network(constrained(ALPHA), lambda net: net.alpha, "alpha = "),
     "support_temperature_": real(1e-300, required=False),
 }
+
+
+def check_outputs(fitted: Mapping[str, Any], sizes: Mapping[str, Any]) -> None:
+    """``classes_`` against the network's outputs, for :mod:`sk_entmax.persistence`: one
+    each, plus the "no label" output of a multi-label model that has
+    ``support_temperature_`` (older multi-label files have neither). A classifier's
+    ``_saved_state.check``."""
+    slot = "support_temperature_" in fitted
+    if slot and not fitted["multilabel_"]:
+        raise Invalid(
+            "fitted attribute support_temperature_ is present although multilabel_ is False"
+        )
+    n_outputs, n_classes = sizes["n_outputs"], len(fitted["classes_"])
+    if n_classes + int(slot) != n_outputs:
+        extra = " plus its 'no label' output" if slot else ""
+        raise Invalid(
+            f"fitted attribute classes_: {n_classes} classes{extra} do not match the "
+            f"network's n_outputs = {n_outputs}"
+        )
 
 
 class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):

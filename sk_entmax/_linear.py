@@ -11,7 +11,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
+from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier, check_outputs
 from sk_entmax._engine.training import ADAM, LBFGS, TrainingPlan
 from sk_entmax._inputs.numeric import NumericInputMixin
 from sk_entmax._parameters import (
@@ -20,6 +20,7 @@ from sk_entmax._parameters import (
     SHARED_CONSTRAINTS,
     SOLVERS,
 )
+from sk_entmax._saved_state import ModelState
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.linear import EntmaxLinearNet
 
@@ -233,6 +234,9 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
 
     #: the fitted attributes :mod:`sk_entmax.persistence` stores: the shared ones only
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES}
+    #: what :mod:`sk_entmax.persistence` stores besides: the network, and the classes
+    #: checked against its outputs
+    _saved_state: ClassVar[ModelState] = ModelState(EntmaxLinearNet, check=check_outputs)
 
     _constraints: ClassVar[dict[str, Constraint]] = {
         **SHARED_CONSTRAINTS,

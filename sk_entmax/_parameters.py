@@ -4,13 +4,15 @@ Every estimator reads its parameters through its table (``BaseEntmaxEstimator._c
 and the metrics and :mod:`sk_entmax.persistence` check the same quantities with the same
 constraints (``ALPHA``), so one rule has one statement and one error message. The
 vocabulary is the core's :mod:`sk_entmax.entmax.constraints`; TabNet's architecture
-arguments are its network's own table (:data:`sk_entmax.nn.tabnet_blocks.ARGUMENTS`), read
-here, not restated.
+arguments are its network's own table (:data:`sk_entmax.nn._tabnet_arguments.ARGUMENTS`),
+read here, not restated. Plain Python and numpy, no torch: the metrics check their
+``alpha`` with this table without importing torch.
 """
 
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -24,14 +26,13 @@ from sk_entmax.entmax.constraints import (
     Real,
     Satisfies,
 )
-from sk_entmax.nn.tabnet_blocks import ARGUMENTS
+from sk_entmax.nn._tabnet_arguments import ARGUMENTS
 
 __all__ = [
     "ALPHA",
     "CLASSIFIER_CONSTRAINTS",
     "CONFORMAL_CONSTRAINTS",
     "LINEAR_CONSTRAINTS",
-    "PRETRAINED_CONSTRAINTS",
     "SHARED_CONSTRAINTS",
     "SOLVERS",
     "TABNET_CONSTRAINTS",
@@ -65,9 +66,8 @@ def _device(value: Any) -> Any:
     """``device`` as written: one of :data:`~sk_entmax._engine.device.DEVICES` (``"cuda:N"``
     for any N) or a ``torch.device``; whether the machine has it is
     :func:`~sk_entmax._engine.device.resolve_device`'s to say, at fit."""
-    import torch
-
-    text = str(value) if isinstance(value, torch.device) else value
+    torch = sys.modules.get("torch")  # a torch.device exists only once torch is imported
+    text = str(value) if torch is not None and isinstance(value, torch.device) else value
     if not isinstance(text, str):
         raise TypeError(value)
     if text in ("cpu", "cuda", "mps", "auto") or (text.startswith("cuda:") and text[5:].isdigit()):
@@ -144,23 +144,6 @@ TABNET_CONSTRAINTS: dict[str, Constraint] = {
     "lambda_sparse": Real(0.0),
     "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
     "patience": Integer(1),
-}
-
-
-def _pretrainer(value: Any) -> Any:
-    # imported here: the TabNet package builds on this table
-    from sk_entmax._tabnet.from_pretrained import check_pretrainer
-
-    return check_pretrainer(value)
-
-
-#: the ``pretrainer`` of the supervised TabNet estimators (see
-#: :mod:`sk_entmax._tabnet.from_pretrained`)
-PRETRAINED_CONSTRAINTS: dict[str, Constraint] = {
-    "pretrainer": Satisfies(
-        "None, a TabNetPretrainer, or a sklearn.frozen.FrozenEstimator around a fitted one",
-        _pretrainer,
-    ),
 }
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 from torch.export import Dim, ExportedProgram
 
@@ -34,6 +35,7 @@ from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
 from sk_entmax.entmax._common import _tree_sum
+from sk_entmax.entmax.constraints import Options, check
 
 __all__ = ["export_module", "to_onnx"]
 
@@ -252,8 +254,6 @@ def _categorical_columns(estimator: Any) -> list[str]:
 
 def _graph_of(estimator: Any) -> _Probabilities:
     """The module that :func:`to_onnx` exports, or a clear refusal."""
-    from sklearn.utils.validation import check_is_fitted
-
     name = type(estimator).__name__
     refusal = TypeError(
         "to_onnx exports a fitted sk_entmax classifier (SparsemaxClassifier, "
@@ -379,8 +379,6 @@ def to_onnx(
     >>> session = onnxruntime.InferenceSession("model.onnx")  # doctest: +SKIP
     >>> proba = session.run(None, {"X": X.astype("float32")})[0]  # doctest: +SKIP
     """
-    from sk_entmax.entmax.constraints import Options, check
-
     if not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or a pathlib.Path; got {type(path).__name__}")
     input_dtype = check("input_dtype", input_dtype, Options(tuple(INPUT_DTYPES)), "to_onnx")

@@ -245,15 +245,17 @@ def test_errors_name_the_parameter():
         _pre(n_shared_decoder=0, n_independent_decoder=0).fit(X)
 
 
-def test_save_stores_the_fine_tuned_network_not_the_pretrainer(tmp_path):
+def test_save_stores_the_fine_tuned_network_and_the_pretrainer(tmp_path):
+    """The file holds the fine-tuned network and, as a nested entry, the frozen pretrainer
+    (tests/test_persistence_pretrainer.py checks both bit for bit); no warning."""
     X, y = _table()
     pre = _pre(max_epochs=2).fit(X)
     clf = TabNetEntmaxClassifier(**TINY, max_epochs=2, random_state=0)
     clf.set_params(pretrainer=FrozenEstimator(pre)).fit(X, y)
-    with pytest.warns(UserWarning, match="pretrainer parameter as None"):
-        save(clf, tmp_path / "m.safetensors")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        save(clf, tmp_path / "m.safetensors")
         back = load(tmp_path / "m.safetensors")
-    assert back.pretrainer is None
+    assert isinstance(back.pretrainer, FrozenEstimator)
+    np.testing.assert_array_equal(back.pretrainer.transform(X), pre.transform(X))
     np.testing.assert_array_equal(back.predict_proba(X), clf.predict_proba(X))

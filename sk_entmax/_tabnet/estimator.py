@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier
+from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier, check_outputs
 from sk_entmax._parameters import (
     ALPHA,
     CLASSIFIER_CONSTRAINTS,
-    PRETRAINED_CONSTRAINTS,
     SHARED_CONSTRAINTS,
     TABNET_CONSTRAINTS,
 )
-from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
-from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin
+from sk_entmax._saved_state import ModelState
+from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
+from sk_entmax._tabnet.shared import TABNET_FITTED, TABNET_FROM_NETWORK, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetClassifierNet
 
@@ -259,6 +259,16 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
 
     #: the fitted attributes :mod:`sk_entmax.persistence` stores: a classifier's and TabNet's
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES, **TABNET_FITTED}
+    #: what :mod:`sk_entmax.persistence` stores besides: the network, the classes checked
+    #: against its outputs, and the pretrainer (a nested entry; a file written before it
+    #: existed means None)
+    _saved_state: ClassVar[ModelState] = ModelState(
+        TabNetClassifierNet,
+        check=check_outputs,
+        estimator_parameters=("pretrainer",),
+        added_parameters={"pretrainer": None},
+        from_network=TABNET_FROM_NETWORK,
+    )
 
     _constraints: ClassVar[dict[str, Constraint]] = {
         **SHARED_CONSTRAINTS,

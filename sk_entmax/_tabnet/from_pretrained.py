@@ -35,9 +35,14 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._engine.training import TrainingPlan
-from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.constraints import Constraint, Satisfies, invalid
 
-__all__ = ["SAME_AS_PRETRAINER", "PretrainedStartMixin", "check_pretrainer"]
+__all__ = [
+    "PRETRAINED_CONSTRAINTS",
+    "SAME_AS_PRETRAINER",
+    "PretrainedStartMixin",
+    "check_pretrainer",
+]
 
 #: the parameters of a TabNet estimator that must equal its pretrainer's: they shape the
 #: encoder's weights, or what they mean
@@ -61,6 +66,15 @@ def check_pretrainer(value: Any) -> Any:
     if value is not None and not hasattr(type(inner), "_encoder_state"):
         raise TypeError(value)
     return value
+
+
+#: the ``pretrainer`` parameter of the supervised TabNet estimators, and what it may be
+PRETRAINED_CONSTRAINTS: dict[str, Constraint] = {
+    "pretrainer": Satisfies(
+        "None, a TabNetPretrainer, or a sklearn.frozen.FrozenEstimator around a fitted one",
+        check_pretrainer,
+    ),
+}
 
 
 def _same(a: Any, b: Any) -> bool:

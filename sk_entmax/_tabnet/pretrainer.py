@@ -9,10 +9,17 @@ import torch
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from sk_entmax._base import BaseEntmaxEstimator
+from sk_entmax._attributes import Attribute
+from sk_entmax._base import ESTIMATOR_FITTED, BaseEntmaxEstimator
 from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
+from sk_entmax._saved_state import ModelState
 from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
-from sk_entmax._tabnet.shared import TabNetEstimatorMixin, parameter_entries
+from sk_entmax._tabnet.shared import (
+    TABNET_FITTED,
+    TABNET_FROM_NETWORK,
+    TabNetEstimatorMixin,
+    parameter_entries,
+)
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet_pretraining import DECODER_ARGUMENTS, TabNetPretrainingNet
 
@@ -196,6 +203,19 @@ class TabNetPretrainer(
         **TABNET_CONSTRAINTS,
         **DECODER_ARGUMENTS,
     }
+
+    #: the fitted attributes :mod:`sk_entmax.persistence` stores: an estimator's and TabNet's
+    _fitted_schema: ClassVar[dict[str, Attribute]] = {**ESTIMATOR_FITTED, **TABNET_FITTED}
+    #: what it stores besides: the network, and the reconstruction targets' scales and the
+    #: missing cells' fill values, which are the network's arguments
+    _saved_state: ClassVar[ModelState] = ModelState(
+        TabNetPretrainingNet,
+        from_network={
+            **TABNET_FROM_NETWORK,
+            "_reconstruction_mean": "target_mean",
+            "_reconstruction_scale": "target_scale",
+        },
+    )
 
     # ------------------------------------------------------------------ fit
 

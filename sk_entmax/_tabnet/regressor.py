@@ -5,11 +5,17 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._parameters import PRETRAINED_CONSTRAINTS, SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
+from sk_entmax._parameters import SHARED_CONSTRAINTS, TABNET_CONSTRAINTS
 from sk_entmax._regressor import FITTED_ATTRIBUTES, BaseEntmaxRegressor
+from sk_entmax._saved_state import ModelState
 from sk_entmax._tabnet.estimator import TabNetEntmaxClassifier
-from sk_entmax._tabnet.from_pretrained import PretrainedStartMixin
-from sk_entmax._tabnet.shared import TABNET_FITTED, TabNetEstimatorMixin, parameter_entries
+from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
+from sk_entmax._tabnet.shared import (
+    TABNET_FITTED,
+    TABNET_FROM_NETWORK,
+    TabNetEstimatorMixin,
+    parameter_entries,
+)
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.tabnet import TabNetRegressorNet
 
@@ -130,6 +136,14 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
 
     #: the fitted attributes :mod:`sk_entmax.persistence` stores: a regressor's and TabNet's
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES, **TABNET_FITTED}
+    #: what :mod:`sk_entmax.persistence` stores besides: the network and the pretrainer (as
+    #: :class:`TabNetEntmaxClassifier`'s)
+    _saved_state: ClassVar[ModelState] = ModelState(
+        TabNetRegressorNet,
+        estimator_parameters=("pretrainer",),
+        added_parameters={"pretrainer": None},
+        from_network=TABNET_FROM_NETWORK,
+    )
 
     _constraints: ClassVar[dict[str, Constraint]] = {
         **SHARED_CONSTRAINTS,

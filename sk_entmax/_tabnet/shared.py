@@ -22,7 +22,7 @@ from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
 
-__all__ = ["TABNET_FITTED", "TabNetEstimatorMixin", "parameter_entries"]
+__all__ = ["TABNET_FITTED", "TABNET_FROM_NETWORK", "TabNetEstimatorMixin", "parameter_entries"]
 
 
 def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
@@ -53,6 +53,11 @@ TABNET_FITTED: dict[str, Attribute] = {
     ),
     "feature_importances_": array("f", ("n_features",), low=0.0, total=1.0),
 }
+
+#: the private attributes of a fitted TabNet estimator that are arguments of its network,
+#: set from them on load (the fill values of missing cells: a supervised TabNet started
+#: from a loaded pretrainer takes them)
+TABNET_FROM_NETWORK = {"_missing_fill": "missing_fill"}
 
 
 class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInputMixin):

@@ -7,32 +7,8 @@ distribution targets and alpha-gradients in every loss, ``return_support_size=Tr
 :func:`entmax_attention` (sparse attention in bounded memory, one alpha per head if wanted).
 """
 
-from sk_entmax.entmax.activations import Entmax15, Sparsemax, entmax15, sparsemax
-from sk_entmax.entmax.attention import entmax_attention, entmax_attention_weights
-from sk_entmax.entmax.dispatch import entmax, entmax_loss
-from sk_entmax.entmax.losses import (
-    Entmax15Loss,
-    EntmaxBisectLoss,
-    NormmaxBisectLoss,
-    SparsemaxBisectLoss,
-    SparsemaxLoss,
-    entmax15_loss,
-    entmax_bisect_loss,
-    normmax_bisect_loss,
-    sparsemax_bisect_loss,
-    sparsemax_loss,
-)
-from sk_entmax.entmax.root_finding import (
-    AdaptiveEntmax,
-    BudgetBisect,
-    EntmaxBisect,
-    NormmaxBisect,
-    SparsemaxBisect,
-    budget_bisect,
-    entmax_bisect,
-    normmax_bisect,
-    sparsemax_bisect,
-)
+import importlib
+from typing import Any
 
 __version__ = "1.3"  # the version of the entmax API this package mirrors
 
@@ -65,3 +41,52 @@ __all__ = [
     "sparsemax_bisect_loss",
     "sparsemax_loss",
 ]
+
+#: where each public name lives: imported on first use (PEP 562), so that the vocabulary
+#: modules of this package (``sk_entmax.entmax.constraints``) import without torch
+_LAZY = {
+    "AdaptiveEntmax": "sk_entmax.entmax.root_finding",
+    "BudgetBisect": "sk_entmax.entmax.root_finding",
+    "Entmax15": "sk_entmax.entmax.activations",
+    "Entmax15Loss": "sk_entmax.entmax.losses",
+    "EntmaxBisect": "sk_entmax.entmax.root_finding",
+    "EntmaxBisectLoss": "sk_entmax.entmax.losses",
+    "NormmaxBisect": "sk_entmax.entmax.root_finding",
+    "NormmaxBisectLoss": "sk_entmax.entmax.losses",
+    "Sparsemax": "sk_entmax.entmax.activations",
+    "SparsemaxBisect": "sk_entmax.entmax.root_finding",
+    "SparsemaxBisectLoss": "sk_entmax.entmax.losses",
+    "SparsemaxLoss": "sk_entmax.entmax.losses",
+    "budget_bisect": "sk_entmax.entmax.root_finding",
+    "entmax": "sk_entmax.entmax.dispatch",
+    "entmax15": "sk_entmax.entmax.activations",
+    "entmax15_loss": "sk_entmax.entmax.losses",
+    "entmax_attention": "sk_entmax.entmax.attention",
+    "entmax_attention_weights": "sk_entmax.entmax.attention",
+    "entmax_bisect": "sk_entmax.entmax.root_finding",
+    "entmax_bisect_loss": "sk_entmax.entmax.losses",
+    "entmax_loss": "sk_entmax.entmax.dispatch",
+    "normmax_bisect": "sk_entmax.entmax.root_finding",
+    "normmax_bisect_loss": "sk_entmax.entmax.losses",
+    "sparsemax": "sk_entmax.entmax.activations",
+    "sparsemax_bisect": "sk_entmax.entmax.root_finding",
+    "sparsemax_bisect_loss": "sk_entmax.entmax.losses",
+    "sparsemax_loss": "sk_entmax.entmax.losses",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    try:  # a submodule, as ``import sk_entmax.entmax`` used to import them all
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,14 +12,8 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.multiclass import type_of_target
 
-
-def _invalid(name: str, owner: str, must: str, value: Any) -> Exception:
-    """The package's parameter error (:class:`~sk_entmax.entmax.constraints.InvalidParameterError`,
-    a ValueError and a TypeError), imported when raised: the constraint vocabulary lives
-    beside torch, which scoring a probability array does not otherwise need."""
-    from sk_entmax.entmax.constraints import invalid
-
-    return invalid(name, owner, must, value)
+from sk_entmax._parameters import ALPHA
+from sk_entmax.entmax.constraints import check
 
 
 def _check_alpha(alpha: Any, caller: str) -> float:
@@ -43,9 +37,6 @@ def _check_alpha(alpha: Any, caller: str) -> float:
         A ``ValueError`` and ``TypeError``, when ``alpha`` is not a finite real >= 1
         (booleans refused), in the words the estimators use for their ``alpha``.
     """
-    from sk_entmax._parameters import ALPHA
-    from sk_entmax.entmax.constraints import check
-
     return check("alpha", alpha, ALPHA, caller)
 
 

@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.metrics import make_scorer
 
-from sk_entmax.metrics._inputs import _check_alpha, _invalid
+from sk_entmax.entmax.constraints import invalid
+from sk_entmax.metrics._inputs import _check_alpha
 from sk_entmax.metrics._support import mean_support_size, support_coverage
 from sk_entmax.metrics._tsallis import tsallis_loss
 
@@ -169,7 +170,7 @@ def sparsest_within_one_se(
     """
     for name, value in (("score", score), ("support", support)):
         if not isinstance(value, str):
-            raise _invalid(name, "sparsest_within_one_se", "a str", value)
+            raise invalid(name, "sparsest_within_one_se", "a str", value)
 
     def refit(cv_results: dict[str, Any]) -> int:
         for name in (score, support):

@@ -10,12 +10,12 @@ from numpy.typing import ArrayLike
 from sklearn.utils import check_consistent_length
 from sklearn.utils.multiclass import type_of_target
 
+from sk_entmax.entmax.constraints import invalid
 from sk_entmax.metrics._inputs import (
     _as_sets,
     _check_proba,
     _check_weights,
     _fit_binarizer,
-    _invalid,
     _prepare,
     _prepare_sets,
 )
@@ -243,18 +243,18 @@ def stratified_coverage(
     ([0, 1, 2], [1.0, 0.0, 0.5], [1, 1, 2])
     """
     if by not in ("set_size", "class"):
-        raise _invalid("by", "stratified_coverage", "'set_size' or 'class'", by)
+        raise invalid("by", "stratified_coverage", "'set_size' or 'class'", by)
     if isinstance(y_pred, np.ndarray) and y_pred.dtype == np.bool_ and y_pred.ndim == 3:
         raise ValueError(
             "stratified_coverage takes the sets of one confidence level, shape (n_samples, "
             f"n_classes); got shape {y_pred.shape}. Pass y_pred[:, :, i]."
         )
     if n_bins is not None and by != "set_size":
-        raise _invalid("n_bins", "stratified_coverage", "None when by='class'", n_bins)
+        raise invalid("n_bins", "stratified_coverage", "None when by='class'", n_bins)
     if n_bins is not None and (
         isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral)
     ):
-        raise _invalid("n_bins", "stratified_coverage", "None or an int", n_bins)
+        raise invalid("n_bins", "stratified_coverage", "None or an int", n_bins)
     indicator, sets, _, _ = _prepare_sets(y_true, y_pred, labels, None)
     if type_of_target(y_true, input_name="y_true") == "multilabel-indicator":
         raise ValueError("stratified_coverage takes class labels, not a multi-label target.")
@@ -284,7 +284,7 @@ def _binned_size_coverage(
     ``n_bins`` bins as equal in width as can be."""
     n_sizes = sets.shape[1] + 1
     if not 1 <= n_bins <= n_sizes:
-        raise _invalid(
+        raise invalid(
             "n_bins",
             "stratified_coverage",
             f"from 1 to n_classes + 1 = {n_sizes} (the possible set sizes)",

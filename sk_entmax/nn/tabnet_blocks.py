@@ -22,14 +22,12 @@ from torch.nn import functional as F
 from sk_entmax.entmax import AdaptiveEntmax, entmax
 from sk_entmax.entmax._common import owner_of
 from sk_entmax.entmax.constraints import (
-    Boolean,
     Integer,
-    Options,
-    Real,
     Satisfies,
     check,
     invalid,
 )
+from sk_entmax.nn._tabnet_arguments import ARGUMENTS, ENTMAX_ALPHA, ENTMAX_MODES
 
 __all__ = [
     "ARGUMENTS",
@@ -41,25 +39,6 @@ __all__ = [
     "GhostBatchNorm",
 ]
 
-ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
-#: ``entmax_alpha``: the alpha of "constant" mode, the start of "adaptive" mode's
-ENTMAX_ALPHA = Real(1.0, 2.0, note="1 softmax, 1.5 entmax15, 2 sparsemax")
-#: TabNet's architecture arguments and what each may be, stated once: the blocks and the
-#: network check their own with these, and TabNetEntmaxClassifier's parameters of the same
-#: names are these constraints
-ARGUMENTS = {
-    "n_d": Integer(1),
-    "n_a": Integer(1),
-    "n_steps": Integer(1),
-    "gamma": Real(1.0),
-    "n_independent": Integer(0),
-    "n_shared": Integer(0),
-    "momentum": Real(0.0, 1.0),
-    "virtual_batch_size": Integer(2),
-    "entmax_mode": Options(ENTMAX_MODES),
-    "entmax_alpha": ENTMAX_ALPHA,
-    "faithful_masks": Boolean(),
-}
 # the range of an adaptive mask alpha, (1, _ADAPTIVE_ALPHA_MAX)
 _ADAPTIVE_ALPHA_MAX = 2.0
 

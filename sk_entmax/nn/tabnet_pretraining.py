@@ -27,13 +27,15 @@ the learned representation of a row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax.constraints import Integer, Real, check, invalid
-from sk_entmax.nn.tabnet import TabNet, _TabNetTask
+from sk_entmax.nn._tensor_spec import REAL, Argument, Extent, StateSpec, name_forms
+from sk_entmax.nn.tabnet import _TABNET_ARGUMENTS, _TABNET_NAMES, TabNet, _TabNetTask
 from sk_entmax.nn.tabnet_blocks import FeatureTransformer
 
 __all__ = ["DECODER_ARGUMENTS", "TabNetPretrainingNet"]
@@ -101,6 +103,31 @@ class TabNetPretrainingNet(_TabNetTask):
     (torch.Size([32, 8]), torch.Size([32]), torch.Size([32, 8]))
     """
 
+    #: for :mod:`sk_entmax.persistence`: a TabNet's tensors and arguments (as
+    #: :attr:`TabNetClassifierNet.state_spec`'s), the decoder's, and the pretraining ones
+    state_spec: ClassVar[StateSpec] = StateSpec(
+        names=_TABNET_NAMES
+        | name_forms(
+            "decoder_shared.<i>.weight",
+            "decoder_steps.<i>.layers.<i>.fc.weight",
+            "decoder_steps.<i>.layers.<i>.bn.(weight|bias|running_mean|running_var)",
+            "reconstruction.(weight|bias)",
+        ),
+        arguments={
+            **_TABNET_ARGUMENTS,
+            "pretraining_ratio": REAL,
+            "n_shared_decoder": Argument("int", Extent("decoder_shared.<i>.weight")),
+            # each decoder step's GLU layers, shared and independent: a batch norm each
+            "n_independent_decoder": Argument(
+                "int", Extent("decoder_steps.0.layers.<i>.bn.weight")
+            ),
+            # one per continuous column: at most the reconstruction's outputs
+            "target_mean": Argument("reals or None", length=Extent("reconstruction.weight", 0)),
+            "target_scale": Argument("reals or None", length=Extent("reconstruction.weight", 0)),
+            "mask_seed": Argument("int"),
+        },
+    )
+
     def __init__(
         self,
         lambda_sparse: float = 1e-3,
@@ -148,8 +175,19 @@ class TabNetPretrainingNet(_TabNetTask):
         )
         n_continuous = tabnet.n_features - len(tabnet.cat_idxs)
         self.reconstruction = nn.Linear(n_d, n_continuous + sum(tabnet.cat_dims))
-        mean = torch.zeros(n_continuous) if target_mean is None else torch.tensor(target_mean)
-        scale = torch.ones(n_continuous) if target_scale is None else torch.tensor(target_scale)
+        # on the CPU, checked there: also when the network is built on the meta device
+        # (sk_entmax.persistence checks a file's network that way)
+        cpu = torch.device("cpu")
+        mean = (
+            torch.zeros(n_continuous, device=cpu)
+            if target_mean is None
+            else torch.tensor(target_mean, device=cpu)
+        )
+        scale = (
+            torch.ones(n_continuous, device=cpu)
+            if target_scale is None
+            else torch.tensor(target_scale, device=cpu)
+        )
         for name, value in (("target_mean", mean), ("target_scale", scale)):
             if value.shape != (n_continuous,) or not bool(torch.isfinite(value).all()):
                 must = f"None or {n_continuous} finite numbers (one per continuous column)"

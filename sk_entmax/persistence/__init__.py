@@ -5,9 +5,19 @@ file names, so a pickle from an untrusted source is unsafe to open. :func:`save`
 single `safetensors <https://huggingface.co/docs/safetensors>`_ file instead: the network's
 weights as plain tensors, and in the file's text metadata a JSON document with the
 estimator's class name, its parameters and its fitted attributes (``classes_``,
-``n_features_in_``, TabNet's categories, ...). :func:`load` reads JSON and raw tensor bytes
-only; the only classes it instantiates are the estimators and networks of this package,
-looked up by name in a fixed table, so nothing in the file can make it run code.
+``n_features_in_``, the categories of the embedded columns, ...). :func:`load` reads JSON
+and raw tensor bytes only; the only classes it instantiates are the estimators of this
+package that declare their saved state (``sk_entmax._saveable`` lists them), looked up
+by name, and the networks they declare, so nothing in the file can make it run code.
+
+Persistence knows no estimator by name: each class states what it stores, next to its code
+(its ``_saved_state``, see ``sk_entmax._saved_state``; its fitted attributes, its
+``_fitted_schema``; its network's tensors and arguments, the network's ``state_spec``), and
+this package interprets the declarations. An estimator that trains a network is stored as
+its parameters, fitted attributes and network; a parameter that holds an estimator (a
+supervised estimator's pretrainer) as a nested entry of the same file, checked as a file of
+its own; a meta-estimator (the conformal wrapper) around the model it holds, with the
+checks its class declares.
 
 Why safetensors for this package's estimators: their state is a few arrays, a few scalars
 and the torch weights, which skops could only store by pickling them. JSON holds the former
@@ -36,31 +46,20 @@ optimizer state is not stored: a loaded estimator predicts, explains and scores 
 the saved one; calling ``fit`` on it trains a new network from scratch, as ``fit`` always
 does.
 
-Examples
---------
->>> import tempfile, os
->>> from sklearn.datasets import load_iris
->>> from sk_entmax import SparsemaxClassifier
->>> from sk_entmax.persistence import load, save
->>> X, y = load_iris(return_X_y=True)
->>> clf = SparsemaxClassifier(max_epochs=5, random_state=0).fit(X, y)
->>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
->>> save(clf, path)
->>> restored = load(path)
->>> bool((restored.predict_proba(X) == clf.predict_proba(X)).all())
-True
+The user guide's page "Persistence and hostile files" has examples.
 """
 
 # The package, one job a module; what each class stores is declared with the class:
 #   _header     the file's header: format version, entries, how much of it is read
 #   _codec      the JSON codec of the header's values
-#   _schema     the vocabulary estimators declare their fitted attributes in
-#               (``_fitted_schema``), and the checks of parameters, fitted attributes, history
+#   _schema     the checks of parameters, fitted attributes (as each estimator declares
+#               them, its ``_fitted_schema``) and history
 #   _skeleton   the network checks, from the declaration ``state_spec`` of each network
 #               class (sk_entmax.nn._tensor_spec), and the meta-device skeleton
-#   _conformal  a SparseConformalClassifier stored around the model
+#   _model      one estimator (a ModelState): its entry written, checked, read and built,
+#               with its nested estimators
+#   _wrapper    a meta-estimator (a WrapperState) stored around its model
 #   _composite  a Pipeline or ColumnTransformer: skops for its scikit-learn part
-#   _classes    the fixed table of the classes load builds, by name
 #   _files      writing the file whole or not at all
 #   _io         save and load
 #   _errors     the two errors

@@ -31,9 +31,12 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
 
 from sk_entmax._version import __version__
 from sk_entmax.persistence._errors import _Invalid
+from sk_entmax.persistence._header import FORMAT_VERSION
 
 __all__ = ["assemble", "is_composite", "pipeline_entry", "read_pipeline"]
 
@@ -64,16 +67,9 @@ _MAX_UNPACKED_BYTES = 256 * 2**20
 _MAX_MEMBERS = 100_000
 
 
-def _containers() -> tuple[type, ...]:
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import Pipeline
-
-    return Pipeline, ColumnTransformer
-
-
 def is_composite(obj: Any) -> bool:
     """Whether ``obj`` is a Pipeline or ColumnTransformer (what version 2 files hold)."""
-    return isinstance(obj, _containers())
+    return isinstance(obj, (Pipeline, ColumnTransformer))
 
 
 def _ours(obj: Any) -> bool:
@@ -84,8 +80,6 @@ def _take_out(obj: Any, models: list[Any]) -> Any:
     """``obj`` with each estimator of this package among the steps of its Pipelines (nested
     ones included) replaced by its placeholder, appended to ``models``; copies of the
     Pipelines, ``obj`` itself left as it is."""
-    from sklearn.pipeline import Pipeline
-
     if _ours(obj):
         models.append(obj)
         return PLACEHOLDER.format(len(models) - 1)
@@ -130,8 +124,6 @@ def pipeline_entry(
     """The header and tensors of a version 2 file for the fitted Pipeline or
     ColumnTransformer ``obj``; ``model_entry`` gives those of one estimator of this package.
     Refuses, with a TypeError naming it, what load would refuse."""
-    from sk_entmax.persistence._header import FORMAT_VERSION
-
     sio = _skops()
     name = type(obj).__name__
     models: list[Any] = []
@@ -243,8 +235,6 @@ def _check_archive(data: bytes) -> None:
 def assemble(pipeline: Any, models: list[Any]) -> Any:
     """``pipeline`` with each placeholder among its Pipelines' steps replaced by its loaded
     model; every model must stand in exactly one place."""
-    from sklearn.pipeline import Pipeline
-
     used = [0] * len(models)
 
     def put_back(obj: Any) -> Any:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sk_entmax._saveable import SAVEABLE
+from sk_entmax._saved_state import WrapperState
 from sk_entmax._version import __version__
 from sk_entmax.persistence._codec import _is_int
 from sk_entmax.persistence._errors import _Invalid
@@ -23,8 +25,19 @@ _METADATA_KEY = "sk_entmax"
 _PIPELINE_KEYS = {"format_version", "sk_entmax_version", "pipeline", "models"}
 
 _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "fitted", "net"}
-#: entries a header may have: "conformal" holds a SparseConformalClassifier around the model
-_OPTIONAL_HEADER_KEYS = {"conformal"}
+#: the entry of a model's header that holds its nested estimators (the parameters its class
+#: declares as holding estimators), and the prefix of their tensors
+NESTED = "estimators"
+#: entries a model's header may have: its nested estimators, and a meta-estimator stored
+#: around it, under the key its class declares
+_OPTIONAL_HEADER_KEYS = {
+    NESTED,
+    *(
+        cls._saved_state.key
+        for cls in SAVEABLE.values()
+        if isinstance(cls._saved_state, WrapperState)
+    ),
+}
 
 #: the most a file's header may hold, so that reading it costs tens of MB at most: its bytes
 #: (the tensors' table and the JSON document), then the JSON's values (each costs up to about

@@ -6,77 +6,36 @@ from __future__ import annotations
 import errno
 import json
 import os
-import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import torch
 from sklearn.utils.validation import check_is_fitted
-from skorch.history import History
 
 from sk_entmax._engine.device import resolve_device
-from sk_entmax._version import __version__
-from sk_entmax.persistence._classes import _estimator_classes, _module_classes
-from sk_entmax.persistence._codec import _decode, _encode, _is_int
-from sk_entmax.persistence._conformal import _check_conformal, _conformal_entry
-from sk_entmax.persistence._errors import _Invalid, _Unserializable
+from sk_entmax.persistence._composite import assemble, is_composite, pipeline_entry, read_pipeline
+from sk_entmax.persistence._errors import _Invalid
 from sk_entmax.persistence._files import _safetensors, _save_target, _write_file
 from sk_entmax.persistence._header import (
     _METADATA_KEY,
-    MODEL_FORMAT_VERSION,
     _check_header_bytes,
     _check_json_size,
     _parse_header,
 )
-from sk_entmax.persistence._schema import (
-    UNSAVED_PARAMETERS,
-    _check_fitted,
-    _check_history,
-    _check_network,
-    _check_outputs,
-    _check_params,
-)
-from sk_entmax.persistence._skeleton import (
-    _MAX_INT,
-    _SKELETON_SLACK,
-    _check_arguments,
-    _check_names,
-    _dtype_name,
-    _match_tensors,
-    _skeleton,
-    _stored_tensors,
-)
-
-if TYPE_CHECKING:
-    from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax.persistence._model import build, model_entry, read_model
+from sk_entmax.persistence._skeleton import _stored_tensors
 
 
-def _state_tensors(module: torch.nn.Module) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
-    """The module's state on the CPU, each tensor stored once: a parameter shared between
-    sub-modules (TabNet's shared GLU layers) appears under several names, kept as aliases."""
-    tensors: dict[str, torch.Tensor] = {}
-    aliases: dict[str, str] = {}
-    seen: dict[tuple, str] = {}
-    for name, tensor in module.state_dict().items():
-        key = (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()))
-        if tensor.numel() and key in seen:
-            aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        tensors[name] = tensor.detach().to("cpu", copy=True).contiguous()
-    return tensors, aliases
-
-
-def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
+def save(estimator: Any, path: str | os.PathLike) -> None:
     """Write a fitted estimator to ``path`` as one safetensors file; no pickle involved.
 
     Parameters
     ----------
     estimator : estimator of this package, Pipeline or ColumnTransformer
-        A fitted EntmaxClassifier, SparsemaxClassifier, TabNetEntmaxClassifier or
-        TabNetEntmaxRegressor (not a subclass: :func:`load` only builds the classes it
-        knows), or a fitted :class:`~sk_entmax.conformal.SparseConformalClassifier` whose
-        ``estimator_`` is one (its parameters and calibration, conformalized or not, are
-        stored with the model); or a fitted scikit-learn ``Pipeline`` or
+        A fitted estimator of this package: a classifier, a regressor or a self-supervised
+        pretrainer (not a subclass: :func:`load` only builds the classes it knows), with
+        the estimators its parameters hold (a pretrainer: frozen, fitted or not,
+        stored as a nested entry); or a fitted conformal wrapper around one (its
+        parameters and calibration, conformalized or not, are stored with the model); or
+        a fitted scikit-learn ``Pipeline`` or
         ``ColumnTransformer`` whose parts are scikit-learn's estimators and, as steps of a
         Pipeline, these (format version 2: the scikit-learn part through skops, see
         :mod:`sk_entmax.persistence`).
@@ -120,15 +79,13 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     old one; saving needs permission to create files in that folder. A file replaced keeps
     its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
-    from sk_entmax.persistence._composite import is_composite, pipeline_entry
-
     target = os.fspath(path)
     if is_composite(estimator):
         check_is_fitted(estimator)
         _save_target(target)  # refuse a fifo, a device, ... before any work
-        header, tensors = pipeline_entry(estimator, _model_entry)
+        header, tensors = pipeline_entry(estimator, model_entry)
     else:
-        header, tensors = _model_entry(estimator, target)
+        header, tensors = model_entry(estimator, target, _save_target)
     text = json.dumps(header, allow_nan=False)
     try:
         _check_json_size(text)
@@ -141,91 +98,7 @@ def save(estimator: BaseEntmaxClassifier, path: str | os.PathLike) -> None:
     _write_file(target, tensors, {_METADATA_KEY: text})
 
 
-def _model_entry(
-    estimator: Any, target: str | None = None
-) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """The header and the tensors of one fitted estimator of this package (a conformal
-    wrapper around one included); refuses anything else with a TypeError. ``target``, the
-    file to write, is checked before any work when given."""
-    classes = _estimator_classes()
-    conformal = None
-    if type(estimator).__name__ == "SparseConformalClassifier":
-        conformal, estimator = _conformal_entry(estimator)
-    name = type(estimator).__name__
-    if name not in classes or classes[name][0] is not type(estimator):
-        raise TypeError(
-            f"save takes a fitted {', '.join(classes)}, a SparseConformalClassifier "
-            "around one, or a scikit-learn Pipeline or ColumnTransformer of scikit-learn "
-            f"estimators and these; got {name}. Use pickle or joblib for other objects (a "
-            "subclass), where the file's source is trusted"
-        )
-    check_is_fitted(estimator)
-    if target is not None:
-        _save_target(target)  # refuse a fifo, a device, ... before any work
-    net = estimator.net_
-    module_name = type(net.module_).__name__
-    if _module_classes().get(module_name) is not type(net.module_):
-        raise TypeError(f"save cannot store a network of type {module_name}")
-    params = estimator.get_params(deep=False)
-    for key in UNSAVED_PARAMETERS:
-        if params.get(key) is not None:
-            warnings.warn(
-                f"save stores {name}'s {key} parameter as None: the file holds the fitted "
-                f"network, pretrained start included, not the {key} (an estimator); after "
-                f"load, a new fit trains from scratch unless you set {key} again",
-                UserWarning,
-                stacklevel=3,
-            )
-            params[key] = None
-    table = type(estimator)._fitted_schema
-    fitted = {}
-    for key, value in vars(estimator).items():
-        if key in params or key == "net_":
-            continue
-        if key in table:
-            fitted[key] = value
-        elif key.endswith("_") and not key.startswith("__"):
-            raise TypeError(
-                f"cannot save {name}: its attribute {key} is not one of the fitted "
-                f"attributes load accepts ({', '.join(table)}); delete it before saving"
-            )
-        # other private attributes (a metadata-routing request, ...) are not model state
-    module_kwargs = {
-        k[len("module__") :]: v for k, v in net.get_params().items() if k.startswith("module__")
-    }
-    history = [{k: v for k, v in epoch.items() if k != "batches"} for epoch in net.history]
-    try:
-        header = {
-            "format_version": MODEL_FORMAT_VERSION,
-            "sk_entmax_version": __version__,
-            "estimator": name,
-            "params": {k: _encode(v, f"parameter {k}") for k, v in params.items()},
-            "fitted": {k: _encode(v, f"fitted attribute {k}") for k, v in fitted.items()},
-            "net": {
-                "module": module_name,
-                "module_kwargs": _encode(module_kwargs, "network argument"),
-                "batch_size": int(net.batch_size),
-                "history": _encode(history, "net_.history"),
-            },
-        }
-    except _Unserializable as error:
-        hint = (
-            "set an int or None instead (set_params does not change the fitted model)"
-            if "random_state" in str(error)
-            else "convert such values to str or numbers before fit, or use pickle/joblib "
-            "where the file's source is trusted"
-        )
-        raise TypeError(
-            f"cannot save {name} safely: {error} cannot be stored as data; {hint}"
-        ) from None
-    if conformal is not None:
-        header["conformal"] = conformal
-    tensors, aliases = _state_tensors(net.module_)
-    header["net"]["aliases"] = aliases
-    return header, tensors
-
-
-def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
+def load(path: str | os.PathLike, device: str = "cpu") -> Any:
     """Read an estimator written by :func:`save`; reads data only and runs no code from it.
 
     Before it builds anything, ``load`` checks the whole file, and refuses it with a
@@ -247,7 +120,8 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     - it names an estimator or a network this package does not have, or a network the
       estimator does not train;
     - a stored tensor, or a tensor alias, is named as no tensor of that network class can
-      be (``x``; ``layers.0.weight`` in a TabNet): checked from the names alone, first;
+      be (``x``; ``layers.0.weight`` in a network with no such layers): checked from the
+      names alone, first;
     - a network argument is not one that network takes, or not a plain value of its kind
       (an int, a list of ints, a finite number, ...), an int in it exceeds 2**31 - 1, or an
       int that sizes tensors exceeds what the stored tensors hold for it: the extent of an
@@ -274,22 +148,23 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
       is not plain or is wider than its values, ``feature_names_in_`` repeats a name, or
       ``feature_importances_`` are not finite, non-negative numbers summing to 1 (within
       float64 rounding);
-    - for a :class:`~sk_entmax.conformal.SparseConformalClassifier` stored around the model:
-      its parameters are not exactly its four besides ``estimator``, or not values ``fit``
-      accepts; ``classes_`` or ``n_features_in_`` are not the model's; ``mapping_alpha_`` is
-      not the alpha ``mapping_alpha`` gives; the calibration is partial; or it is not what
-      ``conformalize`` computes: ``confidence_levels_`` not the parameter's levels, the
-      scores not finite and non-negative, a count not an int from 0 to the number of
-      scores or the counts not summing to it (checked in Python ints before any
-      arithmetic), a row's class (``conformity_classes_``) not an index of ``classes_`` or
-      the per-class counts not those of the classes, a quantile not the one
-      ``conformalize`` computes from the stored scores and classes (every one recomputed;
-      in a class-conditional file saved before the classes were stored, a quantile not
-      one of the stored scores, or infinite other than exactly when its class had too few
-      rows: such a file otherwise loads fitted but not conformalized, with a
-      ``UserWarning``, as its quantiles cannot be recomputed), the temperatures not
-      ``(alpha - 1) * nextafter(q_hat, inf)``; an error numpy raises on a case not
-      foreseen is reported as such;
+    - (a parameter that holds an estimator, such as a pretrainer, stored as a
+      nested entry ``estimators.<name>``, its tensors under ``estimators.<name>.``) the
+      parameter is not one the estimator's class declares as holding an estimator, the
+      entry is not a frozen flag and a model, a stored tensor belongs to no such entry,
+      the model is not an estimator this package saves, or not one the parameter takes
+      (its constraint, as ``fit`` checks it); a fitted one is checked as a file of its own
+      (everything in this list), and may hold no wrapper;
+    - (a meta-estimator stored around the model: the conformal wrapper) its entry is not
+      its parameters but the one that gives the model (exactly those), how that one
+      relates to the model (None, the model itself, or an unfitted template) and its
+      fitted attributes (only those its class declares), each a plain value; then what
+      its class declares it must be, against the model and its maths (for the conformal
+      wrapper: its parameters as ``fit`` accepts them; ``classes_``, ``n_features_in_``
+      and ``mapping_alpha_`` the model's; the calibration whole, and every count,
+      quantile and temperature what ``conformalize`` computes from the stored scores,
+      each recomputed; the user guide's page "Persistence and hostile files" lists each);
+      an error numpy raises on a case not foreseen is reported as such;
     - then, the stored tensors read: a stored weight is NaN or infinite, a batch norm's
       running variance is negative, or ``alpha_`` or
       ``mask_alpha_`` is not the alpha the stored network computes (its fixed alpha, or a
@@ -315,9 +190,9 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     -------
     estimator
         The fitted estimator (or Pipeline, or ColumnTransformer), predicting exactly as the
-        saved one (a
-        ``SparseConformalClassifier`` around it when one was saved: its ``estimator`` is
-        None, the model itself with ``prefit=True``, or an unfitted clone of the model).
+        saved one (the conformal wrapper around it when one was saved: its ``estimator`` is
+        None, the model itself with ``prefit=True``, or an unfitted clone of the model; a
+        pretrainer parameter as it was saved: frozen, fitted or unfitted).
 
     Raises
     ------
@@ -334,8 +209,6 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
     fits in other threads changes neither their results nor the caller's seeded random
     numbers.
     """
-    from sk_entmax.persistence._composite import assemble, read_pipeline
-
     device = resolve_device(device)
     st = _safetensors()
     name = os.fspath(path)
@@ -352,10 +225,10 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
             if "pipeline" in header:  # a Pipeline or ColumnTransformer (format version 2)
                 pipeline, entries = read_pipeline(header, stored)
                 models = [
-                    _read_model(handle, entry, part, prefix) for entry, part, prefix in entries
+                    read_model(handle, entry, part, prefix) for entry, part, prefix in entries
                 ]
             else:
-                pipeline, models = None, [_read_model(handle, header, stored, "")]
+                pipeline, models = None, [read_model(handle, header, stored, "")]
     except _Invalid as error:
         raise ValueError(f"cannot load {name!r}: {error}") from None
     except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
@@ -364,100 +237,10 @@ def load(path: str | os.PathLike, device: str = "cpu") -> BaseEntmaxClassifier:
         ) from None
     except st.SafetensorError as error:
         raise ValueError(f"cannot load {name!r}: not a safetensors file ({error})") from None
-    built = [_build(model, name, device) for model in models]
+    built = [build(model, name, device) for model in models]
     if pipeline is None:
         return built[0]
     try:
         return assemble(pipeline, built)
     except _Invalid as error:
         raise ValueError(f"cannot load {name!r}: {error}") from None
-
-
-def _read_model(handle: Any, header: dict[str, Any], stored: dict[str, tuple], prefix: str):
-    """One model entry of the file checked, and its tensors (stored under ``prefix``) read
-    and checked: what :func:`_build` builds the estimator from."""
-    checked = _check_header(header, stored)
-    estimator, module_cls, kwargs, source, fitted, history, skeleton = checked
-    try:
-        conformal = _check_conformal(header.get("conformal"), header["estimator"], fitted)
-    except (ValueError, OverflowError, MemoryError) as error:  # numpy's, on a case not foreseen
-        raise _Invalid(
-            f"the conformal entry is malformed ({type(error).__name__}: {error})"
-        ) from None
-    tensors = {key: handle.get_tensor(prefix + key) for key in sorted(set(source.values()))}
-    for key, tensor in tensors.items():
-        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-            raise _Invalid(
-                f"tensor {prefix}{key} holds values that are not finite (NaN or infinity); "
-                "the saved network had diverged or the file was altered"
-            )
-    for key, src in source.items():
-        if key.endswith("running_var") and bool((tensors[src] < 0).any()):
-            raise _Invalid(
-                f"tensor {prefix}{src}, a batch norm's running variance, holds negative values "
-                f"(the smallest is {float(tensors[src].min())!r}); a variance is >= 0, so the "
-                "file was altered"
-            )
-    with torch.no_grad():
-        state = {key: tensors[src] for key, src in source.items()}
-        skeleton.load_state_dict(state, assign=True)
-    _check_network(type(estimator)._fitted_schema, fitted, skeleton)
-    return header, estimator, module_cls, kwargs, source, fitted, history, tensors, conformal
-
-
-def _build(model: tuple, name: str, device: str) -> Any:
-    """The fitted estimator of a checked model entry (see :func:`_read_model`)."""
-    header, estimator, module_cls, kwargs, source, fitted, history, tensors, conformal = model
-    spec = header["net"]
-    # initialised under fit's lock: the draws (overwritten below) never interleave with a
-    # fit's seeded ones in another thread, and the global generator is left as found
-    net = estimator._net_for(module_cls, kwargs, batch_size=spec["batch_size"], device=device)
-    state = net.module_.state_dict()
-    for key, src in source.items():
-        if state[key].dtype != tensors[src].dtype:  # load_state_dict would cast it
-            raise ValueError(
-                f"cannot load {name!r}: tensor {key} is stored as "
-                f"{_dtype_name(tensors[src].dtype)}; the network {type(estimator).__name__} "
-                f"builds holds {_dtype_name(state[key].dtype)} (nothing is cast)"
-            )
-    net.module_.load_state_dict({key: tensors[src] for key, src in source.items()})
-    net.module_.eval()
-    net.history = History(history)
-    for key, value in fitted.items():
-        setattr(estimator, key, value)
-    estimator.net_ = net
-    return estimator if conformal is None else conformal.around(estimator)
-
-
-def _check_header(header: dict[str, Any], stored: dict[str, tuple]) -> tuple:
-    """Everything :func:`load` checks before it reads a tensor or builds anything."""
-    estimators, modules = _estimator_classes(), _module_classes()
-    spec = header["net"]
-    name, module_name = header["estimator"], spec["module"]
-    if not isinstance(name, str) or name not in estimators:
-        raise _Invalid(f"the file names an unknown estimator {name!r}")
-    cls, trains = estimators[name]
-    if module_name != trains:
-        raise _Invalid(f"the file names the network {module_name!r}; {name} trains a {trains}")
-    module_cls = modules[trains]
-    batch_size = spec["batch_size"]
-    if not _is_int(batch_size) or not 1 <= batch_size <= _MAX_INT:
-        raise _Invalid(f"batch size {batch_size!r} is not a positive int")
-    aliases = spec["aliases"]
-    _check_names(module_cls, stored, aliases)
-    kwargs = _decode(spec["module_kwargs"], "network arguments")
-    kwargs = _check_arguments(module_cls, kwargs, stored)
-    # on the meta device: no memory, and no draw from any generator (nothing to lock or fork)
-    skeleton = _skeleton(module_cls, kwargs, len(stored) + len(aliases) + _SKELETON_SLACK)
-    expected = {name: (tuple(t.shape), t.dtype) for name, t in skeleton.state_dict().items()}
-    source = _match_tensors(expected, stored, aliases, trains)
-    estimator = cls(**_check_params(cls, header["params"]))
-    try:  # each value against its constraint, as fit checks it
-        estimator._checked(*estimator._constraints)
-    except ValueError as error:
-        raise _Invalid(str(error)) from None
-    fitted = _check_fitted(name, cls._fitted_schema, header["fitted"], kwargs)
-    if "classes_" in cls._fitted_schema:  # a classifier: its classes against the outputs
-        _check_outputs(fitted, kwargs)
-    history = _check_history(_decode(spec["history"], "history"))
-    return estimator, module_cls, kwargs, source, fitted, history, skeleton

@@ -24,21 +24,14 @@ def _check_history(history: Any) -> list[dict[str, Any]]:
     return history
 
 
-#: parameters added after files were first written, with the value a file without them
-#: means (a model fitted before ``pretrainer`` existed was not pretrained)
-ADDED_PARAMETERS: dict[str, Any] = {"pretrainer": None}
-
-#: parameters whose value a file does not hold (an estimator): saved as None
-UNSAVED_PARAMETERS = ("pretrainer",)
-
-
-def _check_params(cls: type, params: Any) -> dict[str, Any]:
+def _check_params(cls: type, params: Any, added: Mapping[str, Any]) -> dict[str, Any]:
     """The estimator's parameters: its get_params names, each a plain value (one added
-    since the file was written, :data:`ADDED_PARAMETERS`, may be absent)."""
+    since the file was written, in ``added`` with the value a file without it means, may be
+    absent)."""
     if not isinstance(params, dict):
         raise _Invalid("the parameters are not a mapping of names to values")
     names = set(cls().get_params(deep=False))
-    params = {**{k: v for k, v in ADDED_PARAMETERS.items() if k in names}, **params}
+    params = {**{k: v for k, v in added.items() if k in names}, **params}
     unknown, missing = sorted(set(params) - names), sorted(names - set(params))
     if unknown or missing:
         raise _Invalid(
@@ -96,24 +89,6 @@ def _check_fitted(
         except _Invalid as error:
             raise _Invalid(f"fitted attribute {name}: {error}") from None
     return out
-
-
-def _check_outputs(fitted: dict[str, Any], sizes: Mapping[str, Any]) -> None:
-    """``classes_`` against the network's outputs: one each, plus the "no label" output of
-    a multi-label model that has ``support_temperature_`` (older multi-label files have
-    neither)."""
-    slot = "support_temperature_" in fitted
-    if slot and not fitted["multilabel_"]:
-        raise _Invalid(
-            "fitted attribute support_temperature_ is present although multilabel_ is False"
-        )
-    n_outputs, n_classes = sizes["n_outputs"], len(fitted["classes_"])
-    if n_classes + int(slot) != n_outputs:
-        extra = " plus its 'no label' output" if slot else ""
-        raise _Invalid(
-            f"fitted attribute classes_: {n_classes} classes{extra} do not match the "
-            f"network's n_outputs = {n_outputs}"
-        )
 
 
 def _check_network(
