@@ -66,7 +66,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from sk_entmax._conformal_maths import (
     _label_scores,
-    _rank,  # noqa: F401  (sk_entmax.persistence imports it from here)
     _top_sets,
     calibrate,
     calibrated_proba,
