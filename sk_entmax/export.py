@@ -34,7 +34,7 @@ from torch.export import Dim, ExportedProgram
 from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
-from sk_entmax.entmax._common import _tree_sum
+from sk_entmax.entmax._sums import _tree_sum
 from sk_entmax.entmax.constraints import Options, check
 
 __all__ = ["export_module", "to_onnx"]
@@ -120,7 +120,7 @@ _NEWTON_PASSES = 12
 def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
     """The sum along the last axis that the core's Newton passes take in the column layout
     of ``predict_proba`` (:func:`~sk_entmax.entmax.activations.columns_map`): the pairwise
-    tree of :func:`~sk_entmax.entmax._common.row_sum`, the same additions in the same
+    tree of :func:`~sk_entmax.entmax._sums.row_sum`, the same additions in the same
     order."""
     return _tree_sum(T, -1)
 
@@ -134,7 +134,7 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
     Newton's steps ``tau += (sum [z - tau]_+ - 1) / |S|`` from ``max((sum z - 1) / d,
     -1)``; a row settles at the first pass whose support has the size of the one before,
     takes that pass's step and keeps that pass's support; then ``tau`` in closed form from
-    the support with :func:`~sk_entmax.entmax._common.row_sum`'s tree. Every operation is an
+    the support with :func:`~sk_entmax.entmax._sums.row_sum`'s tree. Every operation is an
     IEEE sum, product or quotient, so the graph repeats the core's rounding; a row still
     moving after the last pass (only rows wider than the passes) takes the full sort, as
     the core's fallback does.
@@ -183,15 +183,15 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     Where entries tie on the support's boundary (``[-1, 1, -1, -1, -1]``, whose ``tau`` is
     exactly the tied ``-1``), whether they get an exact 0 or a rounding's ``1e-32`` depends
     on how the threshold was found, so the graph finds it as the core does (see
-    ``_power_newton`` in :mod:`sk_entmax.entmax.activations`): Newton's steps from
+    ``_power_newton`` in :mod:`sk_entmax.entmax._newton`): Newton's steps from
     ``tau = -1``, a row frozen once its steps stop shrinking (a settled row no longer
     moves, so running a fixed number of passes changes nothing for it); the support is
     where ``(z - tau)^2 > 0``, and the result is computed again from it in closed form,
     normalized, with the core's sums (the pairwise tree of
-    :func:`~sk_entmax.entmax._common.row_sum`). A row still moving after the last pass takes
+    :func:`~sk_entmax.entmax._sums.row_sum`). A row still moving after the last pass takes
     the full sort, as the core's fallback does. The Newton sums are added in the order of
     ``predict_proba``'s column layout (:func:`_summed_as_the_core`), and its square roots are
-    correctly rounded (:func:`~sk_entmax.entmax._common.ieee_sqrt`), as ONNX Runtime's are:
+    correctly rounded (:func:`~sk_entmax.entmax._sums.ieee_sqrt`), as ONNX Runtime's are:
     on rows built to lie on a boundary (an entry placed at the threshold, 3 to 30 classes,
     float32 and float64 inputs) the graph's probabilities equal ``predict_proba``'s bit for
     bit (``tests/test_onnx.py``).

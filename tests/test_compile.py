@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import sk_entmax.entmax as E
-from sk_entmax.entmax import activations
+from sk_entmax.entmax import _traced
 from sk_entmax.nn import EntmaxMultiheadAttention, TabNet
 
 ATOL = 1e-5
@@ -90,7 +90,7 @@ def test_later_stages(monkeypatch, mapping, stages):
     """Rows of random scores settle in 4 to 6 passes: with stages of one pass and one, no row
     has settled and the ``torch.cond`` branch of the sort runs (each mapping's own); with one
     and nine, the second stage's branch finishes (the same code for both mappings)."""
-    monkeypatch.setattr(activations, "_TRACED_STAGES", stages)
+    monkeypatch.setattr(_traced, "_TRACED_STAGES", stages)
     _assert_same(mapping, _scores(5, 30, seed=3))
 
 
@@ -108,7 +108,7 @@ def test_wide_rows_start_from_the_blocks(name):
     X = 3 * _scores(4, 300)
     X[1, :100] = float("-inf")
     X[3] = float("-inf")
-    assert X.shape[-1] >= activations._BLOCKED_WIDTH
+    assert X.shape[-1] >= _traced._BLOCKED_WIDTH
     _assert_same(WIDE[name], X)
 
 
@@ -126,8 +126,8 @@ def test_block_start_lies_below_the_root(scale):
     Z = Z - Z.amax(-1, keepdim=True)
     minus_one = torch.full_like(Z[:, :1], -1.0)
     cases = [
-        (activations._sparsemax_passes, Z, (minus_one, torch.zeros_like(minus_one)), 1.0),
-        (activations._entmax15_passes, Z / 2, (minus_one,), 2.0),
+        (_traced._sparsemax_passes, Z, (minus_one, torch.zeros_like(minus_one)), 1.0),
+        (_traced._entmax15_passes, Z / 2, (minus_one,), 2.0),
         (
             lambda Zb, tau, last, n: _newton_passes(Zb, tau, last, 3.0, n),
             Z / 3,
@@ -136,7 +136,7 @@ def test_block_start_lies_below_the_root(scale):
         ),
     ]
     for passes, Zb, state, m in cases:
-        (tau, *_) = activations._block_start(passes, Zb, state)
+        (tau, *_) = _traced._block_start(passes, Zb, state)
         assert bool((tau >= -1).all())
         assert bool((_mass(Zb, tau, m) >= 1 - 1e-12).all())
 

@@ -22,33 +22,17 @@ import math
 import torch
 from torch import nn
 
-from sk_entmax.entmax._common import (
-    Param,
-    compiling,
-    cpu_branch,
-    exporting,
-    phi,
-    phi_no_graph,
-    row_stats,
-    row_sum,
-    safe_div,
-    safe_log,
-    safe_pow,
-)
-from sk_entmax.entmax.activations import (
-    _block_start,
-    _floor_threshold,
-    _from_columns,
-    _narrow,
-    _power_newton,
-    _shifted_columns,
-    _sparsemax_fast,
-    _sparsemax_newton,
-    _sparsemax_sorted_rows,
-    _staged,
-    _unsettled_rows,
-    sqrt_support,
-)
+from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax._devices import cpu_branch
+from sk_entmax.entmax._exact import _sparsemax_fast
+from sk_entmax.entmax._narrow import _from_columns, _narrow, _shifted_columns, _unsettled_rows
+from sk_entmax.entmax._newton import _floor_threshold, _power_newton, _sparsemax_newton
+from sk_entmax.entmax._safe_ops import phi, phi_no_graph, row_stats, safe_div, safe_log, safe_pow
+from sk_entmax.entmax._sorting import _sparsemax_sorted_rows
+from sk_entmax.entmax._sums import row_sum
+from sk_entmax.entmax._traced import _block_start, _staged
+from sk_entmax.entmax._tracing import compiling, exporting
+from sk_entmax.entmax._vjp import sqrt_support
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Mapping, mapping_for, newton_applies
 
 
@@ -94,7 +78,7 @@ def _row_sum(p: torch.Tensor) -> torch.Tensor:
     On CPU ``sum`` is vectorized with lane splits that depend on the row's width, so padding
     moves its rounding; ``cumsum`` adds the entries one after the other (in a float64
     accumulator for float32), where adding 0 changes nothing, wherever the zeros are. Other
-    devices take :func:`~sk_entmax.entmax._common.row_sum`'s pairwise tree, which zeros
+    devices take :func:`~sk_entmax.entmax._sums.row_sum`'s pairwise tree, which zeros
     after the entries do not change.
     """
     if not cpu_branch(p):
@@ -475,7 +459,7 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
 def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
     """:func:`_entmax_newton` for narrow rows (any shift), in the column layout.
 
-    See :func:`~sk_entmax.entmax.activations._shifted_columns`; the unsettled rows are
+    See :func:`~sk_entmax.entmax._narrow._shifted_columns`; the unsettled rows are
     finished as there, by the sort (alpha = 2) or by bisection.
     """
     ZT = _shifted_columns(Z)
@@ -504,8 +488,8 @@ def _entmax_bisect_traced(
     """:func:`_entmax_bisect_last` in ops that do not depend on the data, for
     ``torch.compile``: where :func:`~sk_entmax.entmax.algorithms.newton_applies` (for a
     tensor alpha: on every row, else every row bisects), Newton steps (:func:`_newton_passes`)
-    in the stages of :func:`~sk_entmax.entmax.activations._staged` from the start of
-    :func:`~sk_entmax.entmax.activations._block_start`, then bisection if a row has not
+    in the stages of :func:`~sk_entmax.entmax._traced._staged` from the start of
+    :func:`~sk_entmax.entmax._traced._block_start`, then bisection if a row has not
     settled (branches of ``torch.cond``); elsewhere, and always under ``torch.export``
     (whose programs hold no ``torch.cond`` here), exactly ``n_iter`` bisection steps tested
     by the plain row sum (no early stop, no polish above alpha = 2).
@@ -574,7 +558,7 @@ def _power_traced(Zb: torch.Tensor, tau: torch.Tensor, m: Param, exponent: Param
 
 
 def _newton_passes(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor, m: Param, n: int):
-    """``n`` steps of :func:`~sk_entmax.entmax.activations._power_newton` in
+    """``n`` steps of :func:`~sk_entmax.entmax._newton._power_newton` in
     data-independent ops (no row frozen); returns ``(settled, tau, last step)``. A row is
     settled when its last step fell within the tolerance, or within four times it without
     halving the one before (rounding noise), as there; a NaN row is settled."""
@@ -624,7 +608,7 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
 
     For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
     to ``2 ** -120``, the clamped entries then set back to 0 (as in
-    :func:`~sk_entmax.entmax.activations._power_newton`: ``pow`` is slow on CPU, and so are
+    :func:`~sk_entmax.entmax._newton._power_newton`: ``pow`` is slow on CPU, and so are
     ``log2`` and ``exp2`` at 0 and at subnormal numbers); so is a tensor alpha (one per row)
     whose values all lie in ``(1, 2]``, the support's indicator setting the zeros. Any other
     alpha, and a second derivative being built, take :func:`safe_pow`, whose own gradient

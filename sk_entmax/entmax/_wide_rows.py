@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._common import ieee_sqrt, row_sum, safe_div
+from sk_entmax.entmax._safe_ops import safe_div
+from sk_entmax.entmax._sums import ieee_sqrt, row_sum
 
 #: the most entries of a chunk (1 MiB of float32): about L2-resident on current CPUs
 CHUNK = 1 << 18
@@ -52,7 +53,7 @@ def entmax15_closed_form(Zb: torch.Tensor, P: torch.Tensor, dim: int) -> torch.T
     With ``r`` entries in the support, ``sum_i (zb_i - tau)^2 = 1`` gives
     ``tau = mean - sqrt((1 - ss) / r)``, ``ss`` the support's sum of squared deviations.
     The sums (and the one that normalizes the result) are
-    :func:`~sk_entmax.entmax._common.row_sum`'s, so that the result depends on the support
+    :func:`~sk_entmax.entmax._sums.row_sum`'s, so that the result depends on the support
     alone, not on the Newton steps that found it: a row padded with ``-inf`` gives the same
     output, bit for bit.
     """
@@ -78,7 +79,7 @@ def _square_passes(
     still moving after ``passes`` passes (0 where settled).
 
     The step and the stopping rule are those of
-    :func:`~sk_entmax.entmax.activations._power_newton` at ``m = 2``: a row stops at its
+    :func:`~sk_entmax.entmax._newton._power_newton` at ``m = 2``: a row stops at its
     first step below ``4 eps``, or when a step below ``16 eps`` fails to halve the one before
     (only rounding noise does that). On return ``D`` holds ``[zb - tau]_+ ** 2`` at the
     final ``tau``.
@@ -138,7 +139,7 @@ def _residue_start(Zb: torch.Tensor) -> torch.Tensor:
 def entmax15_rows(Zb: torch.Tensor, passes: int) -> tuple[torch.Tensor, torch.Tensor]:
     """1.5-entmax of the halved rows of ``Zb`` (2-D, maximum 0, wider than the column
     layout's rows), chunk by chunk: ``(P, settled)`` as from
-    :func:`~sk_entmax.entmax.activations._power_newton` at ``m = 2``, a row being settled
+    :func:`~sk_entmax.entmax._newton._power_newton` at ``m = 2``, a row being settled
     within ``passes`` Newton passes over it.
 
     Each chunk takes the Newton passes from -1 (from :func:`_residue_start` for rows of at

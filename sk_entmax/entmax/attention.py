@@ -39,15 +39,8 @@ from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
 from sk_entmax.entmax import algorithms
-from sk_entmax.entmax._common import (
-    _HALF,
-    ALPHA_NUMBER,
-    DEFAULT_N_ITER,
-    compiling,
-    row_stats,
-    safe_log,
-    safe_pow,
-)
+from sk_entmax.entmax._axes import _HALF
+from sk_entmax.entmax._checks import ALPHA_NUMBER, DEFAULT_N_ITER
 from sk_entmax.entmax._entmax_solvers import (
     _entmax_alpha_vjp,
     _entmax_bisect_last,
@@ -55,12 +48,11 @@ from sk_entmax.entmax._entmax_solvers import (
     _gppr,
     _softmax_last,
 )
-from sk_entmax.entmax.activations import (
-    _entmax15_last,
-    _floor_threshold,
-    _sparsemax_last,
-    entmax_vjp,
-)
+from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
+from sk_entmax.entmax._newton import _floor_threshold
+from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow
+from sk_entmax.entmax._tracing import compiling
+from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import Mapping, mapping_for, select
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check, invalid
 from sk_entmax.entmax.dispatch import entmax

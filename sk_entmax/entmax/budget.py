@@ -11,15 +11,11 @@ import math
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import (
-    Param,
-    _check_n_iter,
-    _MappingModule,
-    apply_param_last,
-    owner_of,
-    safe_div,
-    with_support,
-)
+from sk_entmax.entmax._axes import apply_param_last, with_support
+from sk_entmax.entmax._checks import Param, _check_n_iter
+from sk_entmax.entmax._modules import _MappingModule
+from sk_entmax.entmax._safe_ops import safe_div
+from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import AnyOf, Real, Satisfies, check
 
 __all__ = ["BudgetBisect", "budget_bisect"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from sk_entmax.entmax._common import Param, _check_alpha, _check_n_iter
+from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Kernel, Mapping, select
 from sk_entmax.entmax.losses import _fenchel_young_loss

@@ -26,19 +26,11 @@ from collections.abc import Callable
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import (
-    Param,
-    _check_alpha,
-    _check_floating,
-    _check_n_iter,
-    _FunctionModule,
-    compiling,
-    phi,
-    safe_div,
-    safe_log,
-    safe_pow,
-    support_size,
-)
+from sk_entmax.entmax._axes import _check_floating, support_size
+from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
+from sk_entmax.entmax._modules import _FunctionModule
+from sk_entmax.entmax._safe_ops import phi, safe_div, safe_log, safe_pow
+from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Kernel, Mapping, mapping_for, select
 from sk_entmax.entmax.constraints import invalid

@@ -9,22 +9,13 @@ from __future__ import annotations
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import (
-    Param,
-    _check_alpha,
-    _check_n_iter,
-    _MappingModule,
-    apply_param_last,
-    owner_of,
-    row_stats,
-    safe_div,
-    safe_log,
-    safe_pow,
-    save_alpha,
-    saved_alpha,
-    with_support,
-)
+from sk_entmax.entmax._axes import apply_param_last, with_support
+from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._entmax_solvers import _normalize
+from sk_entmax.entmax._modules import _MappingModule
+from sk_entmax.entmax._safe_ops import row_stats, safe_div, safe_log, safe_pow
+from sk_entmax.entmax._tracing import owner_of
+from sk_entmax.entmax._vjp import save_alpha, saved_alpha
 from sk_entmax.entmax.constraints import Real, check
 
 __all__ = ["NormmaxBisect", "normmax_bisect"]

@@ -63,21 +63,8 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import (
-    DEFAULT_N_ITER,
-    Param,
-    _check_alpha,
-    _check_n_iter,
-    _MappingModule,
-    compiling,
-    from_last,
-    owner_of,
-    param_to_last,
-    save_alpha,
-    saved_alpha,
-    to_last,
-    with_support,
-)
+from sk_entmax.entmax._axes import from_last, param_to_last, to_last, with_support
+from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._entmax_solvers import (
     _entmax_alpha_vjp,
     _entmax_bisect_last,
@@ -85,8 +72,10 @@ from sk_entmax.entmax._entmax_solvers import (
     _gppr,
     _softmax_last,
 )
+from sk_entmax.entmax._modules import _MappingModule
+from sk_entmax.entmax._tracing import compiling, owner_of
+from sk_entmax.entmax._vjp import entmax_vjp, save_alpha, saved_alpha
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
-from sk_entmax.entmax.activations import entmax_vjp
 from sk_entmax.entmax.algorithms import Mapping, mapping_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
 from sk_entmax.entmax.constraints import Real, check

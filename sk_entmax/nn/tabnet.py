@@ -59,7 +59,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax._common import called_as
+from sk_entmax.entmax._tracing import called_as
 from sk_entmax.entmax.constraints import Integer, check
 from sk_entmax.nn._tensor_spec import (
     BOOL,

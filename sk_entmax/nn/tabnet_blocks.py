@@ -20,7 +20,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax
-from sk_entmax.entmax._common import owner_of
+from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import (
     Integer,
     Satisfies,

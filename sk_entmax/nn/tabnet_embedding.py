@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from sk_entmax.entmax._common import owner_of
+from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import Integer, Real, check, invalid
 
 __all__ = ["ColumnEmbedding"]

@@ -1,7 +1,7 @@
 """Narrow rows: the column layout of the Newton solvers, and the integer powers.
 
 Rows at most ``_NARROW_WIDTH`` wide (the estimators' class axis: 2 to 10 classes) are
-solved in a transposed ``(width, rows)`` layout (``activations._shifted_columns``). Here:
+solved in a transposed ``(width, rows)`` layout (``_narrow._shifted_columns``). Here:
 float64 results against the sort-based and long-bisection solutions, the same results as
 the row layout, masking, NaN, leading axes and other ``dim``, the fallback for unsettled
 rows, gradients, and the exact integer powers of ``_power_newton`` (alpha = 1.25, 1.125).
@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-import sk_entmax.entmax.activations as act
+from sk_entmax.entmax import _narrow as layout
 from sk_entmax.entmax import (
+    _newton,
     entmax,
     entmax15,
     entmax_bisect,
@@ -24,7 +25,7 @@ from sk_entmax.entmax import (
 
 F64 = torch.float64
 NEG_INF = float("-inf")
-WIDTHS = [1, 2, 3, 5, 8, act._NARROW_WIDTH, act._NARROW_WIDTH + 1]
+WIDTHS = [1, 2, 3, 5, 8, layout._NARROW_WIDTH, layout._NARROW_WIDTH + 1]
 MAPPINGS = {
     "sparsemax": (sparsemax, 2.0),
     "entmax15": (entmax15, 1.5),
@@ -95,7 +96,7 @@ def test_column_layout_matches_row_layout(name, monkeypatch):
     fn, _ = MAPPINGS[name]
     X = _scores(400, 6, seed=2)
     columns = fn(X)
-    monkeypatch.setattr(act, "_NARROW_WIDTH", 0)  # every width takes the row layout
+    monkeypatch.setattr(layout, "_NARROW_WIDTH", 0)  # every width takes the row layout
     rows = fn(X)
     assert torch.allclose(columns, rows, atol=1e-14, rtol=0)
     assert torch.equal(columns == 0, rows == 0)
@@ -130,7 +131,7 @@ def test_narrow_unsettled_rows_finished_by_the_fallback(name, monkeypatch):
     X = _scores(60, 7, seed=4)
     X[5] = NEG_INF
     X[8, 3] = float("nan")
-    monkeypatch.setattr(act, "_MAX_PASSES", 1)  # almost every row is unsettled
+    monkeypatch.setattr(_newton, "_MAX_PASSES", 1)  # almost every row is unsettled
     P = fn(X)
     assert torch.equal(P[5], torch.zeros(7, dtype=F64)) and P[8].isnan().all()
     rows = [i for i in range(60) if i not in (5, 8)]
@@ -193,7 +194,7 @@ def test_estimator_block_loss_and_mapping(alpha):
     [(4.0, 3), (8.0, 7), (2.0, None), (3.0, 2), (10.0, 9), (11.0, None), (1 / (1.2 - 1), None)],
 )
 def test_integer_exponent(m, expected):
-    assert act._integer_exponent(m) == expected
+    assert _newton._integer_exponent(m) == expected
 
 
 @pytest.mark.parametrize("k", range(1, 10))
@@ -201,4 +202,4 @@ def test_integer_power(k):
     gen = torch.Generator().manual_seed(k)
     G = torch.rand(3, 50, generator=gen, dtype=F64) + 0.5
     expected = G**k
-    assert torch.allclose(act._integer_power_(G.clone(), k, torch.empty_like(G)), expected)
+    assert torch.allclose(_newton._integer_power_(G.clone(), k, torch.empty_like(G)), expected)

@@ -21,7 +21,7 @@ from sk_entmax.entmax import (
     sparsemax,
     sparsemax_bisect,
 )
-from sk_entmax.entmax._common import row_sum
+from sk_entmax.entmax._sums import row_sum
 
 NEG_INF = float("-inf")
 WIDTHS = [2, 3, 9, 10, 11, 17, 100, 257]

@@ -36,13 +36,9 @@ from typing import Any, NamedTuple
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._common import (
-    Param,
-    _check_dim,
-    compiling,
-    param_to_last,
-    with_support,
-)
+from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
+from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Mapping, mapping_for, newton_applies
 
 __all__ = [
@@ -135,7 +131,7 @@ class _TritonMapping(Function):
     @staticmethod
     def backward(ctx, dY):
         from sk_entmax.entmax._entmax_solvers import _entmax_alpha_vjp, _gppr
-        from sk_entmax.entmax.activations import entmax_vjp
+        from sk_entmax.entmax._vjp import entmax_vjp
 
         if dY is None:
             return None, None, None, None

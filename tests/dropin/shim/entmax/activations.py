@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import torch
 
+from sk_entmax.entmax._sorting import _entmax15_sorted, _sparsemax_sorted, _threshold
 from sk_entmax.entmax.activations import *  # noqa: F403
-from sk_entmax.entmax.activations import (  # noqa: F401
-    __all__,
-    _entmax15_sorted,
-    _sparsemax_sorted,
-    _threshold,
-)
+from sk_entmax.entmax.activations import __all__  # noqa: F401
 
 
 def _threshold_and_support(X: torch.Tensor, dim: int, k: int | None, solve):
