@@ -33,7 +33,7 @@ from sk_entmax.entmax._sums import row_sum
 from sk_entmax.entmax._traced import _block_start, _staged
 from sk_entmax.entmax._tracing import compiling, exporting
 from sk_entmax.entmax._vjp import sqrt_support
-from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Mapping, mapping_for, newton_applies
+from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
 
 
 def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
@@ -439,9 +439,12 @@ def _entmax_newton_rows(
     return P
 
 
-def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
-    """alpha-entmax of rows whose max is 0 by Newton steps, for ``1.1 <= alpha <= 2``."""
-    if mapping_for(alpha) is Mapping.SPARSEMAX:
+def _entmax_newton(
+    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
+) -> torch.Tensor:
+    """alpha-entmax of rows whose max is 0 by Newton steps, for ``1.1 <= alpha <= 2``
+    (``case``: alpha's)."""
+    if case is Case.SPARSEMAX:
         P = _sparsemax_fast(Z)  # exact: sums to 1 up to rounding
         if ensure_sum_one:
             total = row_sum(P)  # the same sum as the column layout's, padding or not
@@ -456,14 +459,16 @@ def _entmax_newton(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: b
     return P
 
 
-def _entmax_newton_narrow(Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool):
+def _entmax_newton_narrow(
+    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
+) -> torch.Tensor:
     """:func:`_entmax_newton` for narrow rows (any shift), in the column layout.
 
     See :func:`~sk_entmax.entmax._narrow._shifted_columns`; the unsettled rows are
     finished as there, by the sort (alpha = 2) or by bisection.
     """
     ZT = _shifted_columns(Z)
-    if mapping_for(alpha) is Mapping.SPARSEMAX:
+    if case is Case.SPARSEMAX:
         PT, settled = _sparsemax_newton(ZT, dim=0)
         if ensure_sum_one:
             total = row_sum(PT, 0)
@@ -592,10 +597,12 @@ def _entmax_bisect_last(
     if broadcast and n_iter >= NEWTON_MIN_ITER:  # (read back only where Newton may use it)
         value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
     if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
+        # the case of the number solved (a broadcast alpha's, read back, may be sparsemax's)
+        case = case_for(value)
         if _narrow(Z):
-            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one)
+            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case)
         max_val, _ = row_stats(Z)
-        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one)
+        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one, case)
     max_val, _ = row_stats(Z)
     Z = Z - max_val
     if isinstance(value, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
@@ -616,16 +623,16 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     """
     if torch.is_grad_enabled():
         return safe_pow(Y, 2 - alpha)
-    mapping = mapping_for(alpha)
-    per_row = mapping is Mapping.PER_ROW
+    mapping = case_for(alpha)
+    per_row = mapping is Case.PER_ROW
     if per_row and compiling():  # the range test below reads alpha back
         return safe_pow(Y, 2 - alpha)
     in_range = bool(((alpha > 1) & (alpha <= 2)).all()) if per_row else 1 < alpha <= 2
     if not in_range:
         return safe_pow(Y, 2 - alpha)
-    if mapping is Mapping.SPARSEMAX:
+    if mapping is Case.SPARSEMAX:
         return torch.sign(Y)
-    if mapping is Mapping.ENTMAX15:
+    if mapping is Case.ENTMAX15:
         return sqrt_support(Y)
     gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
     g_floor = 0.0 if per_row else _floor_threshold(2 - alpha)

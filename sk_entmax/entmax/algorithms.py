@@ -1,6 +1,6 @@
 """Which algorithm serves which alpha: the one place that decides it.
 
-Every mapping, loss and entropy of the core asks :func:`mapping_for` which case an alpha is,
+Every mapping, loss and entropy of the core asks :func:`case_for` which case an alpha is,
 and the root finders ask :func:`newton_applies` whether Newton steps may replace bisection;
 none compares alpha with 1, 1.5 or 2 on its own. The numeric forms each case is computed in
 (``exp2``/``log2`` powers, square roots, floors, scratch buffers) stay beside the solver
@@ -34,7 +34,7 @@ on the input's device, else the user's own default; so a kernel serves all of th
   modules, ``EntmaxHead.loss`` and ``EntmaxHead.loss_and_grad``): the kernel computes
   ``P``, and the loss ``H(P) - H(q) + <P - q, x>`` and its gradient ``P - q`` are built from
   that ``P`` (the Tsallis entropy ``H`` and its terms are closed forms of ``P``, chosen by
-  :func:`mapping_for`);
+  :func:`case_for`);
 - TabNet's attentive masks (every ``entmax_mode``);
 - :func:`~sk_entmax.entmax.entmax_attention` and ``EntmaxMultiheadAttention``: the weights
   of each block of queries come from the kernel; the backward pass rebuilds them in closed
@@ -70,11 +70,19 @@ arrive as the public call checked them: the losses and attention check them befo
 choose; ``entmax`` checks them in its root-finding implementation (as the exact cases take
 neither), so a kernel for ``ROOT`` or ``PER_ROW`` called by ``entmax`` gets them as given.
 One registry and one signature serve every user, attention and TabNet's masks included.
+Every user reaches it the same way: it wraps its tensor functions into the convention with
+:func:`as_kernel`, one per case, and calls :func:`apply_case`, which selects and calls; a
+user that has decided the case already passes it (``case=``) rather than have it derived
+again, and so does each implementation for the case it serves.
+
+``Case`` was called ``Mapping`` (a name it shared with :class:`collections.abc.Mapping`),
+and :func:`case_for` ``mapping_for``; the old names still work, with a deprecation warning.
 """
 
 from __future__ import annotations
 
 import enum
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -86,9 +94,11 @@ from sk_entmax.entmax.constraints import invalid
 __all__ = [
     "NEWTON_MIN_ALPHA",
     "NEWTON_MIN_ITER",
-    "Mapping",
+    "Case",
+    "apply_case",
+    "as_kernel",
+    "case_for",
     "kernel_for",
-    "mapping_for",
     "newton_applies",
     "register_kernel",
     "select",
@@ -97,8 +107,8 @@ __all__ = [
 ]
 
 
-class Mapping(enum.Enum):
-    """The cases of alpha (module docstring)."""
+class Case(enum.Enum):
+    """The cases of alpha (module docstring). Formerly ``Mapping`` (deprecated alias)."""
 
     SOFTMAX = "softmax"
     ENTMAX15 = "entmax15"
@@ -107,18 +117,18 @@ class Mapping(enum.Enum):
     PER_ROW = "root finding, alpha per row"
 
 
-_EXACT = ((1, Mapping.SOFTMAX), (1.5, Mapping.ENTMAX15), (2, Mapping.SPARSEMAX))
+_EXACT = ((1, Case.SOFTMAX), (1.5, Case.ENTMAX15), (2, Case.SPARSEMAX))
 
 
-def mapping_for(alpha: Param) -> Mapping:
+def case_for(alpha: Param) -> Case:
     """The case that serves ``alpha``: a number equal to 1, 1.5 or 2 has an exact algorithm,
     any other number takes root finding, and a tensor takes root finding per row."""
     if isinstance(alpha, torch.Tensor):
-        return Mapping.PER_ROW
-    for value, mapping in _EXACT:
+        return Case.PER_ROW
+    for value, case in _EXACT:
         if alpha == value:
-            return mapping
-    return Mapping.ROOT
+            return case
+    return Case.ROOT
 
 
 # From this many bisection steps on (float32 precision), Newton replaces bisection ...
@@ -138,7 +148,7 @@ def newton_applies(alpha: Param, n_iter: int) -> bool | torch.Tensor:
 
 
 Kernel = Callable[..., Any]
-_KERNELS: dict[tuple[Mapping, str], Kernel] = {}
+_KERNELS: dict[tuple[Case, str], Kernel] = {}
 
 #: the device types on which :func:`select` offers the Triton kernels
 #: (:mod:`sk_entmax.entmax.kernels`) when no kernel is registered; the tests add ``"cpu"`` to
@@ -146,12 +156,12 @@ _KERNELS: dict[tuple[Mapping, str], Kernel] = {}
 _TRITON_DEVICES: tuple[str, ...] = ("cuda",)
 
 
-def register_kernel(mapping: Mapping, device_type: str, kernel: Kernel) -> None:
+def register_kernel(mapping: Case, device_type: str, kernel: Kernel) -> None:
     """Serve ``mapping`` on ``device_type`` (``"cuda"``, ``"cpu"``, ...) by ``kernel``.
 
     Parameters
     ----------
-    mapping : Mapping
+    mapping : Case
         The case the kernel implements.
     device_type : str
         ``torch.device(...).type`` of the inputs it takes.
@@ -159,19 +169,19 @@ def register_kernel(mapping: Mapping, device_type: str, kernel: Kernel) -> None:
         Called as ``kernel(X, alpha, *, dim, n_iter, training, return_support_size)``,
         returning what :func:`sk_entmax.entmax.entmax` returns (the module docstring).
     """
-    if not isinstance(mapping, Mapping):
-        raise invalid("mapping", "register_kernel", "a Mapping", mapping)
+    if not isinstance(mapping, Case):
+        raise invalid("mapping", "register_kernel", "a Case", mapping)
     if not callable(kernel):
         raise invalid("kernel", "register_kernel", "a callable", kernel)
     _KERNELS[(mapping, torch.device(device_type).type)] = kernel
 
 
-def unregister_kernel(mapping: Mapping, device_type: str) -> None:
+def unregister_kernel(mapping: Case, device_type: str) -> None:
     """Drop the kernel registered for ``mapping`` on ``device_type``, if any."""
     _KERNELS.pop((mapping, torch.device(device_type).type), None)
 
 
-def kernel_for(mapping: Mapping, device: torch.device) -> Kernel | None:
+def kernel_for(mapping: Case, device: torch.device) -> Kernel | None:
     """The kernel registered for ``mapping`` on ``device``'s type, or None."""
     return _KERNELS.get((mapping, device.type))
 
@@ -194,7 +204,12 @@ def triton_path(
     return kernels.run(X, alpha, dim, n_iter, owner)
 
 
-def select(alpha: Param, device: torch.device, defaults: dict[Mapping, Kernel]) -> Kernel:
+def select(
+    alpha: Param,
+    device: torch.device,
+    defaults: dict[Case, Kernel],
+    case: Case | None = None,
+) -> Kernel:
     """The implementation of ``alpha``'s case on ``device``: the kernel registered for it,
     else on CUDA the Triton kernels (:func:`sk_entmax.entmax.kernels.wrap`, when Triton
     imports; they hand the calls they do not take to the default), else ``defaults[case]``,
@@ -202,17 +217,116 @@ def select(alpha: Param, device: torch.device, defaults: dict[Mapping, Kernel]) 
     docstring).
 
     The one place where an alpha picks its algorithm; on CPU with no kernel registered it
-    costs one :func:`mapping_for` and a dict lookup.
+    costs one :func:`case_for` and a dict lookup. ``case``: ``case_for(alpha)`` when the
+    caller has decided it already (and passes it on to what it calls next), else None.
     """
-    mapping = mapping_for(alpha)
+    if case is None:
+        case = case_for(alpha)
     if _KERNELS:
-        kernel = _KERNELS.get((mapping, device.type))
+        kernel = _KERNELS.get((case, device.type))
         if kernel is not None:
             return kernel
     if device.type in _TRITON_DEVICES:
         from sk_entmax.entmax import kernels  # imports Triton on first use, if it can
 
-        kernel = kernels.wrap(mapping, defaults[mapping])
+        kernel = kernels.wrap(case, defaults[case])
         if kernel is not None:
             return kernel
-    return defaults[mapping]
+    return defaults[case]
+
+
+def as_kernel(function: Callable[..., Any], *passed: str, **fixed: Any) -> Kernel:
+    """``function`` with the kernels' calling convention (module docstring): the one adapter
+    from the core's tensor functions to the implementations :func:`select` chooses among.
+
+    The result, called as ``kernel(X, alpha, *, dim, n_iter, training,
+    return_support_size)``, returns ``function(X, **arguments, **fixed)``, where
+    ``arguments`` holds the convention's arguments named in ``passed`` (the others are not
+    handed on) and ``fixed`` the caller's own keywords (an error's owner, ``k``, the case
+    decided, ...).
+
+    Parameters
+    ----------
+    function : callable
+        A tensor function taking the scores first, then keywords.
+    *passed : str
+        The names, among ``alpha``, ``dim``, ``n_iter``, ``training`` and
+        ``return_support_size``, that ``function`` takes from the call.
+    **fixed
+        Keywords passed to ``function`` on every call.
+
+    Returns
+    -------
+    kernel : callable
+        ``function`` with the kernels' convention.
+    """
+    unknown = set(passed) - set(_CONVENTION)
+    if unknown:
+        raise ValueError(f"not arguments of the kernels' convention: {sorted(unknown)}")
+
+    def kernel(
+        X: torch.Tensor,
+        alpha: Param,
+        *,
+        dim: int,
+        n_iter: int | None,
+        training: bool,
+        return_support_size: bool,
+    ) -> Any:
+        call = {
+            "alpha": alpha,
+            "dim": dim,
+            "n_iter": n_iter,
+            "training": training,
+            "return_support_size": return_support_size,
+        }
+        return function(X, **{name: call[name] for name in passed}, **fixed)
+
+    return kernel
+
+
+_CONVENTION = ("alpha", "dim", "n_iter", "training", "return_support_size")
+
+
+def apply_case(
+    implementations: dict[Case, Kernel],
+    X: torch.Tensor,
+    alpha: Param,
+    *,
+    dim: int = -1,
+    n_iter: int | None = None,
+    training: bool = True,
+    return_support_size: bool = False,
+    case: Case | None = None,
+) -> Any:
+    """``P`` of ``X`` at ``alpha`` by :func:`select`'s choice for ``alpha``'s case on ``X``'s
+    device (a registered kernel, the Triton kernels, else ``implementations[case]``), called
+    with the kernels' convention: the one call that every user of the registry makes.
+
+    ``case``: ``case_for(alpha)`` when the caller has decided it already, else None.
+    """
+    return select(alpha, X.device, implementations, case)(
+        X,
+        alpha,
+        dim=dim,
+        n_iter=n_iter,
+        training=training,
+        return_support_size=return_support_size,
+    )
+
+
+_DEPRECATED = {"Mapping": ("Case", Case), "mapping_for": ("case_for", case_for)}
+
+
+def __getattr__(name: str) -> Any:
+    """The old names of :class:`Case` and :func:`case_for` (``Mapping``, which shadowed
+    :class:`collections.abc.Mapping`, and ``mapping_for``), deprecated."""
+    if name in _DEPRECATED:
+        new, value = _DEPRECATED[name]
+        warnings.warn(
+            f"sk_entmax.entmax.algorithms.{name} is deprecated; use {new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,7 +53,7 @@ from sk_entmax.entmax._newton import _floor_threshold
 from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow
 from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax._vjp import entmax_vjp
-from sk_entmax.entmax.algorithms import Mapping, mapping_for, select
+from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check, invalid
 from sk_entmax.entmax.dispatch import entmax
 
@@ -100,47 +100,44 @@ def _block_scores(
     return Z
 
 
-def _root_last(Z, alpha, *, dim, n_iter, training, return_support_size):
-    return _entmax_bisect_last(Z, alpha, n_iter, True)
-
-
 #: the core's solvers along the last axis, without a graph, with the kernels' convention
-#: (:mod:`sk_entmax.entmax.algorithms`); ``alpha`` and ``n_iter`` arrive checked
+#: (:func:`~sk_entmax.entmax.algorithms.as_kernel`); ``alpha`` and ``n_iter`` arrive checked
 _SOLVERS = {
-    Mapping.SPARSEMAX: lambda Z, alpha, **_: _sparsemax_last(Z, None),
-    Mapping.ENTMAX15: lambda Z, alpha, **_: _entmax15_last(Z, None),
-    Mapping.SOFTMAX: lambda Z, alpha, **_: _softmax_last(Z),
-    Mapping.ROOT: _root_last,
-    Mapping.PER_ROW: _root_last,
+    Case.SPARSEMAX: as_kernel(_sparsemax_last, k=None),
+    Case.ENTMAX15: as_kernel(_entmax15_last, k=None),
+    Case.SOFTMAX: as_kernel(_softmax_last),
+    Case.ROOT: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),
+    Case.PER_ROW: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),
 }
 
 
-def _map(Z: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
-    """alpha-entmax of the rows of ``Z`` (no graph): by the kernel registered for the case,
-    else by the core's solvers."""
-    return select(alpha, Z.device, _SOLVERS)(
-        Z, alpha, dim=-1, n_iter=DEFAULT_N_ITER, training=False, return_support_size=False
-    )
+def _map(Z: torch.Tensor, alpha: float | torch.Tensor, case: Case) -> torch.Tensor:
+    """alpha-entmax of the rows of ``Z`` (no graph), ``case`` being ``alpha``'s: by the
+    kernel registered for the case, else by the core's solvers."""
+    return apply_case(_SOLVERS, Z, alpha, n_iter=DEFAULT_N_ITER, training=False, case=case)
 
 
-def _threshold(Z: torch.Tensor, P: torch.Tensor, alpha: float | torch.Tensor) -> torch.Tensor:
+def _threshold(
+    Z: torch.Tensor, P: torch.Tensor, alpha: float | torch.Tensor, case: Case
+) -> torch.Tensor:
     """Per-row threshold ``t`` with ``P = f(Z - t)`` (module docstring), read at the row max.
 
-    A fully masked row gets ``t = +inf``, so that its rebuilt weights are 0.
+    A fully masked row gets ``t = +inf``, so that its rebuilt weights are 0. ``case`` is
+    ``alpha``'s (:func:`~sk_entmax.entmax.algorithms.case_for`), decided once per call.
     """
     m, empty = row_stats(Z)
     p_max = P.amax(-1, keepdim=True)
-    mapping = mapping_for(alpha)
-    if mapping is Mapping.PER_ROW:
+    mapping = case
+    if mapping is Case.PER_ROW:
         beta = alpha - 1
         log_p = safe_log(p_max)
         zero = beta == 0  # softmax rows: the offset is log p itself
         offset = torch.where(zero, log_p, torch.expm1(beta * log_p) / torch.where(zero, 1, beta))
-    elif mapping is Mapping.SPARSEMAX:
+    elif mapping is Case.SPARSEMAX:
         offset = p_max
-    elif mapping is Mapping.ENTMAX15:
+    elif mapping is Case.ENTMAX15:
         offset = 2 * p_max.sqrt()
-    elif mapping is Mapping.SOFTMAX:
+    elif mapping is Case.SOFTMAX:
         offset = safe_log(p_max)
     else:
         beta = alpha - 1
@@ -149,17 +146,18 @@ def _threshold(Z: torch.Tensor, P: torch.Tensor, alpha: float | torch.Tensor) ->
 
 
 def _rebuild(
-    Z: torch.Tensor, t: torch.Tensor, alpha: float | torch.Tensor
+    Z: torch.Tensor, t: torch.Tensor, alpha: float | torch.Tensor, case: Case
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The weights ``P = f(Z - t)`` and ``g = P ** (2 - alpha)`` on the support (0 off it).
 
     ``Z`` is overwritten. For alpha in ``[1.1, 2]`` both come from the base
     ``X = [1 + beta (z - t)]_+``: ``g = X ** (1 / beta - 1)`` and ``P = g X``, one ``pow``
     (as ``exp2(log2(.))`` on a floor, as in the core's solvers) for the two; at 1.5 and 2
-    no ``pow`` at all. Other alphas (and alpha close to 1) take the log1p form.
+    no ``pow`` at all. Other alphas (and alpha close to 1) take the log1p form. ``case`` is
+    ``alpha``'s, decided once per call.
     """
-    mapping = mapping_for(alpha)
-    if mapping is Mapping.PER_ROW:
+    mapping = case
+    if mapping is Case.PER_ROW:
         beta = alpha - 1
         # (compiling: the range test would read beta back; the log1p form serves any beta)
         if compiling() or not bool(((0.1 <= beta) & (beta <= 1)).all()):
@@ -170,13 +168,13 @@ def _rebuild(
         floor = torch.exp2(-120 / (m - 1).clamp(min=1))
         G = torch.maximum(X, floor).log2_().mul_(m - 1).exp2_().mul_(torch.sign(X))
         return G * X, G
-    if mapping is Mapping.SPARSEMAX:
+    if mapping is Case.SPARSEMAX:
         P = Z.sub_(t).relu_()
         return P, torch.sign(P)
-    if mapping is Mapping.ENTMAX15:
+    if mapping is Case.ENTMAX15:
         G = Z.sub_(t).div_(2).relu_()
         return G.square(), G
-    if mapping is Mapping.SOFTMAX:
+    if mapping is Case.SOFTMAX:
         P = Z.sub_(t).exp_()
         return P, P
     beta = alpha - 1
@@ -234,6 +232,7 @@ class _EntmaxAttentionFunction(Function):
             else None
         )
         seed = int(torch.randint(0, 2**62, (), device="cpu")) if dropout_p > 0 else 0
+        case = case_for(alpha)  # decided once: every block, and the backward pass, use it
         plan = None
         fused = None if compiling() else _fused_forward(q, k, v, alpha, masks, causal,
                                                         dropout_p, want_support)  # fmt: skip
@@ -246,15 +245,16 @@ class _EntmaxAttentionFunction(Function):
                 rows = slice(start, min(start + block, L))
                 Z = _block_scores(q[..., rows, :], kT, masks, causal, rows)
                 a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha
-                P = _map(Z, a)
+                P = _map(Z, a, case)
                 if needs_grad:
-                    t[..., rows, :] = _threshold(Z, P, a)
+                    t[..., rows, :] = _threshold(Z, P, a, case)
                 if want_support:
                     support[..., rows, :] = (P != 0).sum(-1, keepdim=True)
                 if dropout_p > 0:
                     P.mul_(_dropout_keep(P.shape, dropout_p, seed, b, P))
                 out[..., rows, :] = torch.matmul(P, v)
         ctx.alpha = alpha if alpha_t is None else None
+        ctx.case = case
         ctx.plan = plan if needs_grad else None
         ctx.masks, ctx.causal, ctx.dropout_p = masks, causal, dropout_p
         ctx.block, ctx.seed = block, seed
@@ -294,7 +294,7 @@ class _EntmaxAttentionFunction(Function):
             d_blk = d_out[..., rows, :]
             Z = _block_scores(q[..., rows, :], kT, ctx.masks, ctx.causal, rows)
             a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha
-            P, gppr = _rebuild(Z, t[..., rows, :], a)
+            P, gppr = _rebuild(Z, t[..., rows, :], a, ctx.case)
             del Z
             dP = torch.matmul(d_blk, v.transpose(-2, -1))
             if ctx.dropout_p > 0:

@@ -14,41 +14,54 @@ import torch
 
 from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
-from sk_entmax.entmax.algorithms import Kernel, Mapping, select
-from sk_entmax.entmax.losses import _fenchel_young_loss
+from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
+from sk_entmax.entmax.losses import _fenchel_young_loss, _projection
 from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]
 
 
-def _implementations(owner: str) -> dict[Mapping, Kernel]:
-    """The core's own implementation of each case, called with the kernels' convention
-    (:mod:`sk_entmax.entmax.algorithms`), ``owner`` named in their parameter errors: the
-    exact sparsemax and 1.5-entmax, and root finding for the others (softmax included),
-    which checks ``alpha`` and ``n_iter`` (the exact cases use neither)."""
+def _checked_root(X: torch.Tensor, alpha: Param, *, n_iter: int | None, owner: str, **rest):
+    """Root finding with its ``alpha`` and ``n_iter`` checked first, naming ``owner``."""
+    _check_alpha(alpha, owner)
+    n_iter = _check_n_iter(n_iter, owner)
+    return _entmax_bisect(X, alpha, n_iter=n_iter, ensure_sum_one=True, owner=owner, **rest)
 
-    def exact(function):
-        def run(X, alpha, *, dim, n_iter, training, return_support_size):
-            return function(X, dim, None, training, return_support_size, owner)
 
-        return run
+def implementations(owner: str = "entmax") -> dict[Case, Kernel]:
+    """The core's own implementation of each case, with the kernels' calling convention.
 
-    def root(X, alpha, *, dim, n_iter, training, return_support_size):
-        _check_alpha(alpha, owner)
-        n_iter = _check_n_iter(n_iter, owner)
-        return _entmax_bisect(X, alpha, dim, n_iter, True, training, return_support_size, owner)
+    The exact sparsemax and 1.5-entmax, and root finding for the others (softmax included),
+    which checks ``alpha`` and ``n_iter`` (the exact cases use neither); each receives the
+    case it serves, decided once by :func:`~sk_entmax.entmax.algorithms.select`. These are
+    what :func:`entmax` calls where no kernel is registered; a caller that replaces one case
+    (``EntmaxHead``'s softmax) starts from a copy of them.
 
+    Parameters
+    ----------
+    owner : str, default="entmax"
+        The public name their parameter errors name.
+
+    Returns
+    -------
+    implementations : dict
+        A new dict from each :class:`~sk_entmax.entmax.algorithms.Case` to its
+        implementation.
+    """
+    exact = ("dim", "training", "return_support_size")
+    root = ("alpha", "dim", "n_iter", "training", "return_support_size")
     return {
-        Mapping.SPARSEMAX: exact(_sparsemax),
-        Mapping.ENTMAX15: exact(_entmax15),
-        Mapping.SOFTMAX: root,
-        Mapping.ROOT: root,
-        Mapping.PER_ROW: root,
+        Case.SPARSEMAX: as_kernel(_sparsemax, *exact, k=None, owner=owner),
+        Case.ENTMAX15: as_kernel(_entmax15, *exact, k=None, owner=owner),
+        **{
+            case: as_kernel(_checked_root, *root, owner=owner, case=case)
+            for case in (Case.SOFTMAX, Case.ROOT, Case.PER_ROW)
+        },
     }
 
 
-_ENTMAX = _implementations("entmax")
-_ENTMAX_LOSS = _implementations("entmax_loss")
+_ENTMAX = implementations("entmax")
+_ENTMAX_LOSS = implementations("entmax_loss")
 
 
 def entmax(
@@ -92,7 +105,8 @@ def entmax(
     >>> entmax(torch.tensor([[-2.0, 0.0, 0.5]]), alpha=2)
     tensor([[0.0000, 0.2500, 0.7500]])
     """
-    return select(alpha, X.device, _ENTMAX)(
+    return apply_case(
+        _ENTMAX,
         X,
         alpha,
         dim=dim,
@@ -134,9 +148,5 @@ def entmax_loss(
     if isinstance(alpha, torch.Tensor):  # before the loss converts it to X's dtype
         _check_alpha(alpha, "entmax_loss")
 
-    def project(Z: torch.Tensor, a: Param) -> torch.Tensor:
-        return select(a, Z.device, _ENTMAX_LOSS)(
-            Z, a, dim=-1, n_iter=n_iter, training=True, return_support_size=False
-        )
-
+    project = _projection(_ENTMAX_LOSS, n_iter)
     return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)

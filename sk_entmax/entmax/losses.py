@@ -32,7 +32,7 @@ from sk_entmax.entmax._modules import _FunctionModule
 from sk_entmax.entmax._safe_ops import phi, safe_div, safe_log, safe_pow
 from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
-from sk_entmax.entmax.algorithms import Kernel, Mapping, mapping_for, select
+from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel, case_for
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.normmax import _check_normmax, _normmax_bisect
 from sk_entmax.entmax.root_finding import _entmax_bisect
@@ -57,20 +57,21 @@ _TARGET_ATOL = 1e-3
 # --------------------------------------------------------------------------- entropies
 
 
-def tsallis_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
+def tsallis_entropy(P: torch.Tensor, alpha: Param, *, case: Case | None = None) -> torch.Tensor:
     """Tsallis alpha-entropy of each row of ``P`` (Shannon at alpha = 1).
 
     Written as ``-(1/alpha) sum_i p_i log p_i (1 + b log p_i phi(b log p_i))`` with
     ``b = alpha - 1``, which equals ``(1 - sum p^alpha) / (alpha (alpha - 1))`` on the simplex
-    and stays accurate as alpha approaches 1.
+    and stays accurate as alpha approaches 1. ``case``: ``alpha``'s
+    (:func:`~sk_entmax.entmax.algorithms.case_for`) when the caller decided it, else None.
     """
-    mapping = mapping_for(alpha)
-    if mapping is not Mapping.PER_ROW:
-        if mapping is Mapping.SOFTMAX:
+    mapping = case_for(alpha) if case is None else case
+    if mapping is not Case.PER_ROW:
+        if mapping is Case.SOFTMAX:
             return -(P * safe_log(P)).sum(-1)
-        if mapping is Mapping.SPARSEMAX:
+        if mapping is Case.SPARSEMAX:
             return (P.sum(-1) - (P * P).sum(-1)) / 2
-        if mapping is Mapping.ENTMAX15:
+        if mapping is Case.ENTMAX15:
             # p^1.5 as p * sqrt(p), several times faster than pow on CPU; the 2**-120 keeps
             # sqrt off exact zeros (slow on CPU) and leaves p = 0 at 0
             return (P.sum(-1) - (P * (P + 2.0**-120).sqrt()).sum(-1)) / 0.75
@@ -84,19 +85,19 @@ def tsallis_entropy(P: torch.Tensor, alpha: Param) -> torch.Tensor:
     return -s / alpha
 
 
-def tsallis_terms(P: torch.Tensor, alpha: float) -> torch.Tensor:
+def tsallis_terms(P: torch.Tensor, alpha: float, *, case: Case | None = None) -> torch.Tensor:
     """``h(p) = (1 - p ** (alpha - 1)) / (alpha (alpha - 1))`` entrywise, for a number alpha
     other than 1, so that :func:`tsallis_entropy` is ``sum_j p_j h(p_j)``.
 
     Written without pow where a cheaper form is exact, and as ``-expm1((alpha - 1) log p)``
     otherwise, which stays accurate as alpha nears 1. Zero entries get a finite value (their
-    product with ``p`` is 0).
+    product with ``p`` is 0). ``case`` as in :func:`tsallis_entropy`.
     """
-    mapping = mapping_for(alpha)
-    if mapping is Mapping.SPARSEMAX:
+    mapping = case_for(alpha) if case is None else case
+    if mapping is Case.SPARSEMAX:
         return (1 - P) / 2
     floor = P.clamp_min(2.0**-120)  # keeps sqrt and log off exact zeros (slow on CPU)
-    if mapping is Mapping.ENTMAX15:
+    if mapping is Case.ENTMAX15:
         return (1 - floor.sqrt()) / 0.75
     if alpha == 1.25:
         return (1 - floor.sqrt().sqrt_()) / 0.3125
@@ -274,16 +275,14 @@ def _fenchel_young_loss(
 
 
 def _projection(
-    defaults: dict[Mapping, Kernel], n_iter: int | None = None
+    defaults: dict[Case, Kernel], n_iter: int | None = None
 ) -> Callable[[torch.Tensor, Param], torch.Tensor]:
     """The ``project`` of :func:`_fenchel_young_loss`: ``P`` by the kernel registered for the
     case of the alpha on the scores' device, else by ``defaults`` (the loss's own
-    implementations; :func:`~sk_entmax.entmax.algorithms.select`)."""
+    implementations; :func:`~sk_entmax.entmax.algorithms.apply_case`)."""
 
     def project(Z: torch.Tensor, a: Param) -> torch.Tensor:
-        return select(a, Z.device, defaults)(
-            Z, a, dim=-1, n_iter=n_iter, training=True, return_support_size=False
-        )
+        return apply_case(defaults, Z, a, n_iter=n_iter)
 
     return project
 
@@ -291,25 +290,20 @@ def _projection(
 def _exact(function: Callable[..., torch.Tensor], k: int | None, owner: str) -> Kernel:
     """``function`` (the checked-``k`` :func:`~sk_entmax.entmax.activations._sparsemax` or
     ``_entmax15``) with the kernels' calling convention."""
-
-    def run(X, alpha, *, dim, n_iter, training, return_support_size):
-        return function(X, dim, k, training, return_support_size, owner)
-
-    return run
+    return as_kernel(function, "dim", "training", "return_support_size", k=k, owner=owner)
 
 
-def _root(owner: str) -> Kernel:
-    """Root finding (its ``alpha`` and ``n_iter`` checked) with the kernels' convention."""
+def _root(owner: str, case: Case) -> Kernel:
+    """Root finding (its ``alpha`` and ``n_iter`` checked) with the kernels' convention, as
+    the implementation of ``case``."""
+    return as_kernel(_entmax_bisect, *_ROOT_ARGUMENTS, ensure_sum_one=True, owner=owner, case=case)
 
-    def run(X, alpha, *, dim, n_iter, training, return_support_size):
-        return _entmax_bisect(X, alpha, dim, n_iter, True, training, return_support_size, owner)
 
-    return run
-
+_ROOT_ARGUMENTS = ("alpha", "dim", "n_iter", "training", "return_support_size")
 
 #: entmax_bisect_loss's implementations: root finding for every alpha, as a kernel may
 #: replace it for the alpha's case
-_ROOT_EVERYWHERE = dict.fromkeys(Mapping, _root("entmax_bisect_loss"))
+_ROOT_EVERYWHERE = {case: _root("entmax_bisect_loss", case) for case in Case}
 
 
 # --------------------------------------------------------------------------- functional
@@ -354,7 +348,7 @@ def sparsemax_loss(
     tensor([0.])
     """
     k = _check_k(k, "sparsemax_loss")
-    project = _projection({Mapping.SPARSEMAX: _exact(_sparsemax, k, "sparsemax_loss")})
+    project = _projection({Case.SPARSEMAX: _exact(_sparsemax, k, "sparsemax_loss")})
     return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
 
 
@@ -387,7 +381,7 @@ def sparsemax_bisect_loss(
         Only with ``return_support_size=True``.
     """
     n_iter = _check_n_iter(n_iter, "sparsemax_bisect_loss")
-    project = _projection({Mapping.SPARSEMAX: _root("sparsemax_bisect_loss")}, n_iter)
+    project = _projection({Case.SPARSEMAX: _root("sparsemax_bisect_loss", Case.SPARSEMAX)}, n_iter)
     return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
 
 
@@ -420,7 +414,7 @@ def entmax15_loss(
         Only with ``return_support_size=True``.
     """
     k = _check_k(k, "entmax15_loss")
-    project = _projection({Mapping.ENTMAX15: _exact(_entmax15, k, "entmax15_loss")})
+    project = _projection({Case.ENTMAX15: _exact(_entmax15, k, "entmax15_loss")})
     return _fenchel_young_loss(X, target, project, 1.5, "tsallis", return_support_size)
 
 

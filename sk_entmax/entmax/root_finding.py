@@ -76,7 +76,7 @@ from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._tracing import compiling, owner_of
 from sk_entmax.entmax._vjp import entmax_vjp, save_alpha, saved_alpha
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
-from sk_entmax.entmax.algorithms import Mapping, mapping_for, triton_path
+from sk_entmax.entmax.algorithms import Case, case_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
 from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
@@ -202,11 +202,13 @@ def _entmax_bisect(
     training: bool = True,
     return_support_size: bool = False,
     owner: str | None = None,
+    case: Case | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`entmax_bisect` with ``alpha`` and ``n_iter`` (an int) already checked by the
     public function calling it, whose name ``owner`` is (for the errors about ``dim``). On
     CUDA the Triton kernels serve it when they can
-    (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
+    (:func:`~sk_entmax.entmax.algorithms.triton_path`). ``case``: ``alpha``'s, when the
+    caller decided it (:func:`~sk_entmax.entmax.algorithms.select`), else None."""
     if ensure_sum_one and not compiling():  # (a traced graph holds no Triton launch)
         P = triton_path(X, alpha, dim, n_iter, owner)
         if P is not None:
@@ -214,7 +216,7 @@ def _entmax_bisect(
     Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         P = X.clone()
-    elif mapping_for(alpha) is Mapping.SOFTMAX:
+    elif (case_for(alpha) if case is None else case) is Case.SOFTMAX:
         P = from_last(_softmax_last(Z), dim, dtype)
     else:
         alpha = param_to_last(alpha, X, dim, "alpha", owner)

@@ -12,20 +12,16 @@ from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
 from sk_entmax.entmax.activations import columns_map
-from sk_entmax.entmax.algorithms import Mapping, kernel_for, mapping_for, select
-from sk_entmax.entmax.dispatch import _ENTMAX
+from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for, kernel_for
+from sk_entmax.entmax.dispatch import implementations
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
 __all__ = ["EntmaxHead"]
 
 
-def _softmax(X, alpha, *, dim, n_iter, training, return_support_size):
-    return torch.softmax(X, dim)
-
-
 #: the implementations of :meth:`EntmaxHead.loss_and_grad`: those of ``entmax``, with plain
 #: ``torch.softmax`` at alpha = 1 (finite scores there); a registered kernel replaces them
-_LOSS_AND_GRAD = {**_ENTMAX, Mapping.SOFTMAX: _softmax}
+_LOSS_AND_GRAD = {**implementations("entmax"), Case.SOFTMAX: as_kernel(torch.softmax, "dim")}
 
 
 class EntmaxHead(nn.Module):
@@ -85,7 +81,7 @@ class EntmaxHead(nn.Module):
             and scores.dim() == 2
             and scores.device.type == "cpu"
             and not torch.is_grad_enabled()
-            and kernel_for(mapping_for(alpha), scores.device) is None
+            and kernel_for(case_for(alpha), scores.device) is None
         ):
             return columns_map(scores, alpha)
         return entmax(scores, alpha)
@@ -120,20 +116,18 @@ class EntmaxHead(nn.Module):
             If alpha is learned: its gradient needs the autograd path (:meth:`loss`).
         """
         alpha = self.alpha
-        mapping = mapping_for(alpha)
-        if mapping is Mapping.PER_ROW:
+        case = case_for(alpha)
+        if case is Case.PER_ROW:
             raise ValueError("loss_and_grad needs a fixed alpha; a learned alpha uses loss()")
-        P = select(alpha, scores.device, _LOSS_AND_GRAD)(
-            scores, alpha, dim=-1, n_iter=50, training=True, return_support_size=False
-        )
-        if mapping is Mapping.SOFTMAX:
+        P = apply_case(_LOSS_AND_GRAD, scores, alpha, n_iter=50, case=case)
+        if case is Case.SOFTMAX:
             conjugate = torch.logsumexp(scores, -1)
         else:
             # H(p) + <p, s> as one sum over the classes: H(p) = sum_j p_j h(p_j)
-            conjugate = (P * tsallis_terms(P, alpha).add_(scores)).sum(-1)
+            conjugate = (P * tsallis_terms(P, alpha, case=case).add_(scores)).sum(-1)
         if target.is_floating_point():
             Q = target.to(scores.dtype)
-            loss = conjugate - (Q * scores).sum(-1) - tsallis_entropy(Q, alpha)
+            loss = conjugate - (Q * scores).sum(-1) - tsallis_entropy(Q, alpha, case=case)
             return loss, P.sub_(Q)
         index = target.long().unsqueeze(-1)
         loss = conjugate - scores.gather(-1, index).squeeze(-1)

@@ -32,18 +32,18 @@ from sk_entmax.entmax import (
     sparsemax_bisect_loss,
     sparsemax_loss,
 )
-from sk_entmax.entmax.algorithms import Mapping, kernel_for, register_kernel, unregister_kernel
+from sk_entmax.entmax.algorithms import Case, kernel_for, register_kernel, unregister_kernel
 from sk_entmax.nn import EntmaxMultiheadAttention
 from sk_entmax.nn.head import EntmaxHead
 
 
-def _real(mapping: Mapping):
+def _real(mapping: Case):
     """The core's implementation of ``mapping`` by a function that never asks the registry."""
-    if mapping is Mapping.SPARSEMAX:
+    if mapping is Case.SPARSEMAX:
         return lambda X, alpha, *, dim, n_iter, training, return_support_size: sparsemax(
             X, dim, training=training, return_support_size=return_support_size
         )
-    if mapping is Mapping.ENTMAX15:
+    if mapping is Case.ENTMAX15:
         return lambda X, alpha, *, dim, n_iter, training, return_support_size: entmax15(
             X, dim, training=training, return_support_size=return_support_size
         )
@@ -53,7 +53,7 @@ def _real(mapping: Mapping):
 
 
 @contextlib.contextmanager
-def counting(*mappings: Mapping):
+def counting(*mappings: Case):
     """Register a counting kernel for each of ``mappings`` on CPU; unregister them after."""
     calls: Counter = Counter()
 
@@ -82,19 +82,19 @@ def counting(*mappings: Mapping):
             unregister_kernel(mapping, "cpu")
 
 
-ALL = tuple(Mapping)
+ALL = tuple(Case)
 
 
 @pytest.fixture(autouse=True)
 def _no_kernel_left():
     yield
-    for mapping in Mapping:
+    for mapping in Case:
         unregister_kernel(mapping, "cpu")
-    assert all(kernel_for(m, torch.device("cpu")) is None for m in Mapping)
+    assert all(kernel_for(m, torch.device("cpu")) is None for m in Case)
 
 
-CASES = [(2.0, Mapping.SPARSEMAX), (1.5, Mapping.ENTMAX15), (1.3, Mapping.ROOT)]
-CASES += [(1.0, Mapping.SOFTMAX)]
+CASES = [(2.0, Case.SPARSEMAX), (1.5, Case.ENTMAX15), (1.3, Case.ROOT)]
+CASES += [(1.0, Case.SOFTMAX)]
 
 
 # --------------------------------------------------------------------------- losses
@@ -132,15 +132,15 @@ def test_the_named_losses_and_a_tensor_alpha_use_the_kernel_of_their_case():
     with counting(*ALL) as calls:
         sparsemax_loss(X, y)
         sparsemax_bisect_loss(X, y)
-        assert calls[Mapping.SPARSEMAX] == 2
+        assert calls[Case.SPARSEMAX] == 2
         entmax15_loss(X, y)
-        assert calls[Mapping.ENTMAX15] == 1
+        assert calls[Case.ENTMAX15] == 1
         entmax_bisect_loss(X, y, alpha=1.3)
         EntmaxBisectLoss(alpha=1.3)(X, y)
-        assert calls[Mapping.ROOT] == 2
+        assert calls[Case.ROOT] == 2
         entmax_bisect_loss(X, y, alpha=torch.full((4,), 1.4))
         entmax_loss(X, y, alpha=torch.full((4, 1), 1.4))
-        assert calls[Mapping.PER_ROW] == 2
+        assert calls[Case.PER_ROW] == 2
         assert sum(calls.values()) == 7
 
 
@@ -154,13 +154,13 @@ _Y = (_X[:, 0] > 0).astype(int) + (_X[:, 1] > 0.5)
 @pytest.mark.parametrize(
     ("make", "mapping"),
     [
-        (lambda: EntmaxClassifier(random_state=0, max_iter=5), Mapping.ENTMAX15),
-        (lambda: SparsemaxClassifier(random_state=0, max_iter=5), Mapping.SPARSEMAX),
-        (lambda: EntmaxClassifier(alpha=1.3, random_state=0, max_iter=5), Mapping.ROOT),
+        (lambda: EntmaxClassifier(random_state=0, max_iter=5), Case.ENTMAX15),
+        (lambda: SparsemaxClassifier(random_state=0, max_iter=5), Case.SPARSEMAX),
+        (lambda: EntmaxClassifier(alpha=1.3, random_state=0, max_iter=5), Case.ROOT),
         # the minibatch solvers train through EntmaxHead.loss, softmax's L-BFGS through
         # loss_and_grad's softmax: both bypassed the registry before
-        (lambda: EntmaxClassifier(solver="adam", max_epochs=1, random_state=0), Mapping.ENTMAX15),
-        (lambda: EntmaxClassifier(alpha=1.0, random_state=0, max_iter=5), Mapping.SOFTMAX),
+        (lambda: EntmaxClassifier(solver="adam", max_epochs=1, random_state=0), Case.ENTMAX15),
+        (lambda: EntmaxClassifier(alpha=1.0, random_state=0, max_iter=5), Case.SOFTMAX),
     ],
 )
 def test_fit_and_predict_proba_of_an_estimator_use_the_kernel(make, mapping):
@@ -175,7 +175,7 @@ def test_fit_and_predict_proba_of_an_estimator_use_the_kernel(make, mapping):
 
 
 @pytest.mark.parametrize(
-    ("mode", "mapping"), [("sparsemax", Mapping.SPARSEMAX), ("entmax15", Mapping.ENTMAX15)]
+    ("mode", "mapping"), [("sparsemax", Case.SPARSEMAX), ("entmax15", Case.ENTMAX15)]
 )
 def test_tabnet_masks_use_the_kernel_in_fit_predict_and_explain(mode, mapping):
     # the head's alpha (1.3) is another case: the count is the masks' alone
@@ -230,8 +230,8 @@ def test_multihead_attention_uses_the_kernel_with_one_alpha_per_head():
     x = torch.randn(2, 5, 8)
     with counting(*ALL) as calls:
         fixed(x, x, x, need_weights=False)
-        assert calls[Mapping.ENTMAX15] == 1
+        assert calls[Case.ENTMAX15] == 1
         fixed(x, x, x, need_weights=True)
-        assert calls[Mapping.ENTMAX15] == 2
+        assert calls[Case.ENTMAX15] == 2
         learned(x, x, x, need_weights=False)
-        assert calls[Mapping.PER_ROW] == 1
+        assert calls[Case.PER_ROW] == 1

@@ -356,8 +356,8 @@ def test_without_triton(monkeypatch):
     monkeypatch.setattr(kernels, "_reason", None)
     assert not kernels.available()
     assert "triton does not import" in kernels.absent_reason()
-    assert kernels.wrap(algorithms.Mapping.ENTMAX15, sparsemax) is None
-    defaults = dict.fromkeys(algorithms.Mapping, sparsemax)
+    assert kernels.wrap(algorithms.Case.ENTMAX15, sparsemax) is None
+    defaults = dict.fromkeys(algorithms.Case, sparsemax)
     assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
 
 

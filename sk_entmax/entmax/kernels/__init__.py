@@ -39,7 +39,7 @@ from torch.autograd import Function
 from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
 from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._tracing import compiling
-from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Mapping, mapping_for, newton_applies
+from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Case, case_for, newton_applies
 
 __all__ = [
     "AttentionPlan",
@@ -215,22 +215,22 @@ def _n_iter(n_iter: object) -> int | None:
     return None
 
 
-def _serves(X: torch.Tensor, alpha: Any, mapping: Mapping, n_iter: object) -> bool:
+def _serves(X: torch.Tensor, alpha: Any, mapping: Case, n_iter: object) -> bool:
     """Whether the kernels take this call (the module docstring); else the torch path."""
     if not isinstance(X, torch.Tensor) or X.dtype not in DTYPES:
         return False
     if compiling() or torch.jit.is_tracing():
         return False
-    if mapping in (Mapping.SPARSEMAX, Mapping.ENTMAX15):
+    if mapping in (Case.SPARSEMAX, Case.ENTMAX15):
         return True
     steps = _n_iter(n_iter)
     if steps is None:
         return False
-    if mapping is Mapping.ROOT:
+    if mapping is Case.ROOT:
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
             return False
         return bool(newton_applies(alpha, steps))
-    if mapping is Mapping.PER_ROW:
+    if mapping is Case.PER_ROW:
         if not alpha.is_floating_point() or not bool(newton_applies(1.5, steps)):
             return False
         return bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all())
@@ -250,7 +250,7 @@ def run(
     raises the torch path's error, naming ``owner``."""
     if not _enabled or _load() is None or not isinstance(X, torch.Tensor) or X.numel() == 0:
         return None
-    if not _serves(X, alpha, mapping_for(alpha), n_iter):
+    if not _serves(X, alpha, case_for(alpha), n_iter):
         return None
     return entmax_triton(X, alpha, dim, owner)
 
@@ -258,11 +258,11 @@ def run(
 Kernel = Callable[..., Any]
 
 
-def wrap(mapping: Mapping, default: Kernel) -> Kernel | None:
+def wrap(mapping: Case, default: Kernel) -> Kernel | None:
     """The Triton path of ``mapping`` with the kernels' calling convention
     (:mod:`sk_entmax.entmax.algorithms`), ``default`` serving the calls it does not take;
     None when the kernels are off, Triton is absent or the case is softmax."""
-    if not _enabled or mapping is Mapping.SOFTMAX or _load() is None:
+    if not _enabled or mapping is Case.SOFTMAX or _load() is None:
         return None
 
     def kernel(X, alpha, *, dim, n_iter, training, return_support_size):
