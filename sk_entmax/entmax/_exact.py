@@ -62,9 +62,10 @@ def _entmax15_narrow(Z: torch.Tensor) -> torch.Tensor:
 def columns_map(Z: torch.Tensor, alpha: float) -> torch.Tensor:
     """Sparsemax (``alpha=2``) or 1.5-entmax of the rows of ``Z`` (last axis, any width) in
     the column layout, without a gradient: the mapping the estimators' ``predict_proba``
-    applies, whose every addition has a fixed order (:func:`_pass_sum`), so that an ONNX
-    graph of it (:func:`sk_entmax.export.to_onnx`) finds the same exact zeros, row by row,
-    wherever entries tie on the support's boundary."""
+    applies, whose every addition has a fixed order
+    (:func:`~sk_entmax.entmax._newton._pass_sum`), so that an ONNX graph of it
+    (:func:`sk_entmax.export.to_onnx`) finds the same exact zeros, row by row, wherever
+    entries tie on the support's boundary."""
     return _sparsemax_narrow(Z) if alpha == 2 else _entmax15_narrow(Z)
 
 

@@ -40,8 +40,9 @@ def _narrow(Z: torch.Tensor) -> bool:
 def _shifted_columns(Z: torch.Tensor) -> torch.Tensor:
     """The rows of ``Z`` as the columns of a fresh ``(width, rows)`` tensor, shifted to 0.
 
-    Each column's maximum is subtracted as :func:`row_stats` says (a fully masked row stays
-    ``-inf``, a NaN row NaN); the leading axes of ``Z`` are flattened into the rows.
+    Each column's maximum is subtracted as :func:`~sk_entmax.entmax._safe_ops.row_stats`
+    says (a fully masked row stays ``-inf``, a NaN row NaN); the leading axes of ``Z`` are
+    flattened into the rows.
     """
     Z = Z.reshape(-1, Z.shape[-1])
     # a product by 1 (exact) transposes narrow rows two or three times faster than copy_

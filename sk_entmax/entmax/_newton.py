@@ -57,7 +57,8 @@ def _sparsemax_newton(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, tor
     ``-inf`` gives the same output as the row alone, bit for bit.
 
     The rows run along ``dim``: ``-1``, or ``0`` for the column layout of narrow rows (see
-    :func:`_shifted_columns`), where a row sum is a sum of ``d`` contiguous vectors.
+    :func:`~sk_entmax.entmax._narrow._shifted_columns`), where a row sum is a sum of ``d``
+    contiguous vectors.
 
     One scratch tensor serves each pass, first for ``[z - tau]_+`` and then, in place, for
     its indicator; ``P`` is computed into it once more at the end. (On CPU a fresh tensor

@@ -102,9 +102,9 @@ def _staged(
 
 
 def _sparsemax_passes(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor, n: int):
-    """``n`` steps of :func:`_sparsemax_newton` in data-independent ops (no row frozen: a
-    settled row's steps only correct rounding); a row is settled when its support size
-    did not change in the last pass."""
+    """``n`` steps of :func:`~sk_entmax.entmax._newton._sparsemax_newton` in
+    data-independent ops (no row frozen: a settled row's steps only correct rounding); a row
+    is settled when its support size did not change in the last pass."""
     for _ in range(n):
         D = (Z - tau).relu()
         last, size = size, (D > 0).to(Z.dtype).sum(-1, keepdim=True).clamp(min=1)
@@ -114,13 +114,13 @@ def _sparsemax_passes(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor, n:
 
 def _sparsemax_finish(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor) -> torch.Tensor:
     """Sparsemax from the support ``Z > tau`` of ``size`` entries, its threshold in closed
-    form (as at the end of :func:`_sparsemax_newton`)."""
+    form (as at the end of :func:`~sk_entmax.entmax._newton._sparsemax_newton`)."""
     tau = (torch.where(Z > tau, Z, 0.0).sum(-1, keepdim=True) - 1) / size
     return (Z - tau).relu()
 
 
 def _sparsemax_traced(Z: torch.Tensor) -> torch.Tensor:
-    """:func:`_sparsemax_last` for ``torch.compile`` (:func:`_staged`)."""
+    """:func:`~sk_entmax.entmax._exact._sparsemax_last` for ``torch.compile`` (:func:`_staged`)."""
     max_val, _ = row_stats(Z)
     Z = Z - max_val
     tau = Z.sum(-1, keepdim=True).sub(1).div(Z.shape[-1]).clamp(min=-1)
@@ -129,8 +129,9 @@ def _sparsemax_traced(Z: torch.Tensor) -> torch.Tensor:
 
 
 def _entmax15_passes(Z: torch.Tensor, tau: torch.Tensor, n: int):
-    """``n`` steps of :func:`_power_newton` at ``m = 2`` in data-independent ops; a row is
-    settled when its last step fell within the tolerance (a NaN row is settled)."""
+    """``n`` steps of :func:`~sk_entmax.entmax._newton._power_newton` at ``m = 2`` in
+    data-independent ops; a row is settled when its last step fell within the tolerance (a
+    NaN row is settled)."""
     tol = torch.finfo(Z.dtype).eps * 4
     tiny = torch.finfo(Z.dtype).tiny
     for _ in range(n):
@@ -145,7 +146,7 @@ def _entmax15_passes(Z: torch.Tensor, tau: torch.Tensor, n: int):
 
 def _entmax15_finish(Z: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
     """1.5-entmax of halved rows from the support ``Z > tau``, in the closed form of
-    :func:`_entmax15_closed_form`."""
+    :func:`~sk_entmax.entmax._wide_rows.entmax15_closed_form`."""
     support = Z > tau
     size = support.sum(-1, keepdim=True).clamp(min=1).to(Z.dtype)
     Zs = torch.where(support, Z, 0.0)
@@ -159,7 +160,7 @@ def _entmax15_finish(Z: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
 
 
 def _entmax15_traced(Z: torch.Tensor) -> torch.Tensor:
-    """:func:`_entmax15_last` for ``torch.compile`` (:func:`_staged`)."""
+    """:func:`~sk_entmax.entmax._exact._entmax15_last` for ``torch.compile`` (:func:`_staged`)."""
     max_val, _ = row_stats(Z)
     Z = (Z - max_val) / 2
     state = _block_start(_entmax15_passes, Z, (torch.full_like(max_val, -1.0),))
