@@ -75,7 +75,7 @@ Every user reaches it the same way: it wraps its tensor functions into the conve
 user that has decided the case already passes it (``case=``) rather than have it derived
 again, and so does each implementation for the case it serves.
 
-``Case`` was called ``Mapping`` (a name it shared with :class:`collections.abc.Mapping`),
+``Case`` was called ``Mapping`` (a name it shared with ``collections.abc.Mapping``),
 and :func:`case_for` ``mapping_for``; the old names still work, with a deprecation warning.
 """
 
@@ -320,7 +320,7 @@ _DEPRECATED = {"Mapping": ("Case", Case), "mapping_for": ("case_for", case_for)}
 
 def __getattr__(name: str) -> Any:
     """The old names of :class:`Case` and :func:`case_for` (``Mapping``, which shadowed
-    :class:`collections.abc.Mapping`, and ``mapping_for``), deprecated."""
+    ``collections.abc.Mapping``, and ``mapping_for``), deprecated."""
     if name in _DEPRECATED:
         new, value = _DEPRECATED[name]
         warnings.warn(

@@ -21,7 +21,9 @@ from sk_entmax.entmax.root_finding import _entmax_bisect
 __all__ = ["entmax", "entmax_loss"]
 
 
-def _checked_root(X: torch.Tensor, alpha: Param, *, n_iter: int | None, owner: str, **rest):
+def _checked_root(
+    X: torch.Tensor, alpha: Param, *, n_iter: int | None, owner: str, **rest: object
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Root finding with its ``alpha`` and ``n_iter`` checked first, naming ``owner``."""
     _check_alpha(alpha, owner)
     n_iter = _check_n_iter(n_iter, owner)
