@@ -25,7 +25,7 @@ from sk_entmax import (
 from sk_entmax.persistence import load
 from sk_entmax.scale_out import data_parallel
 
-EXAMPLE = Path(__file__).parents[1] / "examples" / "torchrun" / "tabnet_data_parallel.py"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "torchrun" / "tabnet_data_parallel.py"
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is absent")
 
 

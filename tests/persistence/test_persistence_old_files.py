@@ -19,7 +19,7 @@ from sklearn.datasets import load_iris, make_multilabel_classification
 
 from sk_entmax.persistence import load
 
-HERE = Path(__file__).parent / "data" / "saved_before_issue31"
+HERE = Path(__file__).parents[1] / "data" / "saved_before_issue31"
 
 
 def _data(name):

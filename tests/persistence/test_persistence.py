@@ -883,7 +883,7 @@ def test_saving_needs_nothing_beyond_the_first_set_up_command():
     # and no install hint names the package as if it were on PyPI
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     pyproject = (root / "pyproject.toml").read_text()
     dependencies = pyproject.split("dependencies = [", 1)[1].split("]", 1)[0]
     assert '"safetensors' in dependencies
