@@ -9,6 +9,7 @@ imports no benchmark script, and no benchmark script imports another, so there i
   ``bench_tabnet_stability.py``), :data:`SETS`, :class:`Split` and :func:`load_split` (one
   fixed split of either), :func:`text_columns`;
 - models: :func:`linear_pipeline` (impute, scale and one-hot encode, then a classifier);
+  :func:`pytabkit_model` (RealMLP and TabM from ``pytabkit``, None when it is not installed);
 - the pytorch-tabnet reference: :data:`TabNetClassifier` (None when it is not installed),
   :func:`batch_sizes`, :func:`reference_arrays`, :func:`reference_inputs`,
   :func:`fit_reference_tabnet`, :class:`EpochTimer`;
@@ -189,9 +190,11 @@ def text_columns(X: pd.DataFrame) -> list[str]:
 # ------------------------------------------------------------------------------ models
 
 
-def linear_pipeline(X: pd.DataFrame, classifier: Any) -> Pipeline:
+def linear_pipeline(X: pd.DataFrame, classifier: Any, *, dense: bool = False) -> Pipeline:
     """Impute (median) and scale the numbers, impute (most frequent) and one-hot encode the
-    text, then ``classifier``: the standard pipeline of a linear model on a table."""
+    text, then ``classifier``: the standard pipeline of a linear model on a table
+    (``dense=True``: the encoded table as a dense array, for models that take no sparse
+    input)."""
     text = text_columns(X)
     numeric = [c for c in X.columns if c not in text]
     pre = ColumnTransformer(
@@ -205,9 +208,53 @@ def linear_pipeline(X: pd.DataFrame, classifier: Any) -> Pipeline:
                 ),
                 text,
             ),
-        ]
+        ],
+        sparse_threshold=0.0 if dense else 0.3,
     )
     return make_pipeline(pre, classifier)
+
+
+def _pytabkit() -> Any:
+    """The ``pytabkit`` package, or None when it is not installed. pytabkit 1.5.0 validates
+    its input with ``force_all_finite``, a keyword scikit-learn 1.8 removed (now
+    ``ensure_all_finite``): its module's two checks are wrapped to pass the new name."""
+    try:
+        import pytabkit
+        import pytabkit.models.sklearn.sklearn_base as sklearn_base
+    except ImportError:  # pragma: no cover - the scripts leave its columns out
+        return None
+    from sklearn.utils import validation
+
+    def renamed(check):
+        def call(*args, force_all_finite=None, **kwargs):
+            if force_all_finite is not None:
+                kwargs["ensure_all_finite"] = force_all_finite
+            return check(*args, **kwargs)
+
+        return call
+
+    sklearn_base.check_X_y = renamed(validation.check_X_y)
+    sklearn_base.check_array = renamed(validation.check_array)
+    return pytabkit
+
+
+PYTABKIT = _pytabkit()
+#: pytabkit's estimators by task and name: RealMLP and TabM at their tuned defaults ("TD"
+#: and "D", the package's recommended defaults)
+PYTABKIT_MODELS = {
+    "classifier": {"RealMLP": "RealMLP_TD_Classifier", "TabM": "TabM_D_Classifier"},
+    "regressor": {"RealMLP": "RealMLP_TD_Regressor", "TabM": "TabM_D_Regressor"},
+}
+
+
+def pytabkit_model(task: str, name: str, seed: int, threads: int) -> Any:
+    """pytabkit's ``name`` (``"RealMLP"`` or ``"TabM"``) ``task`` (``"classifier"`` or
+    ``"regressor"``) at its defaults on the CPU, seeded with ``seed``, on ``threads``
+    torch threads; None when pytabkit is not installed."""
+    if PYTABKIT is None:
+        return None
+    cls = getattr(PYTABKIT, PYTABKIT_MODELS[task][name])
+    return cls(random_state=seed, n_threads=threads, device="cpu", verbosity=0)
 
 
 # ------------------------------------------------------------------------------ pytorch-tabnet
