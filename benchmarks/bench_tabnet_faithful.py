@@ -142,6 +142,7 @@ def _fit_ours(faithful: bool):
             "random_state": seed,
             "n_jobs": args.threads,
             "faithful_masks": faithful,
+            "entmax_mode": args.mode,
         }
         if args.max_epochs is not None:
             params["max_epochs"] = args.max_epochs
@@ -199,17 +200,19 @@ if TabNetClassifier is not None:
 
 def run_set(name: str, seeds: int, args) -> dict[str, Any]:
     split = load_split(name, args.max_rows)
+    fits = {m: f for m, f in FITS.items() if not (args.no_reference and m == REFERENCE)}
     result: dict[str, Any] = {
-        "set": name,
+        # another mode's fits are another data set's in the tables
+        "set": name if args.mode == "sparsemax" else f"{name} [{args.mode}]",
         "train_rows": len(split.y_train),
         "test_rows": len(split.y_test),
         "features": split.n_features,
         "classes": len(np.unique(split.y_train)),
         "informative": split.informative,
-        "fits": {model: [] for model in FITS},
+        "fits": {model: [] for model in fits},
     }
     for seed in range(seeds):
-        for model, fit in FITS.items():
+        for model, fit in fits.items():
             figures = fit(split, seed, args)
             result["fits"][model].append(figures)
             print(
@@ -360,6 +363,15 @@ def main(argv: list[str] | None = None) -> int:
         __doc__.splitlines()[0],
         libraries="all TabNets",
         quick_help="2 seeds, 2 epochs, 600 training rows (unless given): checks the script only",
+    )
+    parser.add_argument(
+        "--mode",
+        default="sparsemax",
+        choices=["sparsemax", "entmax15", "constant", "adaptive"],
+        help="entmax_mode of our two TabNets (default: sparsemax, the estimators' default)",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="leave pytorch-tabnet's fits out"
     )
     args = finish_set_args(parser, parser.parse_args(argv), quick_epochs=2)
     if args.merge:

@@ -64,7 +64,10 @@ def float64_rows(
     Only the block is copied (and made dense): ``values`` itself may be read-only (a memmap,
     a DataFrame's array) and is never converted whole. With ``share``, a block that is
     already a writeable, C-contiguous float64 array is not copied at all: the tensor shares
-    its memory, so the caller must only read it.
+    its memory, so the caller must only read it. The tensor is always row-major: torch's CPU
+    kernels (batch norm's among them) can round a row differently by the memory layout of
+    its batch, and a row's output must not depend on how the caller's array was laid out
+    (a DataFrame's values are often column-major).
     """
     rows = values[start:stop]
     rows = rows.toarray() if scipy.sparse.issparse(rows) else rows
@@ -75,7 +78,7 @@ def float64_rows(
         and rows.flags.writeable
         and rows.flags.c_contiguous
     ):
-        rows = np.array(rows, dtype=np.float64)
+        rows = np.array(rows, dtype=np.float64, order="C")
     return torch.from_numpy(rows).to(device)
 
 

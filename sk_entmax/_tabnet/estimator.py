@@ -205,7 +205,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         gamma=1.3,
         n_independent=2,
         n_shared=2,
-        lambda_sparse=1e-3,
+        lambda_sparse="auto",
         momentum=0.02,
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
@@ -280,7 +280,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
 
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         return TabNetClassifierNet, {
-            "lambda_sparse": params["lambda_sparse"],
+            "lambda_sparse": self._lambda_sparse(params),
             "alpha": params["alpha"],
             **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
         }

@@ -146,7 +146,7 @@ class TabNetPretrainer(
         gamma=1.3,
         n_independent=2,
         n_shared=2,
-        lambda_sparse=1e-3,
+        lambda_sparse="auto",
         momentum=0.02,
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
@@ -264,7 +264,7 @@ class TabNetPretrainer(
 
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         return TabNetPretrainingNet, {
-            "lambda_sparse": params["lambda_sparse"],
+            "lambda_sparse": self._lambda_sparse(params),
             "pretraining_ratio": params["pretraining_ratio"],
             "n_shared_decoder": params["n_shared_decoder"],
             "n_independent_decoder": params["n_independent_decoder"],

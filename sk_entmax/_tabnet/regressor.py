@@ -86,7 +86,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         gamma=1.3,
         n_independent=2,
         n_shared=2,
-        lambda_sparse=1e-3,
+        lambda_sparse="auto",
         momentum=0.02,
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
@@ -153,6 +153,6 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
 
     def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
         return TabNetRegressorNet, {
-            "lambda_sparse": params["lambda_sparse"],
+            "lambda_sparse": self._lambda_sparse(params),
             **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
         }

@@ -21,8 +21,20 @@ from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
+from sk_entmax.nn.tabnet import FIRST_MASK_WARMUP
 
-__all__ = ["TABNET_FITTED", "TABNET_FROM_NETWORK", "TabNetEstimatorMixin", "parameter_entries"]
+__all__ = [
+    "LAMBDA_SPARSE",
+    "TABNET_FITTED",
+    "TABNET_FROM_NETWORK",
+    "TabNetEstimatorMixin",
+    "parameter_entries",
+]
+
+#: ``lambda_sparse="auto"``: the weight of the regulariser, by ``faithful_masks``; the
+#: paper's (and pytorch-tabnet's) 1e-3 for its mean step entropy, and for the faithful
+#: design's entropy of the mean mask the weight that makes most zeros certify (issue 46)
+LAMBDA_SPARSE = {False: 1e-3, True: 0.01}
 
 
 def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
@@ -95,6 +107,12 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             )
         return TrainingPlan(solver=ADAM, lr=params["lr"], gradient_clip=params["clip_value"])
 
+    def _lambda_sparse(self, params: dict[str, Any]) -> float:
+        """The weight of the regulariser: ``lambda_sparse``, or its "auto" value."""
+        if params["lambda_sparse"] == "auto":
+            return LAMBDA_SPARSE[bool(params["faithful_masks"])]
+        return params["lambda_sparse"]
+
     def _tabnet_arguments(
         self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int
     ) -> dict[str, Any]:
@@ -114,6 +132,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "entmax_mode": params["entmax_mode"],
             "entmax_alpha": params["entmax_alpha"],
             "faithful_masks": params["faithful_masks"],
+            "first_mask_warmup": FIRST_MASK_WARMUP if params["faithful_masks"] else None,
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],

@@ -60,7 +60,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax._tracing import called_as
-from sk_entmax.entmax.constraints import Integer, check
+from sk_entmax.entmax.constraints import AnyOf, Integer, Options, check
 from sk_entmax.nn._tensor_spec import (
     BOOL,
     MAX_INT,
@@ -95,6 +95,23 @@ __all__ = [
 
 # Added inside the log of the mask entropy, so that zeros of a sparse mask contribute 0.
 _ENTROPY_EPS = 1e-15
+
+#: the scale the first mask's logits reach at the end of the warm-up, in units where a gap
+#: of 1 drops a feature from a uniform mask (see :meth:`TabNet.first_mask_scale`)
+FIRST_MASK_SHARPNESS = 30.0
+#: the training steps over which the estimators' faithful TabNets sharpen their first mask
+FIRST_MASK_WARMUP = 600
+#: ``first_mask_warmup``: None (issue 29's faithful design) or a number of training steps
+_WARMUP = AnyOf(Options((None,)), Integer(1))
+
+
+def _sparsity_scale(alpha: float | torch.Tensor) -> float | torch.Tensor:
+    """``1 / (alpha - 1)``: scores multiplied by it give alpha-entmax the zeros sparsemax
+    gives the scores (a feature drops out when its score is a fixed gap below the others',
+    whatever alpha); 1 for softmax (alpha = 1), which has no zeros to keep."""
+    if isinstance(alpha, torch.Tensor):
+        alpha = alpha.detach()
+    return 1.0 / (alpha - 1.0) if float(alpha) > 1.0 else 1.0
 
 
 # --------------------------------------------------------------------------- TabNet
@@ -158,6 +175,16 @@ class TabNet(ColumnEmbedding):
         Start from a learned, input-independent first mask instead of the paper's
         ``initial_splitter``, so that a zero in every step's mask proves the feature was not
         read (see the module docstring).
+    first_mask_warmup : int or None, default=None
+        With ``faithful_masks``: None is issue 29's design (the first mask is the mapping of
+        its logits, the regulariser the mean of the steps' mask entropies), which files
+        saved before issue 46 hold. A number of training steps (at least 1) is the design
+        whose zeros cover most of the table (issue 46; the estimators use
+        :data:`FIRST_MASK_WARMUP`): every mask's scores are scaled so that each mode has
+        sparsemax's zeros (:meth:`first_mask_scale`), the first mask sharpens over that many
+        training steps (at its start alpha in ``"adaptive"`` mode), and the regulariser is
+        the entropy of the steps' mean mask, which is 0 only when every step reads the same
+        one feature. Unused without ``faithful_masks``.
 
     Attributes
     ----------
@@ -169,7 +196,12 @@ class TabNet(ColumnEmbedding):
         Computes the attention features of the first step (None with ``faithful_masks``).
     first_mask_logits : torch.nn.Parameter or None
         With ``faithful_masks``: the first step's mask is the mask mapping of these
-        (post-embedding width; zeros at the start, a uniform mask).
+        (post-embedding width; zeros at the start, a uniform mask), scaled by
+        :meth:`first_mask_scale` with a ``first_mask_warmup``.
+    first_mask_step : torch.Tensor or None
+        With ``faithful_masks`` and a ``first_mask_warmup``: a buffer counting the training
+        steps taken (forward passes in training mode with gradients on), which sets how far
+        the first mask has sharpened; saved with the weights.
     feature_transformers : torch.nn.ModuleList of FeatureTransformer
         One per decision step.
     attentive_transformers : torch.nn.ModuleList of AttentiveTransformer
@@ -217,6 +249,7 @@ class TabNet(ColumnEmbedding):
         missing_idxs: Sequence[int] = (),
         missing_fill: Sequence[float] | None = None,
         faithful_masks: bool = False,
+        first_mask_warmup: int | None = None,
     ) -> None:
         super().__init__()
         # TabNet checks what it uses itself; what it passes on, the block that uses it checks:
@@ -236,6 +269,7 @@ class TabNet(ColumnEmbedding):
         self.faithful_masks = check(
             "faithful_masks", faithful_masks, ARGUMENTS["faithful_masks"], "TabNet"
         )
+        self.first_mask_warmup = check("first_mask_warmup", first_mask_warmup, _WARMUP, "TabNet")
         # the blocks' checks of what TabNet passes on name TabNet, the class the user built
         with called_as("TabNet"):
             self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
@@ -256,12 +290,16 @@ class TabNet(ColumnEmbedding):
         ghost = {"virtual_batch_size": virtual_batch_size, "momentum": momentum}
         self.initial_splitter = None
         self.first_mask_logits = None
+        step = None
         if self.faithful_masks:
             self.first_mask_logits = nn.Parameter(torch.zeros(width, device=None))
+            if self.first_mask_warmup is not None:
+                step = torch.zeros((), device=None)
         else:
             self.initial_splitter = FeatureTransformer(
                 width, hidden, self.shared, n_independent, **ghost
             )
+        self.register_buffer("first_mask_step", step)
         self.feature_transformers = nn.ModuleList(
             FeatureTransformer(width, hidden, self.shared, n_independent, **ghost)
             for _ in range(n_steps)
@@ -273,6 +311,42 @@ class TabNet(ColumnEmbedding):
         self.final_mapping = nn.Linear(n_d, n_outputs)
 
     # ------------------------------------------------------------------ forward pieces
+
+    @property
+    def _sharpened(self) -> bool:
+        """Issue 46's faithful design (see ``first_mask_warmup``)."""
+        return self.faithful_masks and self.first_mask_warmup is not None
+
+    def first_mask_scale(self) -> float:
+        """The factor of the first mask's logits in issue 46's design (1 in issue 29's).
+
+        ``k * (d - 1)**(1 - alpha) / (alpha - 1)``, with ``d`` the post-embedding width (at
+        least 2; 1 for one feature) and ``alpha`` the first mapping's
+        :attr:`~AttentiveTransformer.start_alpha`: from a uniform mask, a feature whose
+        logit is ``1 / k`` below the others' drops out exactly there, in every mode and at
+        every width (unscaled, that gap is ``(d - 1)**(1 - alpha) / (alpha - 1)``:
+        ``1 / (d - 1)`` for sparsemax, ``2 / sqrt(d - 1)`` for 1.5-entmax, wider as alpha
+        nears 1, so an unscaled mask fell sparse at random in sparsemax mode and stayed
+        dense in the others). The sharpness ``k`` grows from 1 to
+        :data:`FIRST_MASK_SHARPNESS` over the ``first_mask_warmup`` training steps: the
+        logits learn which features matter while the mask is still dense (their gradient
+        is mostly noise at first, and an early zero has no gradient to come back with),
+        then the mask sharpens onto those.
+
+        Returns
+        -------
+        float
+            The factor; 1 without ``faithful_masks`` or ``first_mask_warmup``.
+        """
+        if not self._sharpened:
+            return 1.0
+        done = min(1.0, float(self.first_mask_step) / self.first_mask_warmup)
+        k = 1.0 + (FIRST_MASK_SHARPNESS - 1.0) * done
+        alpha = self.attentive_transformers[0].start_alpha
+        if alpha <= 1.0:  # softmax: no zeros to place
+            return k
+        others = max(self.post_embedding_dim - 1, 1)
+        return k * others ** (1.0 - alpha) / (alpha - 1.0)
 
     def _initial_bn(self, X: torch.Tensor) -> torch.Tensor:
         if self.training and X.shape[0] < 2:
@@ -301,11 +375,16 @@ class TabNet(ColumnEmbedding):
             self.attentive_transformers, self.feature_transformers, strict=True
         ):
             if a is None:  # faithful: the first mask reads no input
-                logits = self.first_mask_logits.expand_as(X)
-                M = attentive.mapping(logits if keep is None else logits * prior)
+                logits = (self.first_mask_logits * self.first_mask_scale()).expand_as(X)
+                logits = logits if keep is None else logits * prior
+                M = attentive.mapping(logits, start=self._sharpened)
                 out = transformer(M * torch.where(M > 0, X, 0.0))
             else:
-                M = attentive(a, prior)
+                if self._sharpened:
+                    scores = attentive.scores(a, prior) * _sparsity_scale(attentive.alpha)
+                    M = attentive.mapping(scores)
+                else:
+                    M = attentive(a, prior)
                 out = transformer(M * torch.where(M > 0, X, 0.0) if self.faithful_masks else M * X)
             prior = prior * (self.gamma - M)
             yield M, F.relu(out[:, : self.n_d])
@@ -314,13 +393,24 @@ class TabNet(ColumnEmbedding):
     def _decisions(
         self, X: torch.Tensor, keep: torch.Tensor | None = None
     ) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """Each step's decision output (after ReLU) and, per row, the mean over steps of the
-        mask entropy (see :meth:`forward`); ``keep`` as in :meth:`_steps`."""
+        """Each step's decision output (after ReLU) and, per row, the regulariser (see
+        :meth:`forward`); ``keep`` as in :meth:`_steps`. A training step (training mode,
+        gradients on) moves issue 46's first-mask warm-up on by one."""
+        if self._sharpened and self.training and torch.is_grad_enabled():
+            with torch.no_grad():
+                self.first_mask_step += 1
         decisions = []
         entropy = 0
+        total = 0
         for M, d in self._steps(X, keep):
             decisions.append(d)
-            entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1)
+            if self._sharpened:
+                total = total + M
+            else:
+                entropy = entropy + (-M * torch.log(M + _ENTROPY_EPS)).sum(-1)
+        if self._sharpened:
+            mean = total / self.n_steps
+            return decisions, (-mean * torch.log(mean + _ENTROPY_EPS)).sum(-1)
         return decisions, entropy / self.n_steps
 
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -337,8 +427,11 @@ class TabNet(ColumnEmbedding):
             The output of the final linear layer.
         M_loss : torch.Tensor of shape (n_samples,)
             Per row, the mean over steps of the mask entropy ``sum_j -M_j log(M_j + 1e-15)``:
-            0 for one-hot masks, ``log(d)`` for uniform ones. Per row, so that the estimator
-            weights it like the rest of the loss; its mean is the usual regulariser.
+            0 for one-hot masks, ``log(d)`` for uniform ones. In issue 46's faithful design
+            (a ``first_mask_warmup``), the entropy of the mean of the steps' masks instead,
+            whose support is the features the row reads: 0 when every step reads the same
+            one feature. Per row, so that the estimator weights it like the rest of the loss;
+            its mean is the usual regulariser.
         """
         decisions, entropy = self._decisions(X)
         return self.final_mapping(sum(decisions)), entropy
@@ -428,6 +521,7 @@ _TABNET_NAMES = name_forms(
     f"tabnet.attentive_transformers.<i>.bn.{_BN}",
     "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
     "tabnet.first_mask_logits",
+    "tabnet.first_mask_step",
     "tabnet.embeddings.<i>.weight",
     "tabnet.final_mapping.(weight|bias)",
 )
@@ -458,6 +552,7 @@ _TABNET_ARGUMENTS = {
     "missing_idxs": Argument("ints", _WIDTH, length=_WIDTH),
     "missing_fill": Argument("reals or None", length=_WIDTH),
     "faithful_masks": BOOL,
+    "first_mask_warmup": Argument("real or None"),
 }
 
 

@@ -373,18 +373,28 @@ class AttentiveTransformer(nn.Module):
         """The alpha of the mapping: a number, or the learnable tensor in adaptive mode."""
         if self.adaptive is not None:
             return self.adaptive.alpha
+        return self.start_alpha
+
+    @property
+    def start_alpha(self) -> float:
+        """The alpha of the mapping as built: 2 (sparsemax), 1.5 (entmax15), ``entmax_alpha``
+        in constant mode, and in adaptive mode the alpha its learning starts from."""
+        if self.adaptive is not None:
+            return AdaptiveEntmax.start_alpha(self.entmax_alpha, _ADAPTIVE_ALPHA_MAX)
         return {"sparsemax": 2.0, "entmax15": 1.5}.get(self.entmax_mode, self.entmax_alpha)
 
     def scores(self, a: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
         """The pre-activation ``GhostBatchNorm(fc(a)) * prior`` that the mapping turns into M."""
         return self.bn(self.fc(a)) * prior
 
-    def mapping(self, Z: torch.Tensor) -> torch.Tensor:
-        """The mask mapping of ``entmax_mode`` along the last axis."""
+    def mapping(self, Z: torch.Tensor, start: bool = False) -> torch.Tensor:
+        """The mask mapping of ``entmax_mode`` along the last axis; ``start``: at
+        :attr:`start_alpha` (in adaptive mode a fixed alpha, not the learned one)."""
         # through entmax, which a kernel registered for the alpha's case replaces
         # (sk_entmax.entmax.algorithms); the adaptive mode's alpha is a tensor
         n_iter = 50 if self.adaptive is None else self.adaptive.n_iter
-        return entmax(Z, self.alpha, dim=-1, n_iter=n_iter, training=self.training)
+        alpha = self.start_alpha if start else self.alpha
+        return entmax(Z, alpha, dim=-1, n_iter=n_iter, training=self.training)
 
     def forward(self, a: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
         """The mask M, of shape (n_samples, n_features), each row on the simplex."""

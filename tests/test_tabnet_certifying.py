@@ -1,0 +1,191 @@
+"""Issue 46's faithful design (``first_mask_warmup``): masks whose zeros cover the table.
+
+Checked against closed forms and properties, not against training results: where the first
+mask's zero falls (the exact entmax threshold from a uniform mask), how its warm-up counts
+steps, that the regulariser is the entropy of the steps' mean mask, that the estimators
+build this design while issue 29's stays what its files hold, and, on a short fit with the
+warm-up shortened, that trained masks certify pairs in every mode and replacing those never
+moves a probability.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import sk_entmax._tabnet.shared as shared
+from sk_entmax import TabNetEntmaxClassifier, TabNetEntmaxRegressor
+from sk_entmax.nn.tabnet import FIRST_MASK_SHARPNESS, FIRST_MASK_WARMUP, TabNet
+
+# (entmax_mode, entmax_alpha, the first mapping's alpha)
+MODES = [
+    ("sparsemax", 1.5, 2.0),
+    ("entmax15", 1.5, 1.5),
+    ("constant", 1.3, 1.3),
+    ("adaptive", 1.5, 1.5),
+]
+MODE_IDS = [m[0] for m in MODES]
+
+
+def _net(mode: str, alpha: float, d: int = 6, warmup: int | None = 10, **kw) -> TabNet:
+    torch.manual_seed(0)
+    return TabNet(
+        d,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=warmup,
+        entmax_mode=mode,
+        entmax_alpha=alpha,
+        **kw,
+    )
+
+
+def _first_mask(net: TabNet) -> torch.Tensor:
+    net.eval()
+    with torch.no_grad():
+        _, masks = net.explain(torch.randn(3, net.n_features, dtype=torch.float32))
+    return masks[0][0]
+
+
+@pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("step", [0, 5, 10, 50])
+def test_a_feature_drops_out_of_the_first_mask_at_a_gap_of_one_over_k(
+    mode, entmax_alpha, alpha, step
+):
+    """From a uniform mask, alpha-entmax drops a feature whose score is
+    ``(d - 1)**(1 - alpha) / (alpha - 1)`` below the others' (closed form); the scale puts
+    that gap at ``1 / k`` in the logits, k the warm-up's sharpness."""
+    d = 6
+    net = _net(mode, entmax_alpha, d)
+    net.first_mask_step.fill_(step)
+    k = 1 + (FIRST_MASK_SHARPNESS - 1) * min(1.0, step / 10)
+    assert net.first_mask_scale() == pytest.approx(k * (d - 1) ** (1 - alpha) / (alpha - 1))
+    for factor, dropped in ((1.02, True), (0.98, False)):
+        with torch.no_grad():
+            net.first_mask_logits.zero_()
+            net.first_mask_logits[0] = -factor / k
+        M = _first_mask(net)
+        assert (M[0] == 0).item() is dropped
+        assert (M[1:] > 0).all()
+        torch.testing.assert_close(M.sum(), torch.tensor(1.0))
+
+
+def test_only_training_steps_move_the_warmup():
+    net = _net("entmax15", 1.5, warmup=4)
+    X = torch.randn(8, 6)
+    assert float(net.first_mask_step) == 0
+    net.train()
+    for expected in (1, 2, 3):
+        scores, M_loss = net(X)
+        (scores.sum() + M_loss.sum()).backward()
+        assert float(net.first_mask_step) == expected
+    with torch.no_grad():
+        net(X)  # no gradients: not a training step
+    net.eval()
+    net(X)
+    net.explain(X)
+    assert float(net.first_mask_step) == 3
+    for _ in range(5):
+        net.train()
+        net(X)
+    # the sharpness stops at FIRST_MASK_SHARPNESS once the warm-up is over
+    assert net.first_mask_scale() == pytest.approx(FIRST_MASK_SHARPNESS * 5**-0.5 / 0.5)
+
+
+@pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
+def test_the_regulariser_is_the_entropy_of_the_mean_mask(mode, entmax_alpha, alpha):
+    net = _net(mode, entmax_alpha, n_steps=3).eval()
+    with torch.no_grad():
+        net.first_mask_logits.copy_(torch.linspace(-1, 1, 6))
+        X = torch.randn(20, 6)
+        _, M_loss = net(X)
+        _, masks = net.explain(X)
+    mean = sum(masks.values()) / 3
+    entropy = -(mean * torch.log(torch.where(mean > 0, mean, 1.0))).sum(-1)
+    torch.testing.assert_close(M_loss, entropy)
+    # issue 29's design keeps the mean of the steps' entropies
+    old = _net(mode, entmax_alpha, warmup=None, n_steps=3).eval()
+    with torch.no_grad():
+        _, old_loss = old(X)
+        _, old_masks = old.explain(X)
+    each = [-(m * torch.log(torch.where(m > 0, m, 1.0))).sum(-1) for m in old_masks.values()]
+    torch.testing.assert_close(old_loss, sum(each) / 3)
+
+
+def test_the_regulariser_is_zero_when_every_step_reads_one_and_the_same_feature():
+    net = _net("sparsemax", 2.0).eval()
+    with torch.no_grad():
+        net.first_mask_logits.copy_(torch.tensor([50.0, 0, 0, 0, 0, 0]))
+        # later steps: every score but feature 0's far below (the prior is positive)
+        for attentive in net.attentive_transformers[1:]:
+            attentive.bn.weight.zero_()
+            attentive.bn.bias.copy_(torch.tensor([50.0, -50, -50, -50, -50, -50]))
+        _, M_loss = net(torch.randn(5, 6))
+    torch.testing.assert_close(M_loss, torch.zeros(5))
+
+
+def test_issue_29_design_is_what_a_network_without_a_warmup_is():
+    """Files saved before issue 46 store no first_mask_warmup: they build this design."""
+    net = _net("entmax15", 1.5, warmup=None)
+    assert net.first_mask_step is None and net.first_mask_scale() == 1.0
+    assert "first_mask_step" not in net.state_dict()
+    assert "first_mask_step" in _net("entmax15", 1.5).state_dict()
+    with pytest.raises(ValueError, match="first_mask_warmup"):
+        _net("entmax15", 1.5, warmup=0)
+
+
+FRAME = pd.DataFrame(np.random.default_rng(0).normal(size=(160, 6)), columns=list("abcdef"))
+Y = (FRAME["a"] + 0.5 * FRAME["b"] > 0).to_numpy().astype(int)
+
+
+def test_the_estimators_build_the_certifying_design():
+    def module(est):
+        return est.net_.module_
+
+    kw = {"max_epochs": 1, "n_d": 4, "n_a": 4, "random_state": 0}
+    faithful = TabNetEntmaxClassifier(faithful_masks=True, **kw).fit(FRAME, Y)
+    assert module(faithful).tabnet.first_mask_warmup == FIRST_MASK_WARMUP
+    assert module(faithful).lambda_sparse == shared.LAMBDA_SPARSE[True]
+    # one training step per training batch
+    batches = sum(1 for b in faithful.net_.history[-1]["batches"] if "train_loss" in b)
+    assert batches > 1 and float(module(faithful).tabnet.first_mask_step) == batches
+    classic = TabNetEntmaxClassifier(faithful_masks=False, **kw).fit(FRAME, Y)
+    assert module(classic).tabnet.first_mask_warmup is None
+    assert module(classic).lambda_sparse == shared.LAMBDA_SPARSE[False] == 1e-3
+    chosen = TabNetEntmaxRegressor(faithful_masks=True, lambda_sparse=0.5, **kw)
+    chosen.fit(FRAME, FRAME["a"].to_numpy())
+    assert module(chosen).lambda_sparse == 0.5
+    assert module(chosen).tabnet.first_mask_warmup == FIRST_MASK_WARMUP
+
+
+@pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
+def test_the_trained_first_mask_is_sparse_in_every_mode(monkeypatch, mode, entmax_alpha, alpha):
+    """A short fit whose warm-up is over (shortened to 20 steps): the first mask, dense in
+    entmax15 and adaptive mode with issue 29's design, has exact zeros in every mode, and
+    replacing the never-read features moves no probability. (How much of a table the
+    later masks leave unread takes a full fit: bench_tabnet_faithful.py measures it.)"""
+    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 20)
+    clf = TabNetEntmaxClassifier(
+        faithful_masks=True,
+        entmax_mode=mode,
+        entmax_alpha=entmax_alpha,
+        n_d=4,
+        n_a=4,
+        max_epochs=6,
+        random_state=0,
+    ).fit(FRAME, Y)
+    assert float(clf.net_.module_.tabnet.first_mask_step) >= 20
+    _, masks = clf.explain(FRAME)
+    assert (masks[0] == 0).mean() >= 0.5
+    unread = clf.never_read(FRAME)
+    before = clf.predict_proba(FRAME)
+    # a frame .mask rebuilds (laid out otherwise in memory) and a row-major array: bit for bit
+    np.testing.assert_array_equal(clf.predict_proba(FRAME.mask(unread, 1e6)), before)
+    replaced = np.ascontiguousarray(FRAME.to_numpy())
+    replaced[unread] = -1e6
+    replaced = pd.DataFrame(replaced, columns=FRAME.columns)
+    np.testing.assert_array_equal(clf.predict_proba(replaced), before)
