@@ -12,8 +12,10 @@ benchmarks only; neither is a dependency of sk_entmax)::
 training rows (a stratified subsample), ``--threads`` sets the torch and BLAS threads
 (default 1), and ``--json PATH`` writes every fit's figures (after every data set, so that a
 stopped run keeps what it did); ``--merge A.json B.json`` fits nothing and prints the tables
-of earlier runs' ``--json`` files together. ``--quick`` is 2 seeds, 2 epochs and at most 600
-training rows: it checks the script, its figures mean nothing.
+of earlier runs' ``--json`` files together. ``--mode`` sets the ``entmax_mode`` of our two
+TabNets (default sparsemax; another mode's sets are labelled ``SET [mode]``) and
+``--no-reference`` leaves pytorch-tabnet's fits out. ``--quick`` is 2 seeds, 2 epochs and
+at most 600 training rows: it checks the script, its figures mean nothing.
 
 Issue 29, points 2 and 5: what does ``faithful_masks=True`` cost in accuracy, and does its
 zero-mask certificate hold where the classic one does not? The data and the splits are those

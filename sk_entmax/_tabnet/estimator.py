@@ -54,8 +54,11 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         Step-specific GLU layers per feature transformer.
     n_shared : int, default=2
         GLU layers shared by all the steps.
-    lambda_sparse : float, default=1e-3
-        Weight of the mask-entropy regulariser (>= 0).
+    lambda_sparse : float or "auto", default="auto"
+        Weight of the mask-entropy regulariser (>= 0). "auto" is the paper's 1e-3 for its
+        design, and 0.01 with ``faithful_masks``, whose regulariser is the entropy of the
+        steps' mean mask (0 when every step reads the same one feature), so that its zeros
+        cover most of the table.
     momentum : float, default=0.02
         Momentum of the batch norms' running statistics, in [0, 1].
     virtual_batch_size : int or "auto", default="auto"
@@ -72,8 +75,12 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         input-independent (not computed from every feature, as in the paper), and each step
         reads only its masked features. A row's prediction then depends only on the
         features in the union of its step masks, and :meth:`never_read` lists the others.
-        With False (the paper's design), a feature whose mask is 0 at every step can still
-        change the prediction through the first step.
+        So that those cover much of the table in every ``entmax_mode``, the masks' scores
+        are scaled to give each mode sparsemax's zeros, the first mask sharpens over the
+        first 600 training steps (dense while it learns which features matter), and the
+        regulariser is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`
+        and its ``first_mask_warmup``). With False (the paper's design), a feature whose
+        mask is 0 at every step can still change the prediction through the first step.
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.

@@ -41,6 +41,22 @@ What a zero proves depends on where the first mask comes from:
     together: the feature is unread when all of its columns are. :meth:`TabNet.never_read`
     gives that certificate.
 
+    How much of a table it covers depends on how sparse the masks are. The first mask's
+    logits get little signal early on (the masked values go through batch norms), so they
+    drift at the optimizer's step size; mapped as they are (issue 29's design,
+    ``first_mask_warmup=None``), that drift zeroed features at random in sparsemax mode
+    (whose zero threshold from a uniform mask is ``1 / (d - 1)``: a stalled fit when the
+    informative ones went) and none in entmax15 and adaptive mode (thresholds ``2 /
+    sqrt(d - 1)`` and wider), which then certified nothing. With a ``first_mask_warmup``
+    (issue 46's design, which the estimators build), the first mask's logits are scaled so
+    that a gap of ``1 / k`` drops a feature in every mode (:meth:`TabNet.first_mask_scale`),
+    ``k`` growing from 1 to ``FIRST_MASK_SHARPNESS`` (30) over the warm-up: the mask stays
+    dense while its logits learn which features matter, then sharpens onto them. The later
+    masks' scores are multiplied by ``1 / (alpha - 1)``, which gives alpha-entmax
+    sparsemax's zeros, and the regulariser is the entropy of the steps' mean mask, whose
+    support is the features the row reads. Every zero is still an exact zero of the
+    mapping: nothing is cut afterwards.
+
 Batch normalisation is *ghost* batch normalisation (Hoffer et al., 2017): in training the
 statistics are those of virtual batches of ``virtual_batch_size`` rows, see
 :class:`GhostBatchNorm`.
@@ -180,7 +196,7 @@ class TabNet(ColumnEmbedding):
         its logits, the regulariser the mean of the steps' mask entropies), which files
         saved before issue 46 hold. A number of training steps (at least 1) is the design
         whose zeros cover most of the table (issue 46; the estimators use
-        :data:`FIRST_MASK_WARMUP`): every mask's scores are scaled so that each mode has
+        ``FIRST_MASK_WARMUP`` (600)): every mask's scores are scaled so that each mode has
         sparsemax's zeros (:meth:`first_mask_scale`), the first mask sharpens over that many
         training steps (at its start alpha in ``"adaptive"`` mode), and the regulariser is
         the entropy of the steps' mean mask, which is 0 only when every step reads the same
@@ -321,17 +337,16 @@ class TabNet(ColumnEmbedding):
         """The factor of the first mask's logits in issue 46's design (1 in issue 29's).
 
         ``k * (d - 1)**(1 - alpha) / (alpha - 1)``, with ``d`` the post-embedding width (at
-        least 2; 1 for one feature) and ``alpha`` the first mapping's
-        :attr:`~AttentiveTransformer.start_alpha`: from a uniform mask, a feature whose
-        logit is ``1 / k`` below the others' drops out exactly there, in every mode and at
-        every width (unscaled, that gap is ``(d - 1)**(1 - alpha) / (alpha - 1)``:
-        ``1 / (d - 1)`` for sparsemax, ``2 / sqrt(d - 1)`` for 1.5-entmax, wider as alpha
-        nears 1, so an unscaled mask fell sparse at random in sparsemax mode and stayed
-        dense in the others). The sharpness ``k`` grows from 1 to
-        :data:`FIRST_MASK_SHARPNESS` over the ``first_mask_warmup`` training steps: the
-        logits learn which features matter while the mask is still dense (their gradient
-        is mostly noise at first, and an early zero has no gradient to come back with),
-        then the mask sharpens onto those.
+        least 2; 1 for one feature) and ``alpha`` the first mapping's ``start_alpha``: from
+        a uniform mask, a feature whose logit is ``1 / k`` below the others' drops out
+        exactly there, in every mode and at every width (unscaled, that gap is
+        ``(d - 1)**(1 - alpha) / (alpha - 1)``: ``1 / (d - 1)`` for sparsemax,
+        ``2 / sqrt(d - 1)`` for 1.5-entmax, wider as alpha nears 1, so an unscaled mask fell
+        sparse at random in sparsemax mode and stayed dense in the others). The sharpness
+        ``k`` grows from 1 to ``FIRST_MASK_SHARPNESS`` (30) over the ``first_mask_warmup``
+        training steps: the logits learn which features matter while the mask is still
+        dense (their gradient is mostly noise at first, and an early zero has no gradient to
+        come back with), then the mask sharpens onto those.
 
         Returns
         -------
