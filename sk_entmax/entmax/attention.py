@@ -41,13 +41,8 @@ from torch.autograd.function import once_differentiable
 from sk_entmax.entmax import algorithms
 from sk_entmax.entmax._axes import _HALF
 from sk_entmax.entmax._checks import ALPHA_NUMBER, DEFAULT_N_ITER
-from sk_entmax.entmax._entmax_solvers import (
-    _entmax_alpha_vjp,
-    _entmax_bisect_last,
-    _entmax_p,
-    _gppr,
-    _softmax_last,
-)
+from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
+from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _softmax_last
 from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._newton import _floor_threshold
 from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow

@@ -130,7 +130,7 @@ class _TritonMapping(Function):
 
     @staticmethod
     def backward(ctx, dY):
-        from sk_entmax.entmax._entmax_solvers import _entmax_alpha_vjp, _gppr
+        from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
         from sk_entmax.entmax._vjp import entmax_vjp
 
         if dY is None:
