@@ -479,7 +479,7 @@ def _attention_forward_kernel(
     each query row first, searched over the keys block by block as the mappings' kernel
     searches a long row (the scores recomputed at each step, never stored), then the
     weighted sum of the values; writes the output, the threshold ``t`` of the torch path's
-    convention (:func:`sk_entmax.entmax.attention._threshold`) and the support size."""
+    convention (:func:`sk_entmax.entmax._attention_blocks._threshold`) and the support size."""
     bh = tl.program_id(1).to(tl.int64)
     start_m = tl.program_id(0) * BLOCK_M
     rows = start_m + tl.arange(0, BLOCK_M)
@@ -646,7 +646,7 @@ def attention_forward(
 def _attention_rebuild(s, t, beta, m, MODE: tl.constexpr):
     """The weights ``P = f(s - t)`` and ``g = P ** (2 - alpha)`` (0 off the support) from
     each query's threshold ``t`` (broadcast along the keys), as
-    :func:`sk_entmax.entmax.attention._rebuild` forms them."""
+    :func:`sk_entmax.entmax._attention_blocks._rebuild` forms them."""
     if MODE == 0:
         P = tl.maximum(s - t, 0.0)
         g = (P > 0).to(tl.float32)
