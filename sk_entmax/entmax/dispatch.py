@@ -13,9 +13,10 @@ from __future__ import annotations
 import torch
 
 from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
+from sk_entmax.entmax._fenchel_young import _fenchel_young_loss
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
-from sk_entmax.entmax.losses import _fenchel_young_loss, _projection
+from sk_entmax.entmax.losses import _projection
 from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]

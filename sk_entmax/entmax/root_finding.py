@@ -65,13 +65,8 @@ from torch.autograd import Function
 
 from sk_entmax.entmax._axes import from_last, param_to_last, to_last, with_support
 from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check_n_iter
-from sk_entmax.entmax._entmax_solvers import (
-    _entmax_alpha_vjp,
-    _entmax_bisect_last,
-    _entmax_bisect_plain,
-    _gppr,
-    _softmax_last,
-)
+from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _entmax_bisect_plain, _gppr
+from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _softmax_last
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._tracing import compiling, owner_of
 from sk_entmax.entmax._vjp import entmax_vjp, save_alpha, saved_alpha

@@ -16,7 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from sk_entmax.entmax import entmax, entmax_attention, entmax_bisect
-from sk_entmax.entmax.attention import _dropout_keep
+from sk_entmax.entmax._attention_blocks import _dropout_keep
 
 F64 = torch.float64
 NEG_INF = float("-inf")

@@ -366,7 +366,8 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from sk_entmax.entmax.kernels import _triton as T
+from sk_entmax.entmax.kernels import _triton_attention as TA
+from sk_entmax.entmax.kernels import _triton_maps as T
 
 FORWARD = ("X", "Y", "A", "alpha", "n_cols", "stride_x", "stride_y")
 BACKWARD = ("Y", "DY", "DX", "A", "alpha", "n_cols", "stride_y", "stride_dy", "stride_dx")
@@ -391,12 +392,12 @@ ATTENTION = ("Q", "K", "V", "Bias", "A", "Out", "T", "Sup", "alpha", "L", "S", "
                             "ob", "om", "od"))
 TYPES.update({"Sup": "*i64", "L": "i32", "S": "i32", "D": "i32", "DV": "i32"})
 TYPES.update(dict.fromkeys(("T", "DO", "Delta", "DK", "DV_out"), "*fp32"))
-compile(T._attention_forward_kernel, ATTENTION, "*fp32", MODE=2, PER_HEAD=True, HAS_BIAS=True,
+compile(TA._attention_forward_kernel, ATTENTION, "*fp32", MODE=2, PER_HEAD=True, HAS_BIAS=True,
         CAUSAL=True, WANT_SUPPORT=True, BLOCK_M=16, BLOCK_N=16, BLOCK_D=16, BLOCK_DV=16,
         N_BISECT=4, MAX_NEWTON=60)
 BACKWARD_ATTENTION = ("Q", "K", "V", "Bias", "A", "T", "DO", "Delta", "DK", "DV_out", "alpha",
                       "L", "S", "D", "DV") + ATTENTION[13:24]
-compile(T._attention_backward_keys_kernel, BACKWARD_ATTENTION, "*fp32", MODE=1, PER_HEAD=False,
+compile(TA._attention_backward_keys_kernel, BACKWARD_ATTENTION, "*fp32", MODE=1, PER_HEAD=False,
         HAS_BIAS=True, CAUSAL=True, BLOCK_M=16, BLOCK_N=16, BLOCK_D=16, BLOCK_DV=16)
 print("compiled")
 """

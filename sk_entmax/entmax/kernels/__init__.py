@@ -130,7 +130,7 @@ class _TritonMapping(Function):
 
     @staticmethod
     def backward(ctx, dY):
-        from sk_entmax.entmax._entmax_solvers import _entmax_alpha_vjp, _gppr
+        from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
         from sk_entmax.entmax._vjp import entmax_vjp
 
         if dY is None:
@@ -366,9 +366,9 @@ def attention_forward(
     ``[1.1, 2]``), ``masks`` its ``(mask, is_bool)`` pairs, which must hold one row for all
     queries (a key padding mask; a mask per query is not served), ``causal`` the top-left
     causal mask. Returns ``(out, t, support, plan)``: the output, each query row's threshold
-    in the convention of :func:`~sk_entmax.entmax.attention._threshold` (``(*batch, L, 1)``,
-    ``+inf`` for a fully masked row), its support size (or None), as the blocked path
-    computes them, and the plan :func:`attention_backward` takes.
+    in the convention of :func:`~sk_entmax.entmax._attention_blocks._threshold`
+    (``(*batch, L, 1)``, ``+inf`` for a fully masked row), its support size (or None), as the
+    blocked path computes them, and the plan :func:`attention_backward` takes.
     """
     plan = _attention_plan(q, k, v, alpha, masks, causal)
     if plan is None:
