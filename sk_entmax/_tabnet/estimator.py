@@ -16,7 +16,7 @@ from sk_entmax._saved_state import ModelState
 from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
 from sk_entmax._tabnet.shared import TABNET_FITTED, TABNET_FROM_NETWORK, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
-from sk_entmax.nn.tabnet import TabNetClassifierNet
+from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
 

@@ -17,7 +17,7 @@ from sk_entmax._tabnet.shared import (
     parameter_entries,
 )
 from sk_entmax.entmax.constraints import Constraint
-from sk_entmax.nn.tabnet import TabNetRegressorNet
+from sk_entmax.nn.tabnet_nets import TabNetRegressorNet
 
 __all__ = ["TabNetEntmaxRegressor"]
 

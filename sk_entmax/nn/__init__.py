@@ -20,9 +20,9 @@ _LAZY = {
     "EntmaxLinearNet": "sk_entmax.nn.linear",
     "EntmaxMultiheadAttention": "sk_entmax.nn.attention",
     "TabNet": "sk_entmax.nn.tabnet",
-    "TabNetClassifierNet": "sk_entmax.nn.tabnet",
+    "TabNetClassifierNet": "sk_entmax.nn.tabnet_nets",
     "TabNetPretrainingNet": "sk_entmax.nn.tabnet_pretraining",
-    "TabNetRegressorNet": "sk_entmax.nn.tabnet",
+    "TabNetRegressorNet": "sk_entmax.nn.tabnet_nets",
 }
 
 

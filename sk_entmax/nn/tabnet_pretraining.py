@@ -35,8 +35,9 @@ from torch.nn import functional as F
 
 from sk_entmax.entmax.constraints import Integer, Real, check, invalid
 from sk_entmax.nn._tensor_spec import REAL, Argument, Extent, StateSpec, name_forms
-from sk_entmax.nn.tabnet import _TABNET_ARGUMENTS, _TABNET_NAMES, TabNet, _TabNetTask
+from sk_entmax.nn.tabnet import TabNet
 from sk_entmax.nn.tabnet_blocks import FeatureTransformer
+from sk_entmax.nn.tabnet_nets import _TABNET_ARGUMENTS, _TABNET_NAMES, _TabNetTask
 
 __all__ = ["DECODER_ARGUMENTS", "TabNetPretrainingNet"]
 

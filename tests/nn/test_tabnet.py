@@ -11,12 +11,8 @@ from torch.nn import functional as F
 
 from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax
 from sk_entmax.nn import TabNet, tabnet_blocks
-from sk_entmax.nn.tabnet import (
-    ENTMAX_MODES,
-    AttentiveTransformer,
-    GhostBatchNorm,
-    TabNetClassifierNet,
-)
+from sk_entmax.nn.tabnet import ENTMAX_MODES, AttentiveTransformer, GhostBatchNorm
+from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 
 SPARSE_MODES = ["sparsemax", "entmax15"]
 SMALL = {"n_d": 4, "n_a": 4, "n_steps": 2, "n_independent": 1, "n_shared": 1}

@@ -27,7 +27,7 @@ import torch
 
 from sk_entmax import EntmaxClassifier, TabNetEntmaxClassifier
 from sk_entmax.nn.linear import EntmaxLinearNet
-from sk_entmax.nn.tabnet import TabNetClassifierNet
+from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 from sk_entmax.persistence import load, save
 
 safetensors = pytest.importorskip("safetensors")

@@ -1,0 +1,199 @@
+"""The TabNet networks of each task: classifier, regressor, and their saved-state tables.
+
+:class:`TabNetClassifierNet` and :class:`TabNetRegressorNet` hold a
+:class:`~sk_entmax.nn.tabnet.TabNet`, the weight of its sparsity regulariser and the task's
+per-row loss (and, for the classifier, the output mapping of
+:class:`~sk_entmax.nn.head.EntmaxHead`); ``state_spec`` says for
+:mod:`sk_entmax.persistence` what their tensors may be called and which stored tensors
+bound each argument of the network.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+from torch import nn
+
+from sk_entmax.nn._tensor_spec import (
+    BOOL,
+    MAX_INT,
+    REAL,
+    STR,
+    Argument,
+    Extent,
+    StateSpec,
+    name_forms,
+)
+from sk_entmax.nn.head import EntmaxHead
+from sk_entmax.nn.tabnet import TabNet
+
+__all__ = ["TabNetClassifierNet", "TabNetRegressorNet"]
+
+
+# name forms and extents of TabNetClassifierNet.state_spec: a batch norm's tensors, the
+# post-embedding width (the input of the initial batch norm), the categorical embeddings
+_BN = "(weight|bias|running_mean|running_var)"
+_WIDTH = Extent("tabnet.initial_bn.weight", axis=0)
+_EMBEDDINGS = Extent("tabnet.embeddings.<i>.weight")
+
+
+#: the names the tensors of a TabNet module can have, and the stored tensors that bound each
+#: argument of :class:`TabNet` (a new argument must be added here)
+_TABNET_NAMES = name_forms(
+    f"tabnet.initial_bn.({_BN[1:-1]}|num_batches_tracked)",
+    "tabnet.shared.<i>.weight",
+    "tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.fc.weight",
+    f"tabnet.(initial_splitter|feature_transformers.<i>).layers.<i>.bn.{_BN}",
+    "tabnet.attentive_transformers.<i>.fc.weight",
+    f"tabnet.attentive_transformers.<i>.bn.{_BN}",
+    "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
+    "tabnet.first_mask_logits",
+    "tabnet.first_mask_step",
+    "tabnet.embeddings.<i>.weight",
+    "tabnet.final_mapping.(weight|bias)",
+)
+_TABNET_ARGUMENTS = {
+    "lambda_sparse": REAL,
+    "n_features": Argument("int", _WIDTH),
+    "n_outputs": Argument("int", Extent("tabnet.final_mapping.weight", axis=0)),
+    "n_d": Argument("int", Extent("tabnet.final_mapping.weight", axis=1)),
+    "n_a": Argument("int", Extent("tabnet.attentive_transformers.<i>.fc.weight", 1)),
+    "n_steps": Argument("int", Extent("tabnet.attentive_transformers.<i>.fc.weight")),
+    "gamma": REAL,
+    # the shared and independent GLU layers: a batch norm each
+    "n_independent": Argument("int", Extent("tabnet.feature_transformers.0.layers.<i>.bn.weight")),
+    "n_shared": Argument("int", Extent("tabnet.shared.<i>.weight")),
+    "virtual_batch_size": Argument("int"),  # sizes no tensor
+    "momentum": REAL,
+    "entmax_mode": STR,
+    "entmax_alpha": REAL,
+    "cat_idxs": Argument("ints", _WIDTH, length=_EMBEDDINGS),
+    "cat_dims": Argument(
+        "ints", Extent("tabnet.embeddings.<i>.weight", axis=0), length=_EMBEDDINGS
+    ),
+    "cat_emb_dims": Argument(
+        "int or ints",
+        Extent("tabnet.embeddings.<i>.weight", axis=1, absent=MAX_INT),
+        length=_EMBEDDINGS,
+    ),
+    "missing_idxs": Argument("ints", _WIDTH, length=_WIDTH),
+    "missing_fill": Argument("reals or None", length=_WIDTH),
+    "faithful_masks": BOOL,
+    "first_mask_warmup": Argument("real or None"),
+}
+
+
+class _TabNetTask(nn.Module):
+    """What the TabNet module of any task holds: the network, the weight of its sparsity
+    regulariser, and a flat ``train``. A task adds its per-row loss (and, for a
+    classifier, its output mapping)."""
+
+    def __init__(self, lambda_sparse: float = 1e-3, **tabnet_params) -> None:
+        super().__init__()
+        self.lambda_sparse = float(lambda_sparse)
+        self.tabnet = TabNet(**tabnet_params)
+
+    def train(self, mode: bool = True) -> _TabNetTask:
+        """Set training (or evaluation) mode on this module and all its submodules.
+
+        What :meth:`torch.nn.Module.train` sets, in one flat pass over the submodules rather
+        than a recursive call per submodule: skorch calls it before every training step, and
+        TabNet has dozens of submodules. A submodule that overrides ``train`` still has its
+        own method called. The flag is set through ``nn.Module.__setattr__`` (as
+        ``nn.Module.train`` sets it), and only where it changes: skorch asks for the mode
+        the module is already in at every step but the first of a phase.
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for module in self.modules():
+            if module is not self and type(module).train is not nn.Module.train:
+                module.train(mode)
+            elif module.training is not mode:
+                module.training = mode
+        return self
+
+    def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(scores, M_loss)``."""
+        return self.tabnet(X)
+
+
+class TabNetClassifierNet(_TabNetTask):
+    """TabNet scores with an entmax output and the sparsity regulariser in its loss.
+
+    The module a TabNet classifier trains: ``forward`` returns ``(scores, M_loss)`` and
+    :meth:`loss` adds ``lambda_sparse * M_loss`` (per row) to the per-row Fenchel-Young loss
+    of the output mapping, which :meth:`proba` applies at prediction.
+
+    Parameters
+    ----------
+    lambda_sparse : float, default=1e-3
+        Weight of the mask-entropy regulariser.
+    alpha : float, default=1.5
+        The alpha of the output mapping (1 softmax, 1.5 entmax15, 2 sparsemax).
+    **tabnet_params
+        Passed to :class:`TabNet` (``n_features`` and ``n_outputs`` included).
+
+    Attributes
+    ----------
+    tabnet : TabNet
+        The network.
+    head : sk_entmax.nn.head.EntmaxHead
+        The output mapping.
+    """
+
+    #: for :mod:`sk_entmax.persistence`: the names its tensors can have, and which stored
+    #: tensors bound each argument, its own and :class:`TabNet`'s
+    state_spec: ClassVar[StateSpec] = StateSpec(
+        names=_TABNET_NAMES, arguments={"alpha": REAL, **_TABNET_ARGUMENTS}
+    )
+
+    def __init__(self, lambda_sparse: float = 1e-3, alpha: float = 1.5, **tabnet_params) -> None:
+        super().__init__(lambda_sparse, **tabnet_params)
+        self.head = EntmaxHead(alpha)
+
+    @property
+    def alpha(self) -> float | torch.Tensor:
+        """The alpha of the output mapping."""
+        return self.head.alpha
+
+    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
+        """Per-row loss: Fenchel-Young loss of the scores plus the weighted mask entropy."""
+        scores, mask_entropy = output
+        return self.head.loss(scores, target) + self.lambda_sparse * mask_entropy
+
+    def proba(self, scores: torch.Tensor) -> torch.Tensor:
+        """The probabilities of the output mapping."""
+        return self.head.proba(scores)
+
+
+class TabNetRegressorNet(_TabNetTask):
+    """TabNet with a linear output and the squared error as its loss.
+
+    The module a TabNet regressor trains: ``forward`` returns ``(predictions, M_loss)``, one
+    column per target, and :meth:`loss` is the per-row mean over the targets of the squared
+    error, plus ``lambda_sparse * M_loss``.
+
+    Parameters
+    ----------
+    lambda_sparse : float, default=1e-3
+        Weight of the mask-entropy regulariser.
+    **tabnet_params
+        Passed to :class:`TabNet` (``n_features`` and ``n_outputs``, the number of targets,
+        included).
+
+    Attributes
+    ----------
+    tabnet : TabNet
+        The network.
+    """
+
+    #: for :mod:`sk_entmax.persistence`, as :attr:`TabNetClassifierNet.state_spec`
+    state_spec: ClassVar[StateSpec] = StateSpec(names=_TABNET_NAMES, arguments=_TABNET_ARGUMENTS)
+
+    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
+        """Per-row loss: the mean squared error over the targets plus the weighted mask
+        entropy."""
+        predictions, mask_entropy = output
+        target = target.to(predictions.dtype).reshape(predictions.shape)
+        return (predictions - target).pow(2).mean(dim=1) + self.lambda_sparse * mask_entropy
