@@ -15,7 +15,10 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
-from sk_entmax.entmax import algorithms
+from sk_entmax.entmax import (
+    algorithms,
+    kernels,
+)
 from sk_entmax.entmax._checks import DEFAULT_N_ITER
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _softmax_last
@@ -164,7 +167,6 @@ def _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support):
     except for a learned alpha, whose gradient the blocked backward forms."""
     if dropout_p > 0 or q.device.type not in algorithms._TRITON_DEVICES:
         return None
-    from sk_entmax.entmax import kernels
 
     return kernels.attention_forward(q, k, v, alpha, masks, causal, want_support)
 

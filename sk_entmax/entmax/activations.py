@@ -41,6 +41,7 @@ from collections.abc import Callable
 import torch
 from torch.autograd import Function
 
+from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import apply_last, with_support
 from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._exact import columns_map as columns_map  # predict_proba's mapping

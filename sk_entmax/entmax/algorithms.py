@@ -155,6 +155,19 @@ _KERNELS: dict[tuple[Case, str], Kernel] = {}
 #: run them under Triton's interpreter
 _TRITON_DEVICES: tuple[str, ...] = ("cuda",)
 
+#: the Triton kernels' entry points ``(run, wrap)``, which :mod:`sk_entmax.entmax.kernels`
+#: offers here when it is imported (:func:`offer_triton`): this module does not import it,
+#: so that the kernels, which use the cases decided here, stand above it
+_TRITON: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+
+
+def offer_triton(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
+    """Make the package's Triton kernels the default on :data:`_TRITON_DEVICES`: ``run`` for
+    :func:`triton_path`, ``wrap`` for :func:`select` (called once, by
+    :mod:`sk_entmax.entmax.kernels` as it is imported)."""
+    global _TRITON
+    _TRITON = (run, wrap)
+
 
 def register_kernel(mapping: Case, device_type: str, kernel: Kernel) -> None:
     """Serve ``mapping`` on ``device_type`` (``"cuda"``, ``"cpu"``, ...) by ``kernel``.
@@ -197,11 +210,9 @@ def triton_path(
     not the registry (a registered kernel may wrap them), so that the package's own
     kernels serve them on CUDA too; on CPU it costs one comparison.
     """
-    if not isinstance(X, torch.Tensor) or X.device.type not in _TRITON_DEVICES:
+    if _TRITON is None or not isinstance(X, torch.Tensor) or X.device.type not in _TRITON_DEVICES:
         return None
-    from sk_entmax.entmax import kernels  # imports Triton on first use, if it can
-
-    return kernels.run(X, alpha, dim, n_iter, owner)
+    return _TRITON[0](X, alpha, dim, n_iter, owner)  # imports Triton on first use, if it can
 
 
 def select(
@@ -226,10 +237,8 @@ def select(
         kernel = _KERNELS.get((case, device.type))
         if kernel is not None:
             return kernel
-    if device.type in _TRITON_DEVICES:
-        from sk_entmax.entmax import kernels  # imports Triton on first use, if it can
-
-        kernel = kernels.wrap(case, defaults[case])
+    if _TRITON is not None and device.type in _TRITON_DEVICES:
+        kernel = _TRITON[1](case, defaults[case])  # imports Triton on first use, if it can
         if kernel is not None:
             return kernel
     return defaults[case]

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import torch
 
+from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._fenchel_young import FenchelYoungFunction as FenchelYoungFunction
 from sk_entmax.entmax._fenchel_young import _fenchel_young_loss

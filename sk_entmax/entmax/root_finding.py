@@ -63,6 +63,7 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
+from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import from_last, param_to_last, to_last, with_support
 from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _entmax_bisect_plain, _gppr

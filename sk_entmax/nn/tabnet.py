@@ -96,16 +96,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """The task networks, :mod:`sk_entmax.nn.tabnet_nets`'s, where they were first
-    imported from (loaded on first use: that module imports this one)."""
-    if name in ("TabNetClassifierNet", "TabNetRegressorNet"):
-        from sk_entmax.nn import tabnet_nets
-
-        return getattr(tabnet_nets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # Added inside the log of the mask entropy, so that zeros of a sparse mask contribute 0.
 _ENTROPY_EPS = 1e-15
 

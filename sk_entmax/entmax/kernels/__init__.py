@@ -38,8 +38,16 @@ from torch.autograd import Function
 
 from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
 from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._tracing import compiling
-from sk_entmax.entmax.algorithms import NEWTON_MIN_ALPHA, Case, case_for, newton_applies
+from sk_entmax.entmax._vjp import entmax_vjp
+from sk_entmax.entmax.algorithms import (
+    NEWTON_MIN_ALPHA,
+    Case,
+    case_for,
+    newton_applies,
+    offer_triton,
+)
 
 __all__ = [
     "AttentionPlan",
@@ -130,8 +138,6 @@ class _TritonMapping(Function):
 
     @staticmethod
     def backward(ctx, dY):
-        from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-        from sk_entmax.entmax._vjp import entmax_vjp
 
         if dY is None:
             return None, None, None, None
@@ -404,3 +410,6 @@ def attention_backward(
         dk.reshape(*plan.batch, S, D),
         dv.reshape(*plan.batch, S, DV),
     )
+
+
+offer_triton(run, wrap)
