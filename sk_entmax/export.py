@@ -34,7 +34,7 @@ from torch.export import Dim, ExportedProgram
 from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
-from sk_entmax.entmax._sums import _tree_sum
+from sk_entmax.entmax.activations import pairwise_row_sum
 from sk_entmax.entmax.constraints import Options, check
 
 __all__ = ["export_module", "to_onnx"]
@@ -122,7 +122,7 @@ def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
     of ``predict_proba`` (:func:`~sk_entmax.entmax.activations.columns_map`): the pairwise
     tree of :func:`~sk_entmax.entmax._sums.row_sum`, the same additions in the same
     order."""
-    return _tree_sum(T, -1)
+    return pairwise_row_sum(T)
 
 
 def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
@@ -162,7 +162,7 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
             active = active * (new_size != size).to(Z.dtype)
         size = new_size
     masked = torch.where(support > 0, Z, 0.0)
-    tau = (_tree_sum(masked, -1) - 1) / size_kept
+    tau = (pairwise_row_sum(masked) - 1) / size_kept
     P = (Z - tau).relu()
     return torch.where(active > 0, _sparsemax_sorted(Z), P)
 
@@ -220,12 +220,12 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     support = (D * D > 0).to(Z.dtype)
     count = support.sum(-1, keepdim=True).clamp(min=1)
     masked = torch.where(support > 0, Z, 0.0)
-    s1 = _tree_sum(masked, -1)
-    s2 = _tree_sum(masked * masked, -1)
+    s1 = pairwise_row_sum(masked)
+    s2 = pairwise_row_sum(masked * masked)
     mean = s1 / count
     tau = mean - ((1 - (s2 - s1 * mean)) / count).clamp(min=0).sqrt()
     P = (Z - tau).relu().square()
-    total = _tree_sum(P, -1)
+    total = pairwise_row_sum(P)
     P = P / torch.where(total > 0, total, 1.0)
     # rows still moving: the full sort of the core's fallback
     return torch.where(active > 0, _entmax15_sorted(Z), P)

@@ -25,9 +25,9 @@ from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _so
 from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._newton import _floor_threshold
 from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow
-from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for
+from sk_entmax.entmax.tracing import compiling
 
 
 def _block_scores(

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import torch
 
 from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.tracing import owner_of
 
 _HALF = (torch.float16, torch.bfloat16)
 

@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Satisfies, check, invalid
+from sk_entmax.entmax.tracing import owner_of
 
 Param = float | torch.Tensor
 

@@ -18,9 +18,9 @@ from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._entmax_solvers import _entmax_p, _entmax_threshold, _normalize
 from sk_entmax.entmax._newton import _floor_threshold
 from sk_entmax.entmax._safe_ops import phi, phi_no_graph, row_stats, safe_div, safe_log, safe_pow
-from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax._vjp import sqrt_support
 from sk_entmax.entmax.algorithms import Case, case_for
+from sk_entmax.entmax.tracing import compiling
 
 
 def _entmax_alpha_grad(

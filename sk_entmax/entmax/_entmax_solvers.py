@@ -30,8 +30,8 @@ from sk_entmax.entmax._safe_ops import row_stats, safe_div
 from sk_entmax.entmax._sorting import _sparsemax_sorted_rows
 from sk_entmax.entmax._sums import row_sum
 from sk_entmax.entmax._traced import _block_start, _staged
-from sk_entmax.entmax._tracing import compiling, exporting
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
+from sk_entmax.entmax.tracing import compiling, exporting
 
 
 def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:

@@ -24,7 +24,7 @@ from sk_entmax.entmax._sorting import (
     _threshold,
 )
 from sk_entmax.entmax._traced import _entmax15_traced, _sparsemax_traced
-from sk_entmax.entmax._tracing import compiling, exporting
+from sk_entmax.entmax.tracing import compiling, exporting
 
 
 def _sparsemax_fast(Z: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from sk_entmax.entmax._tracing import _CALLER, compiling
+from sk_entmax.entmax.tracing import _CALLER, compiling
 
 Output = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
 

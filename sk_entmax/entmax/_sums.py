@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sk_entmax.entmax._tracing import compiling
+from sk_entmax.entmax.tracing import compiling
 
 # row_sum: the head of a row summed by a pairwise tree (as narrow rows are), the rest by
 # torch's sums of fixed blocks of this many entries (as fast as a plain sum, nearly)

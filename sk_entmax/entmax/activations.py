@@ -47,11 +47,12 @@ from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._exact import columns_map as columns_map  # predict_proba's mapping
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._sorting import _entmax15_plain, _sparsemax_plain
-from sk_entmax.entmax._tracing import compiling, owner_of
+from sk_entmax.entmax._sums import _tree_sum
 from sk_entmax.entmax._vjp import entmax_vjp, sqrt_support
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.algorithms import triton_path
 from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
 
@@ -320,3 +321,10 @@ class Entmax15(_ExactModule):
     """
 
     _function = staticmethod(entmax15)
+
+
+def pairwise_row_sum(T: torch.Tensor) -> torch.Tensor:
+    """The sums along the last axis (kept, of size 1) that :func:`columns_map` adds in its
+    Newton passes and closed forms: the pairwise tree of elementwise additions, whose order
+    an exported graph repeats (:func:`sk_entmax.export.to_onnx`)."""
+    return _tree_sum(T, -1)

@@ -15,8 +15,8 @@ from sk_entmax.entmax._axes import apply_param_last, with_support
 from sk_entmax.entmax._checks import Param, _check_n_iter
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._safe_ops import safe_div
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import AnyOf, Real, Satisfies, check
+from sk_entmax.entmax.tracing import owner_of
 
 __all__ = ["BudgetBisect", "budget_bisect"]
 

@@ -14,9 +14,9 @@ from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._entmax_solvers import _normalize
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._safe_ops import row_stats, safe_div, safe_log, safe_pow
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax._vjp import save_alpha, saved_alpha
 from sk_entmax.entmax.constraints import Real, check
+from sk_entmax.entmax.tracing import owner_of
 
 __all__ = ["NormmaxBisect", "normmax_bisect"]
 

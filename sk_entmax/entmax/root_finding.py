@@ -69,13 +69,13 @@ from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _entmax_bisect_plain, _gppr
 from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _softmax_last
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._tracing import compiling, owner_of
 from sk_entmax.entmax._vjp import entmax_vjp, save_alpha, saved_alpha
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.algorithms import Case, case_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
 from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
+from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = [
     owner_of("AdaptiveEntmax"),

@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax
-from sk_entmax.entmax._tracing import called_as, exporting
+from sk_entmax.entmax.tracing import called_as, exporting
 from sk_entmax.nn.attention_heads import (
     alpha_values,
     attend_heads,

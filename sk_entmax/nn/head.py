@@ -11,10 +11,10 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax._fenchel_young import tsallis_entropy, tsallis_terms
 from sk_entmax.entmax.activations import columns_map
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for, kernel_for
 from sk_entmax.entmax.dispatch import implementations
+from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
 
 __all__ = ["EntmaxHead"]
 

@@ -74,8 +74,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax._tracing import called_as
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, check
+from sk_entmax.entmax.tracing import called_as
 from sk_entmax.nn.tabnet_blocks import (
     ARGUMENTS,
     ENTMAX_MODES,

@@ -20,13 +20,13 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import (
     Integer,
     Satisfies,
     check,
     invalid,
 )
+from sk_entmax.entmax.tracing import owner_of
 from sk_entmax.nn._tabnet_arguments import ARGUMENTS, ENTMAX_ALPHA, ENTMAX_MODES
 
 __all__ = [

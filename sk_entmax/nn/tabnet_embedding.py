@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from sk_entmax.entmax._tracing import owner_of
 from sk_entmax.entmax.constraints import Integer, Real, check, invalid
+from sk_entmax.entmax.tracing import owner_of
 
 __all__ = ["ColumnEmbedding"]
 

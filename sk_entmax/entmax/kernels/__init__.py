@@ -39,7 +39,6 @@ from torch.autograd import Function
 from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
 from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-from sk_entmax.entmax._tracing import compiling
 from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import (
     NEWTON_MIN_ALPHA,
@@ -48,6 +47,7 @@ from sk_entmax.entmax.algorithms import (
     newton_applies,
     offer_triton,
 )
+from sk_entmax.entmax.tracing import compiling
 
 __all__ = [
     "AttentionPlan",

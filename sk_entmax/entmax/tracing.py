@@ -1,5 +1,8 @@
 """Whether ``torch.compile`` or ``torch.export`` traces the caller, and the name a parameter
 error names (the public function called, or the module twin calling it).
+
+Public (no underscore) because the networks of :mod:`sk_entmax.nn` ask it too; its names
+are not part of the core's API.
 """
 
 from __future__ import annotations
