@@ -155,7 +155,7 @@ def _prepare(query, key, value, alpha, masks, scale, owner):
     return q, k, v, alpha, prepared, batch
 
 
-def _weights(
+def prepared_weights(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
@@ -172,7 +172,9 @@ def _weights(
 
 def _full_weights(q, k, alpha, prepared, is_causal) -> torch.Tensor:
     """The full ``(..., L, S)`` weights of prepared inputs (see :func:`_prepare`) through the
-    core's differentiable mappings."""
+    core's differentiable mappings. Not in ``__all__``: the shared driver of
+    :func:`entmax_attention_weights` and of :mod:`sk_entmax.nn`'s multi-head module, whose
+    inputs are checked already."""
     Z = _block_scores(q, k.transpose(-2, -1), prepared, is_causal, slice(0, q.shape[-2]))
     if isinstance(alpha, torch.Tensor):
         alpha = alpha.expand(*Z.shape[:-1], 1)
@@ -187,7 +189,7 @@ def _dropped_out(q, k, v, alpha, prepared, is_causal, dropout_p):
     return torch.nn.functional.dropout(P, p=dropout_p) @ v, support
 
 
-def _attention(
+def prepared_attention(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
@@ -328,7 +330,7 @@ def entmax_attention(
             "scaled_dot_product_attention); fold the causal mask into attn_mask"
         )
     masks = () if attn_mask is None else (attn_mask,)
-    return _attention(
+    return prepared_attention(
         query,
         key,
         value,
@@ -389,7 +391,7 @@ def entmax_attention_weights(
         )
     masks = () if attn_mask is None else (attn_mask,)
     value = key.new_empty((*key.shape[:-1], 0))
-    weights = _weights(
+    weights = prepared_weights(
         query, key, value, alpha, masks, is_causal, scale, "entmax_attention_weights"
     )
     return weights.to(query.dtype)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch.nn import functional as F
 
-from sk_entmax.entmax.attention import _attention, _weights
+from sk_entmax.entmax.attention import prepared_attention, prepared_weights
 from sk_entmax.entmax.constraints import invalid
 
 __all__ = [
@@ -249,11 +249,11 @@ def attend_heads(
     q, k, v = qkv
     need_weights, average_attn_weights = weights_wanted
     if not need_weights:
-        out, support = _attention(
+        out, support = prepared_attention(
             q, k, v, alpha, tuple(masks), dropout_p, causal, None, block_size, True
         )
         return out, None, support
-    P = _weights(q, k, v, alpha, tuple(masks), causal, None)
+    P = prepared_weights(q, k, v, alpha, tuple(masks), causal, None)
     support = (P != 0).sum(-1, keepdim=True)
     if dropout_p > 0:
         P = F.dropout(P, p=dropout_p)
