@@ -18,7 +18,7 @@ from torch import nn
 from sk_entmax.entmax._narrow import _narrow
 from sk_entmax.entmax._sums import ieee_sqrt, row_sum
 from sk_entmax.entmax._wide_rows import entmax15_closed_form as _entmax15_closed_form
-from sk_entmax.entmax._wide_rows import entmax15_rows
+from sk_entmax.entmax._wide_rows import entmax15_rows, newton_step
 from sk_entmax.entmax._wide_rows import on_support as _on_support
 
 # Newton passes before the rows that have not settled yet are handed to the sort-based (or
@@ -204,7 +204,6 @@ def _power_newton(
         indicator = torch.empty_like(Zb)  # the support's indicator, or the power's scratch
     D = torch.empty_like(Zb)  # [zb - tau]_+, then p in place when m = 2
     G = D if square else torch.empty_like(Zb)  # g, then p in place
-    tiny = torch.finfo(Zb.dtype).tiny
     inv_m = 1 / m
     active = torch.ones_like(tau)  # float masks, as in _sparsemax_newton
     moved = torch.empty_like(tau)
@@ -230,21 +229,9 @@ def _power_newton(
             total = row_sum(G.mul_(D), dim)
         # S ** (1 / m) as exp2(log2(S) / m): pow costs several times that on CPU
         norm = ieee_sqrt(total) if square else torch.log2(total).mul_(inv_m).exp2_()
-        # a fully masked row has S = 0, and 0 rather than 0 / 0 as its step; elsewhere the
-        # denominator is at least 1 / d ** 2
-        step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
-        size = step.abs()
-        # NaN (a NaN row) compares False: that row is done
-        active.mul_(torch.gt(size, tol, out=moved))
-        if last is not None:
-            # still moving: above 4 tol, or less than half the step before
-            torch.sub(last, size, alpha=2, out=moved)
-            torch.maximum(moved, size - 4 * tol, out=moved)
-            active.mul_(moved.gt_(0))
-        if active.amax().item() == 0:
+        last = newton_step(tau, total, g_sum, norm, active, moved, last, tol)
+        if last is None:
             break
-        tau.addcmul_(step, active)
-        last = size
     if square:
         return _entmax15_closed_form(Zb, G, dim), active == 0
     if normalize:

@@ -85,7 +85,6 @@ def _square_passes(
     final ``tau``.
     """
     tol = torch.finfo(Zb.dtype).eps * 4
-    tiny = torch.finfo(Zb.dtype).tiny
     active = torch.ones_like(tau)
     moved = torch.empty_like(tau)
     last = None
@@ -93,21 +92,44 @@ def _square_passes(
         torch.sub(Zb, tau, out=D).relu_()
         g_sum = D.sum(-1, keepdim=True)
         total = D.square_().sum(-1, keepdim=True)
-        norm = ieee_sqrt(total)
-        # a fully masked row has a zero total and 0 rather than 0 / 0 as its step
-        step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
-        size = step.abs()
-        # NaN (a NaN row) compares False: that row is done
-        active.mul_(torch.gt(size, tol, out=moved))
-        if last is not None:
-            torch.sub(last, size, alpha=2, out=moved)
-            torch.maximum(moved, size - 4 * tol, out=moved)
-            active.mul_(moved.gt_(0))
-        if active.amax().item() == 0:
+        last = newton_step(tau, total, g_sum, ieee_sqrt(total), active, moved, last, tol)
+        if last is None:
             break
-        tau.addcmul_(step, active)
-        last = size
     return active
+
+
+def newton_step(
+    tau: torch.Tensor,
+    total: torch.Tensor,
+    g_sum: torch.Tensor,
+    norm: torch.Tensor,
+    active: torch.Tensor,
+    moved: torch.Tensor,
+    last: torch.Tensor | None,
+    tol: float | torch.Tensor,
+) -> torch.Tensor | None:
+    """One Newton step on ``||[z - tau]_+||_m = 1`` from a pass's sums, in place, and the
+    stopping rule of :func:`_square_passes` and
+    :func:`~sk_entmax.entmax._newton._power_newton`: ``(N - 1) S / (N sum_i g_i)`` with
+    ``S = total``, ``N = norm``; a row stops at its first step below ``tol``, or when a
+    step below ``4 tol`` fails to halve the one before. ``active`` (1 while a row moves)
+    and ``tau`` are updated; returns the step sizes for the next call, or None once every
+    row has stopped (``tau`` then unchanged)."""
+    tiny = torch.finfo(total.dtype).tiny
+    # a fully masked row has a zero total and 0 rather than 0 / 0 as its step
+    step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
+    size = step.abs()
+    # NaN (a NaN row) compares False: that row is done
+    active.mul_(torch.gt(size, tol, out=moved))
+    if last is not None:
+        # still moving: above 4 tol, or less than half the step before
+        torch.sub(last, size, alpha=2, out=moved)
+        torch.maximum(moved, size - 4 * tol, out=moved)
+        active.mul_(moved.gt_(0))
+    if active.amax().item() == 0:
+        return None
+    tau.addcmul_(step, active)
+    return size
 
 
 def _residue_start(Zb: torch.Tensor) -> torch.Tensor:
