@@ -223,14 +223,24 @@ class StoppingRule(EarlyStopping):
     """skorch's ``EarlyStopping``, which also records whether it stopped the training.
 
     skorch ends a fit on a ``KeyboardInterrupt``, raised by this rule or by the user (Ctrl-C);
-    ``stopped_`` tells the two apart.
+    ``stopped_`` tells the two apart. While the module says it is ``settling`` (a faithful
+    TabNet's mask warm-up, during which the loss rises as the masks sharpen by design), no
+    epoch counts towards the patience and none is a best epoch; the first epoch after it
+    starts the count afresh.
     """
 
     def on_train_begin(self, net, **kwargs):
         super().on_train_begin(net, **kwargs)
         self.stopped_ = False
+        self.settling_ = False
 
     def on_epoch_end(self, net, **kwargs):
+        if getattr(net.module_, "settling", False):
+            self.settling_ = True
+            return
+        if self.settling_:  # the objective has settled: count from here
+            super().on_train_begin(net, **kwargs)
+            self.settling_ = False
         try:
             super().on_epoch_end(net, **kwargs)
         except KeyboardInterrupt:

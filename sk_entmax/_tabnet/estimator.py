@@ -77,7 +77,8 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         features in the union of its step masks, and :meth:`never_read` lists the others.
         So that those cover much of the table in every ``entmax_mode``, the masks' scores
         are scaled to give each mode sparsemax's zeros, the first mask sharpens over the
-        first 600 training steps (dense while it learns which features matter), and the
+        first 600 training steps (dense while it learns which features matter; no epoch
+        of them counts towards ``patience``), and the
         regulariser is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`
         and its ``first_mask_warmup``). With False (the paper's design), a feature whose
         mask is 0 at every step can still change the prediction through the first step.

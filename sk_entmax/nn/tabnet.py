@@ -320,6 +320,12 @@ class TabNet(ColumnEmbedding):
         """Issue 46's faithful design (see ``first_mask_warmup``)."""
         return self.faithful_masks and self.first_mask_warmup is not None
 
+    @property
+    def settling(self) -> bool:
+        """True while issue 46's first-mask warm-up still runs (the masks still sharpen, so
+        the training loss is not yet the one the fit minimises; a stopping rule waits)."""
+        return self._sharpened and float(self.first_mask_step) < self.first_mask_warmup
+
     def first_mask_scale(self) -> float:
         """The factor of the first mask's logits in issue 46's design (1 in issue 29's).
 

@@ -113,6 +113,13 @@ class _TabNetTask(nn.Module):
                 module.training = mode
         return self
 
+    @property
+    def settling(self) -> bool:
+        """Whether the network's objective still changes by design (see
+        :attr:`TabNet.settling`); the estimators' stopping rule counts no epoch until it
+        stops."""
+        return self.tabnet.settling
+
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(scores, M_loss)``."""
         return self.tabnet(X)

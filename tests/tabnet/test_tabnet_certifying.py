@@ -189,3 +189,42 @@ def test_the_trained_first_mask_is_sparse_in_every_mode(monkeypatch, mode, entma
     replaced[unread] = -1e6
     replaced = pd.DataFrame(replaced, columns=FRAME.columns)
     np.testing.assert_array_equal(clf.predict_proba(replaced), before)
+
+
+def test_the_stopping_rule_counts_no_epoch_of_the_warmup():
+    """While the module is ``settling`` (the masks still sharpen, so the loss may rise by
+    design) no epoch is a miss; the count starts afresh at the first settled epoch."""
+    from types import SimpleNamespace
+
+    from skorch.history import History
+
+    from sk_entmax._engine.callbacks import StoppingRule
+
+    module = SimpleNamespace(settling=True)
+    net = SimpleNamespace(history=History(), module_=module, verbose=0)
+    rule = StoppingRule(monitor="train_loss", patience=2, threshold=0.0, threshold_mode="abs")
+    rule.on_train_begin(net)
+    stopped_at = None
+    for epoch in range(1, 15):
+        module.settling = epoch <= 5
+        net.history.new_epoch()
+        net.history.record("epoch", epoch)
+        net.history.record("train_loss", 1.0 + 0.1 * epoch)  # never improves
+        try:
+            rule.on_epoch_end(net)
+        except KeyboardInterrupt:
+            stopped_at = epoch
+            break
+    # epoch 6 is the first settled one (the best so far), 7 and 8 are the two misses
+    assert stopped_at == 8 and rule.stopped_ and rule.best_epoch_ == 6
+
+
+def test_a_faithful_fit_runs_through_its_warmup(monkeypatch):
+    """With a patience of one epoch a fit would stop as soon as the sharpening raises the
+    loss; it runs until the warm-up (shortened to 60 steps) is over."""
+    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 60)
+    clf = TabNetEntmaxClassifier(
+        faithful_masks=True, n_d=4, n_a=4, max_epochs=30, patience=1, random_state=0
+    ).fit(FRAME, Y)
+    assert float(clf.net_.module_.tabnet.first_mask_step) > 60
+    assert not clf.net_.module_.settling
