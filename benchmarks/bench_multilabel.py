@@ -12,8 +12,11 @@ is a dependency of sk_entmax)::
 
 ``--sets`` picks data sets by name (``--sets yeast syn-n2-unl``), ``--seeds N`` runs seeds
 0..N-1, ``--threads`` sets the torch and BLAS/OpenMP threads (default 1, so that one core's
-time is measured), ``--tabnet-epochs N`` sets TabNet's ``max_epochs`` (default 30; 0 leaves
-TabNet out) and ``--json PATH`` writes every fit's figures.
+time is measured), ``--models`` fits a part of the models (OvR LR always, as the paired
+differences are against it: ``--models tabnet`` fits TabNet and OvR LR), ``--tabnet-epochs N``
+sets TabNet's ``max_epochs`` (by default it is left at the estimator's default, 100; runs
+before 2026-12-04 used 30; 0 leaves TabNet out) and ``--json PATH`` writes every fit's
+figures.
 
 The data sets (synthetic ones from ``make_multilabel_classification(n_samples, 20,
 n_classes=K, n_labels=n, allow_unlabeled=..., random_state=0)``, the same data for every seed;
@@ -55,7 +58,8 @@ stratified), shared by all the models, which are seeded with s too. Numbers are 
 
 - ``sparsemax``: ``SparsemaxClassifier(random_state=s)``, defaults otherwise;
 - ``entmax15``: ``EntmaxClassifier(alpha=1.5, random_state=s)``;
-- ``tabnet``: ``TabNetEntmaxClassifier(random_state=s, max_epochs=--tabnet-epochs)``;
+- ``tabnet``: ``TabNetEntmaxClassifier(random_state=s)`` at its defaults (``max_epochs`` set
+  only by ``--tabnet-epochs``);
 - ``OvR LR``: ``OneVsRestClassifier(LogisticRegression(max_iter=1000))``;
 - ``chain LR``: ``ClassifierChain(LogisticRegression(max_iter=1000), random_state=s)`` (the
   label order as given, each label's LogisticRegression also sees the labels before it);
@@ -71,7 +75,8 @@ mean ± 2 standard errors of the per-seed differences) of micro-F1, samples-F1 a
 
 Goals (not tuned for), per data set, for each of ours: (1) micro-F1 and (2) samples-F1 at least
 OvR LR's within two paired standard errors (difference + 2 SE >= 0); these two are the goals
-for the linear ones, sparsemax and entmax15, and printed for TabNet as information only;
+for the linear ones, sparsemax and entmax15, and printed for TabNet as information only,
+with issue 47's stricter goal for TabNet's micro-F1 (the mean paired difference at least 0);
 (3) the mean predicted cardinality within 15% of the true one (mean over the seeds of predicted
 mean / true mean on the test rows, within [0.85, 1.15]).
 
@@ -233,7 +238,7 @@ def make_model(name: str, seed: int, args: argparse.Namespace) -> BaseEstimator:
         SPARSEMAX: lambda: SparsemaxClassifier(random_state=seed, n_jobs=args.threads),
         ENTMAX: lambda: EntmaxClassifier(alpha=1.5, random_state=seed, n_jobs=args.threads),
         TABNET: lambda: TabNetEntmaxClassifier(
-            random_state=seed, max_epochs=args.tabnet_epochs, n_jobs=args.threads
+            random_state=seed, n_jobs=args.threads, **_tabnet_epochs(args)
         ),
         OVR: lambda: OneVsRestClassifier(logreg),
         CHAIN: lambda: ClassifierChain(logreg, random_state=seed),
@@ -242,9 +247,19 @@ def make_model(name: str, seed: int, args: argparse.Namespace) -> BaseEstimator:
     return factories[name]()
 
 
+def _tabnet_epochs(args: argparse.Namespace) -> dict[str, int]:
+    """TabNet's ``max_epochs`` when ``--tabnet-epochs`` sets it; nothing (its default) if not."""
+    return {} if args.tabnet_epochs is None else {"max_epochs": args.tabnet_epochs}
+
+
 def model_names(args: argparse.Namespace) -> list[str]:
-    ours = [SPARSEMAX, ENTMAX] + ([TABNET] if args.tabnet_epochs > 0 else [])
-    return [*ours, OVR, CHAIN, HGB]
+    """The models to fit, in the report's order: ``--models`` (OvR LR always among them, as
+    the paired differences are against it), TabNet left out by ``--tabnet-epochs 0``."""
+    names = [SPARSEMAX, ENTMAX, TABNET, OVR, CHAIN, HGB]
+    if args.tabnet_epochs == 0:
+        names.remove(TABNET)
+    chosen = set(args.models or names) | {OVR}
+    return [name for name in names if name in chosen]
 
 
 def score(Y_true: np.ndarray, Y_pred: np.ndarray) -> dict[str, float]:
@@ -363,9 +378,13 @@ def goal_lines(result: dict[str, Any]) -> tuple[list[str], int]:
             ok = diff + se >= 0
             fails += int(not ok and model in LINEAR)
             verdict = "PASS" if ok else "FAIL"
+            strict = ""
+            if model == TABNET and metric == "micro_f1":  # issue 47: the mean at least 0
+                strict = f"; issue 47 (mean >= 0) {'PASS' if diff >= 0 else 'FAIL'}"
             lines.append(
                 f"  goal {metric:<10} {model:<9} {verdict}: {diff:+.3f} ± {se:.3f} vs OvR LR"
                 + info
+                + strict
             )
         ratio = _card_ratio(result, model)
         ok = abs(ratio - 1) <= CARD_TOLERANCE
@@ -384,7 +403,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, default=10, help="run seeds 0..N-1")
     parser.add_argument("--threads", type=int, default=1, help="torch and BLAS/OpenMP threads")
     parser.add_argument(
-        "--tabnet-epochs", type=int, default=30, help="TabNet max_epochs (0 leaves it out)"
+        "--models",
+        nargs="+",
+        choices=[SPARSEMAX, ENTMAX, TABNET, OVR, CHAIN, HGB],
+        help="models to fit (default all; OvR LR is always fitted)",
+    )
+    parser.add_argument(
+        "--tabnet-epochs",
+        type=int,
+        default=None,
+        help="TabNet max_epochs (default: the estimator's; 0 leaves TabNet out)",
     )
     parser.add_argument("--json", metavar="PATH", help="write every fit's figures here")
     args = parser.parse_args(argv)
@@ -399,7 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", category=FutureWarning)
-    print(f"{args.seeds} seeds, threads {args.threads}, TabNet max_epochs {args.tabnet_epochs}")
+    epochs = args.tabnet_epochs
+    if epochs is None:
+        epochs = f"{TabNetEntmaxClassifier().max_epochs} (the default)"
+    print(f"{args.seeds} seeds, threads {args.threads}, TabNet max_epochs {epochs}")
+    print(f"models: {' '.join(model_names(args))}")
     print(f"sets: {' '.join(args.sets)}")
     start, results, fails = time.perf_counter(), [], 0
     with threadpool_limits(args.threads):
