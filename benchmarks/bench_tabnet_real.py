@@ -85,7 +85,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 
 # the script's folder is on sys.path when it runs: the tables, the LogisticRegression
@@ -95,6 +94,7 @@ from _helpers import (
     TABLES,
     Table,
     TabNetClassifier,
+    category_frames,
     fit_reference_tabnet,
     jackknife_se,
     linear_pipeline,
@@ -145,18 +145,8 @@ def _fit_logreg(X, y, X_test, seed: int, args) -> Any:
     return model.fit(X, y).predict(X_test), None
 
 
-def _as_categories(X: pd.DataFrame, text: list[str]) -> pd.DataFrame:
-    X = X.copy()
-    for c in text:
-        X[c] = X[c].astype("category")
-    return X
-
-
 def _fit_hgb(X, y, X_test, seed: int, args) -> Any:
-    text = text_columns(X)
-    X, X_test = _as_categories(X, text), _as_categories(X_test, text)
-    for c in text:  # the test rows' categories as the training rows' (unseen: missing)
-        X_test[c] = X_test[c].cat.set_categories(X[c].cat.categories)
+    X, X_test = category_frames(X, X_test)
     model = HistGradientBoostingClassifier(random_state=seed)
     return model.fit(X, y).predict(X_test), None
 
