@@ -322,8 +322,11 @@ class TabNet(ColumnEmbedding):
 
     @property
     def settling(self) -> bool:
-        """True while issue 46's first-mask warm-up still runs (the masks still sharpen, so
-        the training loss is not yet the one the fit minimises; a stopping rule waits)."""
+        """Whether issue 46's first-mask warm-up still runs.
+
+        The masks still sharpen, so the training loss is not yet the one the fit minimises;
+        the estimators' stopping rule counts no epoch while this is True.
+        """
         return self._sharpened and float(self.first_mask_step) < self.first_mask_warmup
 
     def first_mask_scale(self) -> float:

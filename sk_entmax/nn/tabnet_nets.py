@@ -115,9 +115,11 @@ class _TabNetTask(nn.Module):
 
     @property
     def settling(self) -> bool:
-        """Whether the network's objective still changes by design (see
-        :attr:`TabNet.settling`); the estimators' stopping rule counts no epoch until it
-        stops."""
+        """Whether the network's objective still changes by design.
+
+        See :attr:`TabNet.settling`; the estimators' stopping rule counts no epoch while
+        this is True.
+        """
         return self.tabnet.settling
 
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
