@@ -9,12 +9,9 @@ counting calls and elements, never by a clock.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
-import safetensors
-import safetensors.torch
+from saved_files import read_saved, write_saved
 from sklearn.datasets import make_classification, make_multilabel_classification
 from sklearn.exceptions import NotFittedError
 
@@ -43,18 +40,6 @@ def _wrapper(model, data, **kwargs):
     return SparseConformalClassifier(model, prefit=True, **kwargs).conformalize(X_cal, y_cal)
 
 
-def _header(path):
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        header = json.loads(handle.metadata()["sk_entmax"])
-        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
-    return header, tensors
-
-
-def _rewrite(path, header, tensors):
-    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-    return path
-
-
 def _saved(wrapper, tmp_path):
     path = tmp_path / "conformal.safetensors"
     save(wrapper, path)
@@ -68,23 +53,23 @@ def test_per_class_counts_whose_int64_sum_wraps_are_refused_before_any_arithmeti
     model, data, tmp_path
 ):
     path = _saved(_wrapper(model, data, class_conditional=True), tmp_path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     counts = header["conformal"]["fitted"]["n_conformalize_samples_"]
     n = sum(counts["values"])
     # each count >= 0, and their int64 sum wraps around to exactly the number of scores
     counts["values"] = [2**63 - 1, 2**63 - 1, n + 2]
     assert int(np.array(counts["values"], dtype=np.int64).sum()) == n
     with pytest.raises(ValueError, match=r"cannot load .*n_conformalize_samples_"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
 
 
 def test_a_count_above_the_stored_rows_is_refused(model, data, tmp_path):
     path = _saved(_wrapper(model, data, class_conditional=True), tmp_path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     counts = header["conformal"]["fitted"]["n_conformalize_samples_"]["values"]
     counts[0], counts[1] = counts[0] + counts[1] + 5, -5  # same sum, one negative
     with pytest.raises(ValueError, match=r"cannot load .*n_conformalize_samples_"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
 
 
 # ---------------------------------------------------------------------- point 5
@@ -96,7 +81,7 @@ def test_a_self_consistent_edited_quantile_is_refused(model, data, tmp_path, cla
     rows' classes let load recompute."""
     wrapper = _wrapper(model, data, class_conditional=class_conditional)
     path = _saved(wrapper, tmp_path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     fitted = header["conformal"]["fitted"]
     scores = np.sort(wrapper.conformity_scores_)
     quantiles = wrapper.quantiles_.copy()
@@ -106,16 +91,16 @@ def test_a_self_consistent_edited_quantile_is_refused(model, data, tmp_path, cla
     fitted["temperatures_"]["values"] = temperatures.tolist()
     fitted["temperature_"] = float(temperatures[0])
     with pytest.raises(ValueError, match=r"cannot load .*quantiles_.*\[0, 0\]"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
 
 
 def test_rows_classes_that_contradict_the_counts_are_refused(model, data, tmp_path):
     path = _saved(_wrapper(model, data, class_conditional=True), tmp_path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     codes = header["conformal"]["fitted"]["conformity_classes_"]["values"]
     codes[codes.index(0)] = 1
     with pytest.raises(ValueError, match=r"cannot load .*rows per class"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
 
 
 def test_a_class_conditional_file_without_the_rows_classes_loads_uncalibrated(
@@ -126,7 +111,7 @@ def test_a_class_conditional_file_without_the_rows_classes_loads_uncalibrated(
     the calibration is dropped, with a warning saying why and what to do."""
     wrapper = _wrapper(model, data, class_conditional=True)
     path = _saved(wrapper, tmp_path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     fitted = header["conformal"]["fitted"]
     del fitted["conformity_classes_"]
     quantiles = wrapper.quantiles_.copy()
@@ -136,7 +121,7 @@ def test_a_class_conditional_file_without_the_rows_classes_loads_uncalibrated(
     fitted["temperatures_"]["values"] = temperatures.tolist()
     fitted["temperature_"] = float(temperatures[0])
     with pytest.warns(UserWarning, match="cannot recompute.*not conformalized.*conformalize"):
-        restored = load(_rewrite(path, header, tensors))
+        restored = load(write_saved(path, header, tensors))
     assert not hasattr(restored, "quantiles_")
     with pytest.raises(NotFittedError, match="not conformalized"):
         restored.predict_set(data[2])

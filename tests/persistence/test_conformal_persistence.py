@@ -8,8 +8,7 @@ import json
 
 import numpy as np
 import pytest
-import safetensors
-import safetensors.torch
+from saved_files import read_saved, write_saved
 from sklearn.datasets import load_wine
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -122,9 +121,7 @@ def saved(data, tmp_path_factory):
     clf.fit(X_fit, y_fit).conformalize(X_rest, y_rest)
     path = tmp_path_factory.mktemp("conformal") / "m.safetensors"
     save(clf, path)
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        header = json.loads(handle.metadata()["sk_entmax"])
-        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    header, tensors = read_saved(path)
     return header, tensors
 
 
@@ -132,9 +129,7 @@ def _edited(saved, tmp_path, change):
     header, tensors = saved
     header = json.loads(json.dumps(header))
     change(header["conformal"])
-    path = tmp_path / "edited.safetensors"
-    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-    return path
+    return write_saved(tmp_path / "edited.safetensors", header, tensors)
 
 
 def _values(entry, name):

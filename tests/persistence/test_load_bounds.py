@@ -24,14 +24,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from saved_files import read_saved, write_saved
 
 from sk_entmax import EntmaxClassifier, TabNetEntmaxClassifier
 from sk_entmax.nn.linear import EntmaxLinearNet
 from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 from sk_entmax.persistence import load, save
-
-safetensors = pytest.importorskip("safetensors")
-from safetensors.torch import save_file  # noqa: E402
 
 TOP = 2**31 - 1
 #: what a refused file may make load use above the RSS before the call
@@ -75,9 +73,7 @@ def models(tmp_path_factory):
     for kind, clf in fits.items():
         path = folder / f"{kind}.safetensors"
         save(clf, path)
-        with safetensors.safe_open(str(path), framework="pt") as handle:
-            header = json.loads(handle.metadata()["sk_entmax"])
-            tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+        header, tensors = read_saved(path)
         out[kind] = (path, header, tensors)
     return out
 
@@ -292,8 +288,7 @@ def test_hostile_files_are_refused_in_little_memory_and_time(models, tmp_path):
     paths = {}
     for name, (header, tensors) in _crafted(models).items():
         path = tmp_path / f"{len(paths)}.safetensors"
-        save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-        paths[name] = str(path)
+        paths[name] = str(write_saved(path, header, tensors))
     warm = str(models["tabnet"][0])
     run = subprocess.run(
         [sys.executable, "-c", _CHILD, json.dumps(paths), warm, str(CAP_BYTES), str(SECONDS)],
@@ -336,9 +331,7 @@ def no_network(monkeypatch):
 
 
 def _write(tmp_path, header, tensors, name="edited.safetensors"):
-    path = tmp_path / name
-    save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-    return path
+    return write_saved(tmp_path / name, header, tensors)
 
 
 _FOREIGN = {

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from saved_files import read_saved, write_saved
 from sklearn.datasets import load_iris, make_multilabel_classification
 from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
@@ -291,19 +292,14 @@ def test_load_refuses_files_it_did_not_write(tmp_path):
     clf = EntmaxClassifier(max_epochs=2).fit(X_IRIS, Y_IRIS)
     path = tmp_path / "model.safetensors"
     save(clf, path)
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        header = json.loads(handle.metadata()["sk_entmax"])
-        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    header, tensors = read_saved(path)
     for change, match in [
         ({"format_version": FORMAT_VERSION + 1}, "format version"),
         ({"estimator": "os.system"}, "unknown estimator"),
     ]:
         bad = tmp_path / "bad.safetensors"
-        safetensors.torch.save_file(
-            tensors, str(bad), metadata={"sk_entmax": json.dumps({**header, **change})}
-        )
         with pytest.raises(ValueError, match=match):
-            load(bad)
+            load(write_saved(bad, {**header, **change}, tensors))
 
 
 # --------------------------------------------------------------------------- hostile files
@@ -329,18 +325,13 @@ def saved(tmp_path_factory):
         clf = make().set_params(max_epochs=2).fit(X, y)
         path = folder / f"{name}.safetensors"
         save(clf, path)
-        with safetensors.safe_open(str(path), framework="pt") as handle:
-            header = json.loads(handle.metadata()["sk_entmax"])
-            tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+        header, tensors = read_saved(path)
         out[name] = (clf, X, header, tensors)
     return out
 
 
 def _write_edited(tmp_path, header, tensors, name="edited.safetensors"):
-    path = tmp_path / name
-    text = header if isinstance(header, str) else json.dumps(header)
-    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": text})
-    return path
+    return write_saved(tmp_path / name, header, tensors)
 
 
 def _edit(saved, kind, change=None, tensors=None):
@@ -469,9 +460,7 @@ def test_missing_indicators_round_trip_and_are_checked(tmp_path):
         expected = clf.predict_proba(rows)
     with pytest.warns(UserWarning, match="numeric column 'b'"):
         np.testing.assert_array_equal(restored.predict_proba(rows), expected)
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        header = json.loads(handle.metadata()["sk_entmax"])
-        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    header, tensors = read_saved(path)
     edited = json.loads(json.dumps(header))
     edited["fitted"]["missing_features_"]["values"] = FRAME_GAPS.columns[[0, 1]].tolist()
     with pytest.raises(ValueError, match=r"missing_features_.*missing_idxs"):

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import base64
 import copy
-import json
 import os
 
 import numpy as np
 import pandas as pd
 import pytest
-import safetensors
-import safetensors.torch
+from saved_files import read_saved, write_saved
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer, make_column_selector, make_column_transformer
 from sklearn.datasets import load_wine
@@ -55,18 +53,6 @@ def frame_model():
     return pipe.fit(X, y), X
 
 
-def _header(path):
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        return json.loads(handle.metadata()["sk_entmax"]), {
-            k: handle.get_tensor(k) for k in handle.keys()
-        }
-
-
-def _write(path, header, tensors):
-    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-    return path
-
-
 def test_the_quickstart_pipeline_saves_and_loads(quickstart, tmp_path):
     pipe, X = quickstart
     path = tmp_path / "pipe.safetensors"
@@ -78,7 +64,7 @@ def test_the_quickstart_pipeline_saves_and_loads(quickstart, tmp_path):
     np.testing.assert_array_equal(proba, pipe.predict_proba(X))  # exact zeros included
     assert (proba == 0).any()
     np.testing.assert_array_equal(loaded.predict(X), pipe.predict(X))
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     assert header["format_version"] == 2 and len(header["models"]) == 1
     assert all(key.startswith("models.0.") for key in tensors)
 
@@ -155,13 +141,13 @@ def test_load_refuses_a_forged_pipeline_without_running_it(quickstart, tmp_path,
     pipe, _ = quickstart
     path = tmp_path / "pipe.safetensors"
     save(pipe, path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     forged = make_pipeline(FunctionTransformer(os.system), "sk_entmax.persistence:model:0")
     header["pipeline"] = base64.b64encode(sio.dumps(forged)).decode()
     called = []
     monkeypatch.setattr(os, "system", lambda *a: called.append(a))
     with pytest.raises(ValueError, match=r"cannot load .*types load does not build: .*system"):
-        load(_write(tmp_path / "forged.safetensors", header, tensors))
+        load(write_saved(tmp_path / "forged.safetensors", header, tensors))
     assert not called
 
 
@@ -187,7 +173,7 @@ def test_load_refuses_an_edited_pipeline_file_saying_why(quickstart, tmp_path, c
     pipe, _ = quickstart
     path = tmp_path / "pipe.safetensors"
     save(pipe, path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     change(header, tensors)
     with pytest.raises(ValueError, match=message):
-        load(_write(tmp_path / "edited.safetensors", header, tensors))
+        load(write_saved(tmp_path / "edited.safetensors", header, tensors))

@@ -9,14 +9,11 @@ nested entry is refused.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
-import safetensors
-import safetensors.torch
 import torch
+from saved_files import read_saved, write_saved
 from sklearn.frozen import FrozenEstimator
 
 from sk_entmax import (
@@ -44,18 +41,6 @@ def _table(n: int = 80) -> tuple[pd.DataFrame, np.ndarray]:
 def pretrainer():
     X, _ = _table()
     return TabNetPretrainer(**TINY, max_epochs=2, random_state=0).fit(X)
-
-
-def _header(path):
-    with safetensors.safe_open(str(path), framework="pt") as handle:
-        header = json.loads(handle.metadata()["sk_entmax"])
-        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
-    return header, tensors
-
-
-def _rewrite(path, header, tensors):
-    safetensors.torch.save_file(tensors, str(path), metadata={"sk_entmax": json.dumps(header)})
-    return path
 
 
 def _reconstruction(pre: TabNetPretrainer, X: pd.DataFrame) -> np.ndarray:
@@ -107,7 +92,7 @@ def test_a_classifier_fitted_from_a_frozen_pretrainer_round_trips(pretrainer, tm
     assert isinstance(back.pretrainer, FrozenEstimator)
     np.testing.assert_array_equal(back.pretrainer.transform(X), pretrainer.transform(X))
     # the nested pretrainer's tensors are stored under its prefix, the classifier's not
-    header, tensors = _header(tmp_path / "clf.safetensors")
+    header, tensors = read_saved(tmp_path / "clf.safetensors")
     assert header["params"]["pretrainer"] is None
     assert header["estimators"]["pretrainer"]["frozen"] is True
     nested = [k for k in tensors if k.startswith("estimators.pretrainer.")]
@@ -159,10 +144,10 @@ def test_a_forged_nested_entry_is_refused(pretrainer, tmp_path, edit, match):
     ).fit(X, y)
     path = tmp_path / "clf.safetensors"
     save(clf, path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     edit(header, tensors)
     with pytest.raises(ValueError, match=rf"cannot load .*{match}"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
 
 
 def test_a_nested_estimator_of_the_wrong_class_is_refused(tmp_path):
@@ -173,11 +158,11 @@ def test_a_nested_estimator_of_the_wrong_class_is_refused(tmp_path):
     clf = TabNetEntmaxClassifier(**TINY, max_epochs=1, random_state=0, pretrainer=spec)
     path = tmp_path / "clf.safetensors"
     save(clf.fit(X, y), path)
-    header, tensors = _header(path)
+    header, tensors = read_saved(path)
     params = {**EntmaxClassifier().get_params(), "hidden_layer_sizes": {"__tuple__": []}}
     header["estimators"]["pretrainer"]["model"] = {
         "estimator": "EntmaxClassifier",
         "params": params,
     }
     with pytest.raises(ValueError, match=r"cannot load .*pretrainer"):
-        load(_rewrite(path, header, tensors))
+        load(write_saved(path, header, tensors))
