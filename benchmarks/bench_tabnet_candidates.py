@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from _helpers import TABLES, paired_2se, read_results, write_json
 from sklearn.model_selection import train_test_split
@@ -78,28 +79,21 @@ def cosine_schedule() -> Iterator[None]:
 def piecewise_linear(X_train, X_test, bins: int):
     """``X_train`` and ``X_test`` with each numeric column replaced by its piecewise-linear
     encoding on ``bins`` quantile bins of the training rows (see the module docstring)."""
-    import pandas as pd
-
     train, test = [], []
     for column in X_train.columns:
         values = X_train[column]
-        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        edges = np.array([])
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            edges = np.unique(np.nanquantile(values.to_numpy(float), np.linspace(0, 1, bins + 1)))
+        if len(edges) < 3:  # text, booleans, a constant or two-valued column: kept as it is
             train.append(values)
             test.append(X_test[column])
             continue
-        edges = np.unique(np.nanquantile(values.to_numpy(float), np.linspace(0, 1, bins + 1)))
-        if len(edges) < 3:  # a constant or two-valued column: kept as it is
-            train.append(values)
-            test.append(X_test[column])
-            continue
-        for t in range(len(edges) - 1):
-            width = edges[t + 1] - edges[t]
-            name = f"{column}__ple{t}"
-            for source, out in ((values, train), (X_test[column], test)):
-                x = source.to_numpy(float)
-                out.append(
-                    pd.Series(np.clip((x - edges[t]) / width, 0, 1), index=source.index, name=name)
-                )
+        names = [f"{column}__ple{t}" for t in range(len(edges) - 1)]
+        for source, out in ((values, train), (X_test[column], test)):
+            x = source.to_numpy(float)[:, None]
+            encoded = np.clip((x - edges[:-1]) / np.diff(edges), 0, 1)
+            out.append(pd.DataFrame(encoded, index=source.index, columns=names))
     return pd.concat(train, axis=1), pd.concat(test, axis=1)
 
 
