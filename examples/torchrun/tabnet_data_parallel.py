@@ -12,6 +12,8 @@ saves it. Launch it with (``gloo`` on CPUs; ``nccl`` with ``--backend nccl`` on 
 
 The global batch is the sum of the processes' batches: ``--batch-size`` rows per process.
 Every process must have as many training batches per epoch (shards of equal size do).
+With ``--faithful`` the model has faithful masks: the columns it reads are chosen on the
+losses averaged over the processes, so every process drops the same ones.
 """
 
 import argparse
@@ -31,6 +33,7 @@ parser.add_argument("--epochs", type=int, default=20)
 parser.add_argument("--batch-size", type=int, default=512)
 parser.add_argument("--backend", default="gloo")
 parser.add_argument("--out", default="tabnet_data_parallel.safetensors")
+parser.add_argument("--faithful", action="store_true")
 args = parser.parse_args()
 
 dist.init_process_group(args.backend)
@@ -44,13 +47,20 @@ X_train, y_train = X[args.rows // 5 :], y[args.rows // 5 :]
 shard = np.arange(rank, len(X_train) - len(X_train) % world, world)  # equal shards
 
 model = TabNetEntmaxClassifier(
-    max_epochs=args.epochs, batch_size=args.batch_size, random_state=0, device=device
+    max_epochs=args.epochs,
+    batch_size=args.batch_size,
+    faithful_masks=args.faithful,
+    random_state=0,
+    device=device,
 )
 with data_parallel():
     model.fit(X_train[shard], y_train[shard])
 
 accuracy = model.score(X_test, y_test)
 print(f"rank {rank} of {world}: {model.n_iter_} epochs, test accuracy {accuracy:.4f}")
+if args.faithful:
+    unread = np.flatnonzero(model.never_read(X_test).all(axis=0)).tolist()
+    print(f"rank {rank} of {world}: never read {unread}")
 if rank == 0:
     save(model, args.out)
 dist.destroy_process_group()

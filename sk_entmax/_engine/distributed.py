@@ -121,6 +121,21 @@ class AverageGradients(Callback):
         source = dist.get_global_rank(self.group, 0) if self.group is not None else 0
         for tensor in net.module_.state_dict().values():
             dist.broadcast(tensor, src=source, group=self.group)
+        # a faithful TabNet's column selection decides on losses averaged over the processes
+        for module in net.module_.modules():
+            if hasattr(module, "selection_reduce"):
+                module.selection_reduce = self._mean
+
+    def _mean(self, values: torch.Tensor) -> torch.Tensor:
+        """``values`` averaged over the processes (a new tensor)."""
+        values = values.clone()
+        dist.all_reduce(values, group=self.group)
+        return values / self._world()
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        for module in net.module_.modules():
+            if hasattr(module, "selection_reduce"):
+                module.selection_reduce = None
 
     def on_grad_computed(self, net, named_parameters, X=None, y=None, training=None, **kwargs):
         # a non-finite gradient on any process is one on every process after the average:

@@ -75,13 +75,17 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         input-independent (not computed from every feature, as in the paper), and each step
         reads only its masked features. A row's prediction then depends only on the
         features in the union of its step masks, and :meth:`never_read` lists the others.
-        So that those cover much of the table in every ``entmax_mode``, the masks' scores
-        are scaled to give each mode sparsemax's zeros, the first mask sharpens over the
-        first 600 training steps (dense while it learns which features matter; no epoch
-        of them counts towards ``patience``), and the
-        regulariser is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`
-        and its ``first_mask_warmup``). With False (the paper's design), a feature whose
-        mask is 0 at every step can still change the prediction through the first step.
+        So that those cover much of the table in every ``entmax_mode``, the first 600
+        training steps (no epoch of them counts towards ``patience``) choose the columns the
+        model reads: from the 180th on, each step also measures how much the loss rises
+        when a column is occluded, and columns whose contribution fits in 40% of the
+        training loss, in all, are dropped (:mod:`sk_entmax.nn.tabnet_selection`; this costs
+        about three extra forward passes per warm-up step). Every step's mask is then
+        restricted to the columns kept, so each row's certificate is every dropped column;
+        the masks' scores are scaled to give each mode sparsemax's zeros and the regulariser
+        is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). With
+        False (the paper's design), a feature whose mask is 0 at every step can still change
+        the prediction through the first step.
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.

@@ -145,3 +145,5 @@ class PretrainedStartMixin:
                 f"the pretrained encoder does not fit the network: missing {missing}, "
                 f"unexpected {unexpected}"
             )
+        # the columns a faithful model reads are chosen on its own task's loss
+        module.tabnet.start_selection()

@@ -83,6 +83,10 @@ class TabNetPretrainer(
 
     The mask parameters, :meth:`explain` and ``feature_importances_`` are those of the
     encoder. Training stops as the supervised estimators' does (on the reconstruction loss).
+    With ``faithful_masks=True`` the pretrainer has no targets to choose columns by: its
+    first mask is learned by gradient and sharpened over the warm-up, and a supervised
+    estimator that starts from it keeps every column and chooses which to read afresh, on
+    its own loss, over its own warm-up.
 
     Parameters
     ----------
@@ -272,6 +276,8 @@ class TabNetPretrainer(
             "target_scale": self._reconstruction_scale,
             "mask_seed": self._seed(),
             **self._tabnet_arguments(params, n_features, 1, batch_size),
+            # no targets to measure a column's worth by: the first mask is learned
+            "selection_budget": None,
         }
 
     # ------------------------------------------------------------------ use

@@ -22,6 +22,7 @@ from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.nn.tabnet import FIRST_MASK_WARMUP
+from sk_entmax.nn.tabnet_selection import SELECTION_BUDGET
 
 __all__ = [
     "LAMBDA_SPARSE",
@@ -133,6 +134,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "entmax_alpha": params["entmax_alpha"],
             "faithful_masks": params["faithful_masks"],
             "first_mask_warmup": FIRST_MASK_WARMUP if params["faithful_masks"] else None,
+            "selection_budget": SELECTION_BUDGET if params["faithful_masks"] else None,
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],

@@ -81,6 +81,7 @@ _TABNET_ARGUMENTS = {
     "missing_fill": Argument("reals or None", length=_WIDTH),
     "faithful_masks": BOOL,
     "first_mask_warmup": Argument("real or None"),
+    "selection_budget": Argument("real or None"),
 }
 
 
@@ -126,6 +127,36 @@ class _TabNetTask(nn.Module):
         """``(scores, M_loss)``."""
         return self.tabnet(X)
 
+    def data_loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """The task's per-row loss of the scores, without the regulariser.
+
+        A task with targets defines it (the pretraining network, which has none, defines
+        its own ``loss`` instead).
+
+        Parameters
+        ----------
+        scores : torch.Tensor of shape (n_samples, n_outputs)
+            The network's output.
+        target : torch.Tensor
+            The targets of those rows.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_samples,)
+            The loss of each row.
+        """
+        raise NotImplementedError
+
+    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
+        """Per-row loss: :meth:`data_loss` plus ``lambda_sparse`` times the mask entropy.
+
+        In training, it also gives the network's column selection (if any ran this step)
+        the losses of its probes (:meth:`TabNet.record_selection`).
+        """
+        scores, mask_entropy = output
+        self.tabnet.record_selection(target, self.data_loss)
+        return self.data_loss(scores, target) + self.lambda_sparse * mask_entropy
+
 
 class TabNetClassifierNet(_TabNetTask):
     """TabNet scores with an entmax output and the sparsity regulariser in its loss.
@@ -166,10 +197,22 @@ class TabNetClassifierNet(_TabNetTask):
         """The alpha of the output mapping."""
         return self.head.alpha
 
-    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
-        """Per-row loss: Fenchel-Young loss of the scores plus the weighted mask entropy."""
-        scores, mask_entropy = output
-        return self.head.loss(scores, target) + self.lambda_sparse * mask_entropy
+    def data_loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Per-row Fenchel-Young loss of the scores (of the output mapping).
+
+        Parameters
+        ----------
+        scores : torch.Tensor of shape (n_samples, n_outputs)
+            The network's output.
+        target : torch.Tensor
+            The targets of those rows.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_samples,)
+            The loss of each row.
+        """
+        return self.head.loss(scores, target)
 
     def proba(self, scores: torch.Tensor) -> torch.Tensor:
         """The probabilities of the output mapping."""
@@ -200,9 +243,20 @@ class TabNetRegressorNet(_TabNetTask):
     #: for :mod:`sk_entmax.persistence`, as :attr:`TabNetClassifierNet.state_spec`
     state_spec: ClassVar[StateSpec] = StateSpec(names=_TABNET_NAMES, arguments=_TABNET_ARGUMENTS)
 
-    def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
-        """Per-row loss: the mean squared error over the targets plus the weighted mask
-        entropy."""
-        predictions, mask_entropy = output
-        target = target.to(predictions.dtype).reshape(predictions.shape)
-        return (predictions - target).pow(2).mean(dim=1) + self.lambda_sparse * mask_entropy
+    def data_loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Per-row mean squared error over the targets.
+
+        Parameters
+        ----------
+        scores : torch.Tensor of shape (n_samples, n_outputs)
+            The network's output.
+        target : torch.Tensor
+            The targets of those rows.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_samples,)
+            The loss of each row.
+        """
+        target = target.to(scores.dtype).reshape(scores.shape)
+        return (scores - target).pow(2).mean(dim=1)

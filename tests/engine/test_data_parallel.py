@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
+import sk_entmax._tabnet.shared as shared
 from sk_entmax import (
     NonFiniteLossError,
     SparsemaxClassifier,
@@ -33,6 +34,53 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _torchrun(*args: str) -> str:
+    """Run the example on two processes; its output."""
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(_free_port()),
+        str(EXAMPLE),
+        *args,
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # torchrun and its workers in one group, killed together
+    )
+    try:
+        output, _ = process.communicate(timeout=240)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+def test_faithful_masks_drop_the_same_columns_on_every_process(tmp_path):
+    """The column selection runs through (600 steps: 1,200 rows per process in batches of
+    16, 14 epochs) on the losses averaged over the two processes: both drop the same
+    columns and end with the same model."""
+    output = _torchrun(
+        *("--rows", "3000", "--epochs", "14", "--batch-size", "16", "--faithful"),
+        *("--out", str(tmp_path / "m.safetensors")),
+    )
+    unread = sorted(re.findall(r"rank (\d) of 2: never read (\[.*\])", output))
+    assert [rank for rank, _ in unread] == ["0", "1"], output[-3000:]
+    assert unread[0][1] == unread[1][1] and unread[0][1] != "[]", unread
+    lines = sorted(re.findall(r"rank (\d) of 2: (\d+) epochs, test accuracy ([\d.]+)", output))
+    assert lines[0][1:] == lines[1][1:], lines
 
 
 def test_the_torchrun_example_trains_one_model_on_two_processes(tmp_path):
@@ -84,7 +132,7 @@ def group_of_one():
         dist.destroy_process_group()
 
 
-def test_a_group_of_one_changes_nothing(group_of_one):
+def test_a_group_of_one_changes_nothing(group_of_one, monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 5)).astype(np.float32)
     y = (X[:, 0] > 0).astype(int)
@@ -99,6 +147,15 @@ def test_a_group_of_one_changes_nothing(group_of_one):
     with data_parallel():
         grouped = TabNetEntmaxRegressor(**params).fit(X, target)
     np.testing.assert_array_equal(grouped.predict(X), alone.predict(X))
+    # a faithful fit's column selection decides on the group's mean losses (here its own)
+    faithful = {**params, "faithful_masks": True, "max_epochs": 20}
+    with monkeypatch.context() as m:
+        m.setattr(shared, "FIRST_MASK_WARMUP", 60)
+        alone = TabNetEntmaxClassifier(**faithful).fit(X, y)
+        with data_parallel():
+            grouped = TabNetEntmaxClassifier(**faithful).fit(X, y)
+    assert alone.never_read(X).any() and grouped.net_.module_.tabnet.selection_reduce is None
+    np.testing.assert_array_equal(grouped.predict_proba(X), alone.predict_proba(X))
     # a diverging fit stops on every process at the same step, with one error
     with data_parallel(), pytest.raises(NonFiniteLossError, match="on every one"):
         TabNetEntmaxRegressor(**params, lr=1e30, clip_value=None).fit(X, target * 1e30)

@@ -57,3 +57,20 @@ def test_files_saved_before_issue_31_load_and_predict_the_same(name):
     np.testing.assert_array_equal(proba == 0, expected[name] == 0)
     if name == "conformal":
         np.testing.assert_array_equal(model.predict_set(X), expected[name + "__set"])
+
+
+def test_a_faithful_file_saved_before_the_column_selection_keeps_its_learned_first_mask():
+    """``tests/data/saved_before_selection`` holds a faithful TabNetEntmaxClassifier
+    written by commit 7431eeb, whose first mask was learned by gradient (entmax15 mode, the
+    warm-up shortened to 20 steps, 6 epochs on a 160 x 6 normal frame of seed 0), with its
+    ``predict_proba`` and ``never_read`` then. It stores no ``selection_budget`` and loads
+    as the design it was fitted with."""
+    folder = Path(__file__).parents[1] / "data" / "saved_before_selection"
+    expected = np.load(folder / "expected.npz")
+    model = load(folder / "tabnet_learned_first_mask.safetensors")
+    assert model.net_.module_.tabnet.selection_budget is None
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(160, 6)), columns=list("abcdef"))
+    proba = model.predict_proba(frame)
+    np.testing.assert_allclose(proba, expected["proba"], rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(proba == 0, expected["proba"] == 0)
+    np.testing.assert_array_equal(model.never_read(frame), expected["never_read"])

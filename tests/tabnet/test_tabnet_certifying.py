@@ -163,25 +163,32 @@ def test_the_estimators_build_the_certifying_design():
 
 
 @pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
-def test_the_trained_first_mask_is_sparse_in_every_mode(monkeypatch, mode, entmax_alpha, alpha):
-    """A short fit whose warm-up is over (shortened to 20 steps): the first mask, dense in
-    entmax15 and adaptive mode with issue 29's design, has exact zeros in every mode, and
-    replacing the never-read features moves no probability. (How much of a table the
-    later masks leave unread takes a full fit: bench_tabnet_faithful.py measures it.)"""
-    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 20)
+def test_the_estimators_read_only_the_columns_the_elimination_keeps(
+    monkeypatch, mode, entmax_alpha, alpha
+):
+    """A fit whose warm-up (shortened to 120 steps) is over: in every mode the labels'
+    two columns are kept, noise columns are dropped, every mask of every step is exactly
+    0 on the dropped ones, and replacing what ``never_read`` certifies moves no
+    probability, bit for bit."""
+    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 120)
     clf = TabNetEntmaxClassifier(
         faithful_masks=True,
         entmax_mode=mode,
         entmax_alpha=entmax_alpha,
         n_d=4,
         n_a=4,
-        max_epochs=6,
+        max_epochs=20,
         random_state=0,
     ).fit(FRAME, Y)
-    assert float(clf.net_.module_.tabnet.first_mask_step) >= 20
+    tabnet = clf.net_.module_.tabnet
+    assert float(tabnet.first_mask_step) >= 120 and tabnet.selection_budget == 0.4
+    dropped = (tabnet.first_mask_logits < 0).numpy()
+    assert not dropped[:2].any() and dropped[2:].sum() >= 3
     _, masks = clf.explain(FRAME)
-    assert (masks[0] == 0).mean() >= 0.5
+    for m in masks.values():
+        assert (m[:, dropped] == 0).all()
     unread = clf.never_read(FRAME)
+    assert (unread == dropped).all()
     before = clf.predict_proba(FRAME)
     # a frame .mask rebuilds (laid out otherwise in memory) and a row-major array: bit for bit
     np.testing.assert_array_equal(clf.predict_proba(FRAME.mask(unread, 1e6)), before)

@@ -1,0 +1,213 @@
+"""Which columns a faithful TabNet reads: backward elimination on measured loss.
+
+A faithful TabNet (``faithful_masks=True``) with a ``selection_budget`` reads only the
+columns of its *support*. During the warm-up every column is in it; from
+``SELECTION_START`` of the warm-up on, each training step also runs the network, without
+gradients, on the batch's first ``PROBE_ROWS`` rows with some of the supported columns
+*occluded* (set to their batch-norm mean, 0, as pretraining hides a column), and the rise of
+the task's loss over the unoccluded rows is one sample of that column's contribution.
+:class:`BackwardElimination` keeps those samples and decides:
+
+- when every supported column has ``SAMPLES`` samples, a column whose contribution is
+  below the remaining budget *with confidence* (its mean plus two standard errors) is a
+  candidate; the lowest one is dropped;
+- several candidates are first tested together (occluded at once, ``SAMPLES`` steps): if
+  their joint contribution is also below the budget they go together, else the lower half
+  is tested, down to fewer than four, after which only the lowest goes. A column that is
+  redundant with another (both low alone, the pair not) is so kept;
+- the budget starts as ``selection_budget`` times the loss at the first decision (or, when
+  the model already fits its batches almost perfectly, ``NULL_SHARE`` of that times the
+  loss of reading nothing, measured at the same time), and each drop spends the mean
+  contribution of what it dropped: the columns dropped in all cost at most about that
+  share of the training loss.
+
+After a drop the samples start afresh (the network has changed). A dropped column never
+comes back. Nothing here is random and nothing depends on timing: the same batches give
+the same support.
+
+This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
+probes and owns the support (its ``first_mask_logits``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+__all__ = [
+    "NULL_SHARE",
+    "PROBES_PER_STEP",
+    "PROBE_ROWS",
+    "SAMPLES",
+    "SELECTION_BUDGET",
+    "SELECTION_START",
+    "BackwardElimination",
+    "Probe",
+]
+
+#: the estimators' ``selection_budget``: the share of the training loss the dropped columns
+#: may cost in all
+SELECTION_BUDGET = 0.4
+#: the share of the warm-up that trains on every column before the first probe
+SELECTION_START = 0.3
+#: single columns occluded per training step
+PROBES_PER_STEP = 3
+#: rows of the batch a probe runs on (the first ones)
+PROBE_ROWS = 128
+#: samples per column (or per tested group) before a decision
+SAMPLES = 8
+#: the budget's floor, as a share of ``selection_budget`` times the loss of reading nothing
+NULL_SHARE = 0.1
+#: the smallest group tested together; below it the lowest candidate goes alone
+_SMALLEST_GROUP = 4
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One occlusion to run: the original columns hidden together.
+
+    ``kind`` is ``"single"`` (one column's sample), ``"group"`` (a tested group) or
+    ``"null"`` (every supported column: the loss of reading nothing).
+    """
+
+    kind: str
+    columns: tuple[int, ...]
+
+
+@dataclass
+class _Moments:
+    """Count, sum and sum of squares of a stream of samples."""
+
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, value: float) -> None:
+        self.n += 1
+        self.total += value
+        self.squares += value * value
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n
+
+    @property
+    def upper(self) -> float:
+        """The mean plus two standard errors (needs two samples)."""
+        mean = self.mean
+        variance = max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
+        return mean + 2.0 * math.sqrt(variance / self.n)
+
+
+@dataclass
+class BackwardElimination:
+    """The statistics and decisions of one fit's column elimination (see the module).
+
+    Parameters
+    ----------
+    n_columns : int
+        The original columns of the table.
+    budget_share : float
+        ``selection_budget``: the share of the training loss the dropped columns may cost.
+
+    Attributes
+    ----------
+    alive : list of int
+        The columns still supported, in order.
+    budget : float or None
+        What drops may still cost (loss units); None before the first decision.
+    """
+
+    n_columns: int
+    budget_share: float
+    alive: list[int] = field(init=False)
+    budget: float | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.alive = list(range(self.n_columns))
+        self._next = 0
+        self._group: list[int] | None = None
+        self._means: dict[int, float] = {}
+        self._restart()
+        self._null = _Moments()
+
+    def _restart(self) -> None:
+        self._singles = {c: _Moments() for c in self.alive}
+        self._base = _Moments()
+        self._joint = _Moments()
+
+    def probes(self) -> list[Probe]:
+        """The occlusions to run on this step's batch (none once one column is left)."""
+        if len(self.alive) < 2:
+            return []
+        if self._group is not None:
+            return [Probe("group", tuple(self._group))]
+        k = min(PROBES_PER_STEP, len(self.alive))
+        picks = [self.alive[(self._next + i) % len(self.alive)] for i in range(k)]
+        self._next += k
+        probes = [Probe("single", (c,)) for c in picks]
+        if self.budget is None:
+            probes.append(Probe("null", tuple(self.alive)))
+        return probes
+
+    def record(self, base: float, losses: list[tuple[Probe, float]]) -> list[int]:
+        """Take one step's losses; return the columns to drop now (often none).
+
+        Parameters
+        ----------
+        base : float
+            The mean loss of the probe rows with nothing occluded.
+        losses : list of (Probe, float)
+            Each probe of :meth:`probes` and the mean loss with its columns occluded.
+        """
+        self._base.add(base)
+        for probe, loss in losses:
+            if probe.kind == "null":
+                self._null.add(loss)
+            elif probe.kind == "group":
+                self._joint.add(loss - base)
+            else:
+                self._singles[probe.columns[0]].add(loss - base)
+        if self._group is not None:
+            return self._decide_group()
+        return self._decide_singles()
+
+    def _start_budget(self) -> None:
+        reference = max(self._base.mean, NULL_SHARE * self._null.mean)
+        self.budget = self.budget_share * reference
+
+    def _decide_singles(self) -> list[int]:
+        if any(self._singles[c].n < SAMPLES for c in self.alive):
+            return []
+        if self.budget is None:
+            self._start_budget()
+        upper = {c: self._singles[c].upper for c in self.alive}
+        candidates = sorted((c for c in self.alive if upper[c] < self.budget), key=upper.get)
+        candidates = candidates[: len(self.alive) - 1]  # one column stays
+        if not candidates:
+            return []
+        self._means = {c: self._singles[c].mean for c in candidates}
+        if len(candidates) >= 2:
+            self._group = candidates
+            self._joint = _Moments()
+            return []
+        return self._drop(candidates, self._means[candidates[0]])
+
+    def _decide_group(self) -> list[int]:
+        if self._joint.n < SAMPLES:
+            return []
+        group = self._group
+        if self._joint.upper < self.budget:
+            return self._drop(group, self._joint.mean)
+        if len(group) >= _SMALLEST_GROUP:
+            self._group = group[: len(group) // 2]
+            self._joint = _Moments()
+            return []
+        return self._drop(group[:1], self._means[group[0]])
+
+    def _drop(self, columns: list[int], cost: float) -> list[int]:
+        self.budget -= max(cost, 0.0)
+        self.alive = [c for c in self.alive if c not in columns]
+        self._group = None
+        self._restart()
+        return list(columns)

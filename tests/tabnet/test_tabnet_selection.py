@@ -1,0 +1,287 @@
+"""The column elimination of faithful TabNets (``selection_budget``).
+
+:class:`BackwardElimination` is fed loss streams whose right answer is known by
+construction (a column worth nothing, a redundant pair, a budget that runs out, a model
+that fits its batches perfectly); :class:`TabNet` is checked for what it promises around
+it: the probes leave no trace on the model, a dropped column is exactly 0 in every step's
+mask, the argument is checked and old networks are what they were.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sk_entmax.nn import tabnet_selection as sel
+from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_selection import BackwardElimination
+
+
+def _run(elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400) -> list:
+    """Feed ``steps`` steps; ``worth(columns)`` is the loss rise of hiding those columns
+    from the full model (the columns already dropped are hidden too, so a column's worth
+    can grow when its stand-in goes). Returns the drops in order."""
+    drops = []
+    everything = set(range(elimination.n_columns))
+    for _ in range(steps):
+        probes = elimination.probes()
+        if not probes:
+            break
+        gone = everything - set(elimination.alive)
+        now = base + worth(gone)
+        losses = []
+        for probe in probes:
+            hidden = set(probe.columns) | gone
+            losses.append((probe, null if probe.kind == "null" else base + worth(hidden)))
+        dropped = elimination.record(now, losses)
+        if dropped:
+            drops.append(sorted(dropped))
+    return drops
+
+
+def test_a_column_worth_nothing_goes_and_the_others_stay():
+    e = BackwardElimination(3, 0.4)
+    drops = _run(e, lambda cols: 0.5 * len(cols & {0, 2}))
+    assert drops == [[1]] and e.alive == [0, 2]
+    # the budget was 0.4 of the loss (1.0), and the drop cost nothing
+    assert e.budget == pytest.approx(0.4)
+
+
+def test_columns_that_matter_only_together_are_not_dropped_together():
+    """0 and 1 carry the same signal (each alone worth nothing, the pair 1.0), 2 and 3 are
+    noise, 4 matters: the noise goes as a group, then one of the pair, and the other then
+    matters on its own and stays."""
+
+    def worth(cols):
+        pair = 1.0 if {0, 1} <= cols else 0.0
+        return pair + (1.0 if 4 in cols else 0.0) - 0.01 * len(cols & {2, 3})
+
+    e = BackwardElimination(5, 0.4)
+    drops = _run(e, worth)
+    assert drops[0] == [2, 3]
+    assert len(drops) == 2 and drops[1] in ([0], [1])
+    assert sorted(e.alive) in ([0, 4], [1, 4])
+
+
+def test_the_budget_is_spent_by_what_is_dropped():
+    """Four columns worth 0.15 each against a budget of 0.4: two go (0.3), the third would
+    overspend it."""
+    e = BackwardElimination(4, 0.4)
+    drops = _run(e, lambda cols: 0.15 * len(cols))
+    assert len(drops) == 2 and all(len(d) == 1 for d in drops)
+    assert len(e.alive) == 2 and e.budget == pytest.approx(0.1)
+
+
+def test_a_model_that_fits_its_batches_gets_a_budget_from_the_loss_of_reading_nothing():
+    """Loss 0.001 with every column, 1.0 with none: the budget is 0.4 x 0.1 x 1.0, so a
+    column worth 0.02 goes, where 0.4 x the loss (0.0004) would keep it."""
+    e = BackwardElimination(3, 0.4)
+    drops = _run(
+        e, lambda cols: 0.02 * len(cols & {1}) + 0.5 * len(cols & {0, 2}), base=0.001, null=1.0
+    )
+    assert drops == [[1]]
+    assert e.budget == pytest.approx(0.4 * sel.NULL_SHARE * 1.0 - 0.02)
+
+
+def test_one_column_always_stays():
+    e = BackwardElimination(3, 1.0)
+    _run(e, lambda cols: 0.0)
+    assert len(e.alive) == 1 and e.probes() == []
+
+
+def test_noisy_samples_keep_a_column_whose_upper_bound_is_over_the_budget():
+    """Column 1's samples average 0.2 (< 0.4) but scatter widely: mean + 2 SE is over the
+    budget, so it stays; column 2, worth the same without scatter, goes."""
+    e = BackwardElimination(3, 0.4)
+    count = {1: 0}
+
+    def worth(cols):
+        rise = 1.0 if 0 in cols else 0.0
+        if 1 in cols:
+            count[1] += 1
+            rise += 0.2 + (1.5 if count[1] % 2 else -1.5)
+        if 2 in cols:
+            rise += 0.2
+        return rise
+
+    drops = _run(e, worth, steps=60)
+    assert drops == [[2]] and e.alive == [0, 1]
+
+
+# ------------------------------------------------------------------------------ TabNet
+
+
+def _net(budget=0.4, warmup=10, d=5):
+    torch.manual_seed(0)
+    return TabNet(
+        d,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=warmup,
+        selection_budget=budget,
+    )
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, 1.5, -0.1, "0.4", True, float("nan")])
+def test_selection_budget_is_checked(bad):
+    with pytest.raises(ValueError, match="selection_budget"):
+        _net(budget=bad)
+
+
+def test_a_network_without_a_budget_is_the_learned_first_mask_design():
+    """Files saved before the elimination store no selection_budget: they build the
+    design whose first mask is learned by gradient."""
+    net = _net(budget=None)
+    assert net.selection_budget is None and not net._selecting
+    X = torch.randn(16, 5)
+    net.train()
+    scores, M_loss = net(X)
+    (scores.sum() + M_loss.sum()).backward()
+    assert net.first_mask_logits.grad is not None  # learned
+    assert net._probe is None and net.selection is None
+
+
+def test_the_probes_leave_no_trace_on_the_model():
+    """A training step inside the elimination's window runs the probes first; the step's
+    outputs, gradients and batch-norm statistics are those of the same step without
+    them, bit for bit."""
+    X = torch.randn(40, 5)
+
+    def step(probing: bool):
+        net = _net(warmup=10)
+        net.first_mask_step.fill_(5)  # inside [0.3, 1) x 10
+        if not probing:
+            net._run_probes = lambda X: None
+        net.train()
+        scores, M_loss = net(X)
+        (scores.sum() + M_loss.sum()).backward()
+        grads = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+        return net, scores.detach(), grads
+
+    probed, scores, grads = step(True)
+    plain, scores0, grads0 = step(False)
+    assert probed._probe is not None and plain._probe is None
+    torch.testing.assert_close(scores, scores0, rtol=0, atol=0)
+    assert len(grads) == len(grads0)
+    for g, g0 in zip(grads, grads0, strict=True):
+        torch.testing.assert_close(g, g0, rtol=0, atol=0)
+    for b, b0 in zip(probed.buffers(), plain.buffers(), strict=True):
+        torch.testing.assert_close(b, b0, rtol=0, atol=0)
+
+
+def test_a_dropped_column_is_exactly_zero_in_every_mask_and_certified():
+    net = _net(d=5)
+    with torch.no_grad():
+        net.first_mask_logits[3] = -1e6  # as record_selection drops a column
+    net.first_mask_step.fill_(10)
+    net.eval()
+    X = torch.randn(30, 5)
+    with torch.no_grad():
+        _, masks = net.explain(X)
+        for m in masks.values():
+            assert (m[:, 3] == 0).all()
+        # the first mask is uniform over the columns kept
+        torch.testing.assert_close(masks[0], torch.full((30, 5), 0.25) * (torch.arange(5) != 3))
+        assert net.never_read(X)[:, 3].all()
+        moved = X.clone()
+        moved[:, 3] = 1e6
+        torch.testing.assert_close(net(moved)[0], net(X)[0], rtol=0, atol=0)
+
+
+def test_record_selection_drops_every_column_of_a_feature():
+    """An embedded column (two post-embedding features) is dropped whole."""
+    torch.manual_seed(0)
+    net = TabNet(
+        3,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=10,
+        selection_budget=0.4,
+        cat_idxs=[1],
+        cat_dims=[4],
+        cat_emb_dims=2,
+    )
+    net.selection = BackwardElimination(3, 0.4)
+    net.selection.record = lambda base, losses: [1]
+    net._probe = (torch.zeros(4, 2), [])
+    net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1))
+    assert (net.first_mask_logits < 0).tolist() == [False, True, True, False]
+    assert net._probe is None
+
+
+def test_start_selection_starts_afresh():
+    net = _net()
+    with torch.no_grad():
+        net.first_mask_logits.copy_(torch.tensor([0.3, -1e6, 2.0, 0.0, -1.0]))
+    net.first_mask_step.fill_(50)
+    net.selection = BackwardElimination(5, 0.4)
+    net.start_selection()
+    assert (net.first_mask_logits == 0).all() and float(net.first_mask_step) == 0
+    assert net.selection is None
+
+
+def test_a_faithful_model_from_a_pretrainer_chooses_its_columns_afresh():
+    """The pretrainer (no targets) learns its first mask by gradient; the classifier that
+    starts from it keeps every column again and counts its warm-up from its own first
+    step, so that its own loss chooses the columns."""
+    import numpy as np
+    import pandas as pd
+
+    from sk_entmax import TabNetEntmaxClassifier, TabNetPretrainer
+
+    frame = pd.DataFrame(np.random.default_rng(0).normal(size=(160, 4)), columns=list("abcd"))
+    y = (frame["a"] > 0).to_numpy().astype(int)
+    tiny = {"n_d": 4, "n_a": 4, "n_steps": 2, "faithful_masks": True, "random_state": 0}
+    pre = TabNetPretrainer(max_epochs=3, **tiny).fit(frame)
+    encoder = pre.net_.module_.tabnet
+    assert encoder.selection_budget is None and (encoder.first_mask_logits != 0).any()
+    clf = TabNetEntmaxClassifier(pretrainer=pre, max_epochs=2, **tiny).fit(frame, y)
+    tabnet = clf.net_.module_.tabnet
+    steps = sum(1 for b in clf.net_.history[:, "batches"] for r in b if "train_loss" in r)
+    assert tabnet.selection_budget == 0.4 and float(tabnet.first_mask_step) == steps
+    assert (tabnet.first_mask_logits == 0).all()
+
+
+def test_a_saved_selection_loads_as_it_was(monkeypatch, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    import sk_entmax._tabnet.shared as shared
+    from sk_entmax import TabNetEntmaxClassifier
+    from sk_entmax.persistence import load, save
+
+    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 60)
+    frame = pd.DataFrame(np.random.default_rng(1).normal(size=(160, 5)), columns=list("abcde"))
+    y = (frame["b"] > 0).to_numpy().astype(int)
+    clf = TabNetEntmaxClassifier(
+        faithful_masks=True, n_d=4, n_a=4, n_steps=2, max_epochs=10, random_state=0
+    ).fit(frame, y)
+    unread = clf.never_read(frame)
+    assert unread.any()
+    save(clf, tmp_path / "m.safetensors")
+    back = load(tmp_path / "m.safetensors")
+    tabnet = back.net_.module_.tabnet
+    assert tabnet.selection_budget == 0.4 and tabnet._selecting
+    torch.testing.assert_close(
+        tabnet.first_mask_logits, clf.net_.module_.tabnet.first_mask_logits, rtol=0, atol=0
+    )
+    np.testing.assert_array_equal(back.predict_proba(frame), clf.predict_proba(frame))
+    np.testing.assert_array_equal(back.never_read(frame), unread)
+
+
+def test_record_selection_decides_on_the_reduced_losses():
+    """A data-parallel fit sets ``selection_reduce`` (the mean over the processes): the
+    elimination sees its output, not this process's losses."""
+    net = _net(d=3)
+    net.selection = BackwardElimination(3, 0.4)
+    seen = []
+    net.selection.record = lambda base, losses: seen.append((base, [v for _, v in losses])) or []
+    net.selection_reduce = lambda values: values * 0 + torch.arange(len(values))
+    probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,))]
+    net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes])
+    net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1) + 5.0)
+    assert seen == [(0.0, [1.0, 2.0])]
