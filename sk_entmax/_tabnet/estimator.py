@@ -79,7 +79,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         training steps (no epoch of them counts towards ``patience``) choose the columns the
         model reads: from the 180th on, each step also measures how much the loss rises
         when a column is occluded, and columns whose contribution fits in 40% of the
-        training loss, in all, are dropped (:mod:`sk_entmax.nn.tabnet_selection`; this costs
+        training loss, in all, are dropped (``sk_entmax.nn.tabnet_selection``; this costs
         about three extra forward passes per warm-up step). Every step's mask is then
         restricted to the columns kept, so each row's certificate is every dropped column;
         the masks' scores are scaled to give each mode sparsemax's zeros and the regulariser

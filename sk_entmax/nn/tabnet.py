@@ -64,7 +64,7 @@ What a zero proves depends on where the first mask comes from:
     loss instead: during the warm-up, the training steps also measure how much the task's
     loss rises when a column is occluded, and drop, one at a time or as a group tested
     together, the columns whose contribution fits in a share of the loss
-    (:mod:`sk_entmax.nn.tabnet_selection`). The first mask is uniform over the columns
+    (``sk_entmax.nn.tabnet_selection``). The first mask is uniform over the columns
     kept and every later step's mask is restricted to them, so every row's certificate is
     every dropped column (a column dropped is one the whole model never reads).
 
@@ -213,7 +213,7 @@ class TabNet(ColumnEmbedding):
         (the first mask learned by gradient, then sharpened), which files saved before it
         hold. A share of the training loss, in (0, 1] (the estimators use
         ``SELECTION_BUDGET``, 0.4), chooses instead which columns the network reads by
-        backward elimination during the warm-up (:mod:`sk_entmax.nn.tabnet_selection`):
+        backward elimination during the warm-up (``sk_entmax.nn.tabnet_selection``):
         from ``SELECTION_START`` of the warm-up on, the training step also measures how
         much the loss rises when a column is occluded, and drops columns whose measured
         contribution fits in what remains of that share of the loss. The first mask is
@@ -489,7 +489,7 @@ class TabNet(ColumnEmbedding):
         return self._group
 
     def _run_probes(self, X: torch.Tensor):
-        """The outputs of this training step's occlusions (:mod:`tabnet_selection`), run
+        """The outputs of this training step's occlusions (``sk_entmax.nn.tabnet_selection``), run
         before the step's own forward pass; None outside the elimination's window.
 
         Run in training mode, as the step is (its batch statistics); the running statistics
