@@ -5,7 +5,7 @@ columns of its *support*. During the warm-up every column is in it; from
 ``SELECTION_START`` of the warm-up on, each training step also runs the network, without
 gradients, on the batch's first ``PROBE_ROWS`` rows with some of the supported columns
 *occluded* (set to their batch-norm mean, 0, as pretraining hides a column), and the rise of
-the task's loss over the unoccluded rows is one sample of that column's contribution.
+the task's loss over the same rows unoccluded is one sample of that column's contribution.
 :class:`BackwardElimination` keeps those samples and decides:
 
 - when every supported column has ``SAMPLES`` samples, a column whose contribution is
@@ -15,11 +15,11 @@ the task's loss over the unoccluded rows is one sample of that column's contribu
   their joint contribution is also below the budget they go together, else the lower half
   is tested, down to fewer than four, after which only the lowest goes. A column that is
   redundant with another (both low alone, the pair not) is so kept;
-- the budget starts as ``selection_budget`` times the loss at the first decision (or, when
-  the model already fits its batches almost perfectly, ``NULL_SHARE`` of that times the
-  loss of reading nothing, measured at the same time), and each drop spends the mean
-  contribution of what it dropped: the columns dropped in all cost at most about that
-  share of the training loss.
+- the budget starts, at the first decision, as ``selection_budget`` times the larger of
+  the mean loss so far and ``NULL_SHARE`` times the mean loss of reading nothing (the
+  floor matters when the model already fits its batches almost perfectly), and each drop
+  spends the mean contribution of what it dropped: the columns dropped in all cost about
+  that share of the training loss at most.
 
 After a drop the samples start afresh (the network has changed). A dropped column never
 comes back. Nothing here is random and nothing depends on timing: the same batches give
