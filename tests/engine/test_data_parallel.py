@@ -85,33 +85,9 @@ def test_faithful_masks_drop_the_same_columns_on_every_process(tmp_path):
 
 def test_the_torchrun_example_trains_one_model_on_two_processes(tmp_path):
     out = tmp_path / "model.safetensors"
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        "2",
-        "--master_addr",
-        "127.0.0.1",
-        "--master_port",
-        str(_free_port()),
-        str(EXAMPLE),
-        *("--rows", "1500", "--epochs", "3", "--batch-size", "128", "--out", str(out)),
-    ]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # torchrun and its workers in one group, killed together
+    output = _torchrun(
+        *("--rows", "1500", "--epochs", "3", "--batch-size", "128", "--out", str(out))
     )
-    try:
-        output, _ = process.communicate(timeout=240)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert process.returncode == 0, output[-3000:]
     lines = sorted(re.findall(r"rank (\d) of 2: (\d+) epochs, test accuracy ([\d.]+)", output))
     assert [rank for rank, *_ in lines] == ["0", "1"], output[-3000:]
     # one model: the same epochs and the same accuracy on every process
