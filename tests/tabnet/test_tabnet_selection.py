@@ -213,6 +213,72 @@ def test_record_selection_drops_every_column_of_a_feature():
     assert net._probe is None
 
 
+def _net_with_gaps(budget=0.4):
+    """Columns 0-3; column 1 has a missing indicator (post-embedding features 1 and 2)."""
+    torch.manual_seed(0)
+    return TabNet(
+        4,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=10,
+        selection_budget=budget,
+        missing_idxs=[1],
+    )
+
+
+def _rows_with_gaps(n=40):
+    X = torch.randn(n, 4)
+    X[::7, 1] = float("nan")
+    return X
+
+
+def test_no_mask_attends_to_a_missing_indicator_on_its_own():
+    """The indicator is read with its value's weight: 0 in every step's mask, yet a gap
+    moves the scores while the column is kept; the masks still sum to 1 per row."""
+    net = _net_with_gaps()
+    net.first_mask_step.fill_(10)
+    net.train()
+    X = _rows_with_gaps()
+    net(X)  # batch statistics
+    net.eval()
+    with torch.no_grad():
+        steps = list(net._steps(X))
+        assert all((M[:, 2] == 0).all() for M, _ in steps)
+        assert (steps[0][0][:, 1] > 0).all()  # the value is read
+        for M, _ in steps:
+            torch.testing.assert_close(M.sum(-1), torch.ones(len(X)))
+        # the gap itself is read: a NaN filled with the same value moves the row
+        filled = X.clone()
+        gaps = torch.isnan(filled[:, 1])
+        filled[gaps, 1] = net._fill[1]
+        assert not torch.equal(net(filled)[0][gaps], net(X)[0][gaps])
+        torch.testing.assert_close(net(filled)[0][~gaps], net(X)[0][~gaps], rtol=0, atol=0)
+
+
+def test_a_dropped_column_with_gaps_is_certified_with_its_indicator():
+    net = _net_with_gaps()
+    with torch.no_grad():
+        net.first_mask_logits[1:3] = -1e6  # as record_selection drops column 1
+    net.first_mask_step.fill_(10)
+    net.eval()
+    X = _rows_with_gaps()
+    with torch.no_grad():
+        assert net.never_read(X)[:, 1].all() and not net.never_read(X)[:, [0, 2, 3]].any()
+        moved = X.clone()
+        moved[:, 1] = float("nan")  # every row a gap: the indicator flips where it was 0
+        torch.testing.assert_close(net(moved)[0], net(X)[0], rtol=0, atol=0)
+
+
+def test_only_the_selecting_design_ties_indicators():
+    """Networks without a selection_budget (files saved before it) attend to indicators as
+    they did."""
+    assert _net_with_gaps()._tied_indicators() is not None
+    assert _net_with_gaps(budget=None)._tied_indicators() is None
+    assert _net()._tied_indicators() is None  # no column with gaps
+
+
 def test_start_selection_starts_afresh():
     net = _net()
     with torch.no_grad():
