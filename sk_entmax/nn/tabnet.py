@@ -473,7 +473,16 @@ class TabNet(ColumnEmbedding):
         """
         if not self._selecting or not self.missing_idxs:
             return None
-        value = torch.searchsorted(self._group, self._missing_idxs)  # the value comes first
+        # positions from the layout's widths (constants, so the network exports as it is)
+        widths = [1] * self.n_features
+        for idx, dim in zip(self.cat_idxs, self.cat_emb_dims, strict=True):
+            widths[idx] = dim
+        starts = [0]
+        for width in widths[:-1]:
+            starts.append(starts[-1] + width)
+        value = [starts[idx] for idx in self.missing_idxs]  # the value comes first
+        device = self.first_mask_logits.device
+        value = torch.tensor(value, dtype=torch.long, device=device)
         return value, value + 1
 
     @staticmethod
