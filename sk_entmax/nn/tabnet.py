@@ -213,7 +213,7 @@ class TabNet(ColumnEmbedding):
         With ``faithful_masks`` and a ``first_mask_warmup``: None is the design above
         (the first mask learned by gradient, then sharpened), which files saved before it
         hold. A share of the training loss, in (0, 1] (the estimators use
-        ``SELECTION_BUDGET``, 0.4), chooses instead which columns the network reads by
+        ``SELECTION_BUDGET``, 0.3), chooses instead which columns the network reads by
         backward elimination during the warm-up (``sk_entmax.nn.tabnet_selection``):
         from ``SELECTION_START`` of the warm-up on, the training step also measures how
         much the loss rises when a column is occluded, and drops columns whose measured

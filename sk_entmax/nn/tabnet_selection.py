@@ -47,7 +47,7 @@ __all__ = [
 
 #: the estimators' ``selection_budget``: the share of the training loss the dropped columns
 #: may cost in all
-SELECTION_BUDGET = 0.4
+SELECTION_BUDGET = 0.3
 #: the share of the warm-up that trains on every column before the first probe
 SELECTION_START = 0.3
 #: single columns occluded per training step
@@ -57,7 +57,7 @@ PROBE_ROWS = 128
 #: samples per column (or per tested group) before a decision
 SAMPLES = 8
 #: the budget's floor, as a share of ``selection_budget`` times the loss of reading nothing
-NULL_SHARE = 0.1
+NULL_SHARE = 0.15
 #: the smallest group tested together; below it the lowest candidate goes alone
 _SMALLEST_GROUP = 4
 

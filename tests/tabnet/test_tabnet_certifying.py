@@ -18,6 +18,7 @@ import torch
 import sk_entmax._tabnet.shared as shared
 from sk_entmax import TabNetEntmaxClassifier, TabNetEntmaxRegressor
 from sk_entmax.nn.tabnet import FIRST_MASK_SHARPNESS, FIRST_MASK_WARMUP, TabNet
+from sk_entmax.nn.tabnet_selection import SELECTION_BUDGET
 
 # (entmax_mode, entmax_alpha, the first mapping's alpha)
 MODES = [
@@ -181,7 +182,7 @@ def test_the_estimators_read_only_the_columns_the_elimination_keeps(
         random_state=0,
     ).fit(FRAME, Y)
     tabnet = clf.net_.module_.tabnet
-    assert float(tabnet.first_mask_step) >= 120 and tabnet.selection_budget == 0.4
+    assert float(tabnet.first_mask_step) >= 120 and tabnet.selection_budget == SELECTION_BUDGET
     dropped = (tabnet.first_mask_logits < 0).numpy()
     assert not dropped[:2].any() and dropped[2:].sum() >= 3
     _, masks = clf.explain(FRAME)

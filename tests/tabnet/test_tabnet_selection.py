@@ -73,8 +73,8 @@ def test_the_budget_is_spent_by_what_is_dropped():
 
 
 def test_a_model_that_fits_its_batches_gets_a_budget_from_the_loss_of_reading_nothing():
-    """Loss 0.001 with every column, 1.0 with none: the budget is 0.4 x 0.1 x 1.0, so a
-    column worth 0.02 goes, where 0.4 x the loss (0.0004) would keep it."""
+    """Loss 0.001 with every column, 1.0 with none: the budget is 0.4 x NULL_SHARE x 1.0,
+    so a column worth 0.02 goes, where 0.4 x the loss (0.0004) would keep it."""
     e = BackwardElimination(3, 0.4)
     drops = _run(
         e, lambda cols: 0.02 * len(cols & {1}) + 0.5 * len(cols & {0, 2}), base=0.001, null=1.0
@@ -308,7 +308,8 @@ def test_a_faithful_model_from_a_pretrainer_chooses_its_columns_afresh():
     clf = TabNetEntmaxClassifier(pretrainer=pre, max_epochs=2, **tiny).fit(frame, y)
     tabnet = clf.net_.module_.tabnet
     steps = sum(1 for b in clf.net_.history[:, "batches"] for r in b if "train_loss" in r)
-    assert tabnet.selection_budget == 0.4 and float(tabnet.first_mask_step) == steps
+    assert tabnet.selection_budget == sel.SELECTION_BUDGET
+    assert float(tabnet.first_mask_step) == steps
     assert (tabnet.first_mask_logits == 0).all()
 
 
@@ -331,7 +332,7 @@ def test_a_saved_selection_loads_as_it_was(monkeypatch, tmp_path):
     save(clf, tmp_path / "m.safetensors")
     back = load(tmp_path / "m.safetensors")
     tabnet = back.net_.module_.tabnet
-    assert tabnet.selection_budget == 0.4 and tabnet._selecting
+    assert tabnet.selection_budget == sel.SELECTION_BUDGET and tabnet._selecting
     torch.testing.assert_close(
         tabnet.first_mask_logits, clf.net_.module_.tabnet.first_mask_logits, rtol=0, atol=0
     )
