@@ -70,7 +70,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     entmax_alpha : float, default=1.5
         In [1, 2]: the alpha of "constant" mode (1 is softmax), the starting alpha of
         "adaptive" mode (clipped into [1.01, 1.99]); the other modes ignore it.
-    faithful_masks : bool, default=False
+    faithful_masks : bool, default=True
         Make zero masks a proof of non-use: the first step's mask is learned and
         input-independent (not computed from every feature, as in the paper), and each step
         reads only its masked features. A row's prediction then depends only on the
@@ -78,14 +78,15 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         So that those cover much of the table in every ``entmax_mode``, the first 600
         training steps (no epoch of them counts towards ``patience``) choose the columns the
         model reads: from the 180th on, each step also measures how much the loss rises
-        when a column is occluded, and columns whose contribution fits in 40% of the
+        when a column is occluded, and columns whose contribution fits in 30% of the
         training loss, in all, are dropped (``sk_entmax.nn.tabnet_selection``; this costs
         about three extra forward passes per warm-up step). Every step's mask is then
         restricted to the columns kept, so each row's certificate is every dropped column;
         the masks' scores are scaled to give each mode sparsemax's zeros and the regulariser
-        is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). With
-        False (the paper's design), a feature whose mask is 0 at every step can still change
-        the prediction through the first step.
+        is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False
+        is the paper's design (and pytorch-tabnet's): the first step reads every feature,
+        so a feature whose mask is 0 at every step can still change the prediction and no
+        zero proves anything; its fits are faster (no probes).
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
@@ -222,7 +223,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
-        faithful_masks=False,
+        faithful_masks=True,
         alpha=1.5,
         categorical_features=None,
         cat_emb_dim=1,

@@ -155,7 +155,7 @@ class TabNetPretrainer(
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
-        faithful_masks=False,
+        faithful_masks=True,
         categorical_features=None,
         cat_emb_dim=1,
         pretraining_ratio=0.2,

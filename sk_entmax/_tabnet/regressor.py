@@ -91,7 +91,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         virtual_batch_size="auto",
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
-        faithful_masks=False,
+        faithful_masks=True,
         categorical_features=None,
         cat_emb_dim=1,
         pretrainer=None,

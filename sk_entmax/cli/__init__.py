@@ -47,11 +47,12 @@ target).
 TabNet's fit, the long one, shows a progress bar with the time left on standard error
 (``verbose=1``) in both commands; ``--no-progress`` hides it.
 
-``report --faithful-masks`` fits the TabNet with ``faithful_masks=True``: each step reads
-only the features its mask keeps, so the terminal and the HTML report can list, for a few
-held-out rows, the features the prediction provably never read, and give the share of
-(row, feature) pairs never read over the held-out rows. Without it (the paper's mask
-design) both say that a zero mask is no proof that a feature was not used.
+``report`` fits the TabNet with faithful masks (``faithful_masks=True``, the default): each
+step reads only the features its mask keeps, so the terminal and the HTML report list, for a
+few held-out rows, the features the prediction provably never read, and give the share of
+(row, feature) pairs never read over the held-out rows. ``--no-faithful-masks`` fits the
+paper's mask design instead, and both then say that a zero mask is no proof that a feature
+was not used.
 
 Where each part lives: ``_main`` runs a command and turns every error into one line and
 an exit status; ``_arguments`` parses the arguments; ``_out_path`` checks ``--out``;

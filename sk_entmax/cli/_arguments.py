@@ -155,11 +155,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--faithful-masks",
-        action="store_true",
-        help="tabnet: fit with faithful_masks=True, so that a feature whose mask is 0 at "
-        "every step provably did not influence the prediction; the terminal and the report "
-        "then list, for a few held-out rows, the features the prediction never read, and the "
-        "share of (row, feature) pairs never read (default: the paper's mask design, where "
-        "zero masks prove nothing)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="tabnet: faithful masks (the default, faithful_masks=True): a feature whose mask "
+        "is 0 at every step provably did not influence the prediction, and the terminal and "
+        "the report list, for a few held-out rows, the features the prediction never read, "
+        "and the share of (row, feature) pairs never read; --no-faithful-masks fits the "
+        "paper's mask design, where zero masks prove nothing",
     )
     return parser

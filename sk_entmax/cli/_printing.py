@@ -101,7 +101,7 @@ def _never_read_lines(never: Any) -> list[str]:
     if not never.faithful:
         return [
             "never read: not available. "
-            + never.not_proof(how="--faithful-masks (faithful_masks=True)")
+            + never.not_proof(how="faithful masks (leave out --no-faithful-masks)")
         ]
     lines = [
         f"never read: {never.share_text()} over the {never.n_rows} held-out rows; with "

@@ -33,9 +33,10 @@ def _check_task_options(args: argparse.Namespace, why: str) -> None:
 
 
 def _report(args: argparse.Namespace) -> None:
-    if args.faithful_masks and args.model != "tabnet":
+    if args.faithful_masks is not None and args.model != "tabnet":
+        flag = "--faithful-masks" if args.faithful_masks else "--no-faithful-masks"
         raise UsageError(
-            "--faithful-masks is for --model tabnet (the feature masks of a TabNet); "
+            f"{flag} is for --model tabnet (the feature masks of a TabNet); "
             f"{args.model} has no feature masks"
         )
     if args.task == "regression":  # refused before any reading
@@ -57,7 +58,7 @@ def _report(args: argparse.Namespace) -> None:
         X,
         args.max_epochs,
         args.random_state,
-        faithful_masks=args.faithful_masks,
+        faithful_masks=args.faithful_masks is not False,
         task=table.task,
         progress=not args.no_progress,
     )
@@ -122,7 +123,7 @@ def _estimator(
     max_epochs: int | None,
     random_state: int,
     *,
-    faithful_masks: bool = False,
+    faithful_masks: bool = True,
     task: str = "classification",
     progress: bool = False,
 ):

@@ -115,15 +115,14 @@ def test_report_command_fits_and_writes(iris_csv, tmp_path, capsys, model):
         assert f"<td>{label}</td><td>{said}" in page.replace("&#x27;", "'")
     if model == "tabnet":
         assert "colour" in page and "petal length (cm)" in page
-        # the paper's mask design: zero masks are said to prove nothing, nothing is listed
-        assert (
-            "never read: not available. This model uses the paper's mask design: the first "
-            "step reads every feature, so a feature whose mask is 0 at every step can still "
-            "change the prediction. Fit with --faithful-masks (faithful_masks=True) for masks "
-            "that certify non-use."
-        ) in text
-        assert "Zero masks are not proof of non-use." in page
-        assert "this prediction never read" not in text + page
+        # faithful masks by default: the certificate is printed (3 epochs choose nothing)
+        assert re.search(
+            r"never read: .+ \(row, feature\) pairs\) over the 38 held-out rows; with "
+            r"faithful masks these predictions provably did not depend on those features",
+            text,
+        )
+        assert "  row " in text and "this prediction never read" in page
+        assert "Zero masks are not proof of non-use." not in page
         assert "median" not in text  # TabNet takes the gap as it is
         assert re.search(
             r"missing values: kept, nothing imputed beforehand: TabNetEntmaxClassifier "
@@ -650,7 +649,7 @@ def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsy
     monkeypatch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 100)
     out = tmp_path / "faithful.html"
     args = ["report", "--data", str(path), "--target", "kind", "--out", str(out)]
-    assert main([*args, "--max-epochs", "16", "--resamples", "0", "--faithful-masks"]) == 0
+    assert main([*args, "--max-epochs", "16", "--resamples", "0"]) == 0  # the default
     text = capsys.readouterr().out
     (clf,) = fitted
     assert clf.faithful_masks is True
@@ -671,15 +670,32 @@ def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsy
     assert f"<td>(row, feature) pairs never read</td><td>{share}, provably" in page
 
 
-def test_report_faithful_masks_is_for_tabnet_only(iris_csv, capsys, tmp_path):
+def test_report_no_faithful_masks_fits_the_papers_design(iris_csv, capsys, tmp_path):
+    out = tmp_path / "paper.html"
+    args = ["report", "--data", str(iris_csv), "--target", "species", "--out", str(out)]
+    assert main([*args, "--max-epochs", "3", "--resamples", "0", "--no-faithful-masks"]) == 0
+    text = capsys.readouterr().out
+    assert (
+        "never read: not available. This model uses the paper's mask design: the first "
+        "step reads every feature, so a feature whose mask is 0 at every step can still "
+        "change the prediction. Fit with faithful masks (leave out --no-faithful-masks) for "
+        "masks that certify non-use."
+    ) in text
+    page = out.read_text(encoding="utf-8")
+    assert "Zero masks are not proof of non-use." in page
+    assert "this prediction never read" not in text + page
+
+
+@pytest.mark.parametrize("flag", ["--faithful-masks", "--no-faithful-masks"])
+def test_report_faithful_masks_is_for_tabnet_only(iris_csv, capsys, tmp_path, flag):
     out = str(tmp_path / "r.html")
     args = ["report", "--data", str(iris_csv), "--target", "species", "--out", out]
-    assert main([*args, "--model", "sparsemax", "--faithful-masks"]) == 2
+    assert main([*args, "--model", "sparsemax", flag]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--faithful-masks is for --model tabnet" in err
+    assert err.count("\n") == 1 and f"{flag} is for --model tabnet" in err
     with pytest.raises(SystemExit):
         main(["report", "--help"])
-    assert "--faithful-masks" in capsys.readouterr().out
+    assert flag in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------- --task auto (issue 44)

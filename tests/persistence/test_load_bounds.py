@@ -173,7 +173,8 @@ def _crafted(models):
             {
                 **{f"tabnet.attentive_transformers.{i}.fc.weight": _empty(0) for i in range(2000)},
                 **{
-                    f"tabnet.initial_splitter.layers.{i}.bn.weight": _empty(0) for i in range(2000)
+                    f"tabnet.feature_transformers.0.layers.{i}.bn.weight": _empty(0)
+                    for i in range(2000)
                 },
             },
         ),
@@ -181,7 +182,7 @@ def _crafted(models):
     # as many steps and GLU layers as tensors that hold values for them: the arguments are
     # within every bound, their product (4e6 layers) is not in the file
     _, header, tensors = models["tabnet"]
-    attention, norm = "tabnet.attentive_transformers", "tabnet.initial_splitter.layers"
+    attention, norm = "tabnet.attentive_transformers", "tabnet.feature_transformers.0.layers"
     many = dict(tensors)
     many.update(
         {
@@ -298,8 +299,9 @@ def test_hostile_files_are_refused_in_little_memory_and_time(models, tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(run.stdout.strip().splitlines()[-1])
-    # virtual_batch_size sizes no tensor: at 2**31 - 1 the file is valid
-    loadable = {"tabnet-virtual_batch_size"}
+    # virtual_batch_size and the faithful design's first_mask_warmup size no tensor: at
+    # 2**31 - 1 the file is valid
+    loadable = {"tabnet-virtual_batch_size", "tabnet-first_mask_warmup"}
     bad = {
         name: row
         for name, row in results.items()

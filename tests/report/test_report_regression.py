@@ -78,8 +78,8 @@ def _page(path) -> str:
 
 
 def test_cli_fits_a_regressor_for_a_continuous_target(csv_path, tmp_path, capsys, monkeypatch):
-    """--task auto picks regression; with --faithful-masks the terminal and the page list
-    what the regressor's predictions never read, as ``never_read`` says."""
+    """--task auto picks regression; with faithful masks (the default) the terminal and the
+    page list what the regressor's predictions never read, as ``never_read`` says."""
     fitted, build = [], cli._estimator
 
     def keep(*args, **kwargs):
@@ -91,7 +91,7 @@ def test_cli_fits_a_regressor_for_a_continuous_target(csv_path, tmp_path, capsys
     monkeypatch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 100)
     out = tmp_path / "price.html"
     args = ["report", "--data", str(csv_path), "--target", "price", "--out", str(out)]
-    args += ["--max-epochs", "16", "--resamples", "20", "--faithful-masks"]
+    args += ["--max-epochs", "16", "--resamples", "20"]  # faithful masks: the default
     assert main(args) == 0, capsys.readouterr().err
     text = capsys.readouterr().out
     (reg,) = fitted
@@ -220,7 +220,9 @@ def test_regressor_report_shows_predicted_against_true_and_no_probabilities(
     assert f"price: R² {r2:.3f}, RMSE {rmse:.4g} (true values' standard deviation" in page
     assert f"<td>RMSE on these rows</td><td>{rmse:.4g}</td>" in page
     assert "<td>model</td><td>TabNetEntmaxRegressor</td>" in page
-    assert "Zero masks are not proof of non-use." in page  # faithful_masks=False
+    # faithful_masks=True, the default: the page says what a zero mask proves
+    assert "Zero masks are not proof of non-use." not in page
+    assert "This model uses faithful masks (faithful_masks=True)" in page
     assert page.count("data:image/png;base64,") == 5
     for text in CLASSIFIER_ONLY:
         assert text not in page

@@ -156,9 +156,11 @@ def test_sklearn_checks_subset_for_adaptive_mode(estimator, check):
 
 
 @functools.cache
-def _shared_fit(mode):
-    """A tiny model per mask mode, fitted on X_MED once (tests only read it)."""
-    return _tabnet(mode, max_epochs=15, batch_size=40).fit(X_MED, Y_MED)
+def _shared_fit(mode, faithful_masks=True):
+    """A tiny model per mask mode (and design), fitted on X_MED once (tests only read it)."""
+    return _tabnet(mode, max_epochs=15, batch_size=40, faithful_masks=faithful_masks).fit(
+        X_MED, Y_MED
+    )
 
 
 @pytest.fixture(params=list(MODES))
@@ -170,7 +172,8 @@ def fitted(request):
 
 
 def test_adaptive_mask_alphas_are_learned_one_per_step():
-    clf = _shared_fit("adaptive")
+    # the paper's design: every step's mask reads the data, so every alpha is learned
+    clf = _shared_fit("adaptive", faithful_masks=False)
     assert clf.entmax_alpha == 1.5  # the starting alpha
     alphas = clf.mask_alpha_
     assert alphas.shape == (TINY["n_steps"],)
@@ -183,6 +186,13 @@ def test_adaptive_mask_alphas_are_learned_one_per_step():
         float(step.alpha.detach()) for step in clf.net_.module_.tabnet.attentive_transformers
     ]
     np.testing.assert_allclose(alphas, learned)
+
+
+def test_the_faithful_first_mask_keeps_its_starting_alpha():
+    """The default design's first mask is uniform over the columns kept, which every alpha
+    maps alike: its alpha gets no gradient and stays at the start; the later ones learn."""
+    alphas = _shared_fit("adaptive").mask_alpha_
+    assert alphas[0] == 1.5 and abs(alphas[1] - 1.5) > 1e-3, alphas
 
 
 @pytest.mark.parametrize(
@@ -742,7 +752,8 @@ def test_explain_shapes_and_masks_on_the_simplex(fitted):
 
 
 def test_sparsemax_masks_hold_exact_zeros():
-    _, masks = _shared_fit("sparsemax").explain(X_MED)
+    # the paper's design: every step's mask is the mapping of data-dependent scores
+    _, masks = _shared_fit("sparsemax", faithful_masks=False).explain(X_MED)
     for step, mask in masks.items():
         assert np.mean(mask == 0) > 0.2, f"step {step}: too few exact zeros"
         # zeros are exact, not merely small: the rest are clearly positive
