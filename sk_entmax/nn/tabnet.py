@@ -477,6 +477,8 @@ class TabNet(ColumnEmbedding):
         widths = [1] * self.n_features
         for idx, dim in zip(self.cat_idxs, self.cat_emb_dims, strict=True):
             widths[idx] = dim
+        for idx in self.missing_idxs:
+            widths[idx] = 2
         starts = [0]
         for width in widths[:-1]:
             starts.append(starts[-1] + width)

@@ -271,6 +271,35 @@ def test_a_dropped_column_with_gaps_is_certified_with_its_indicator():
         torch.testing.assert_close(net(moved)[0], net(X)[0], rtol=0, atol=0)
 
 
+def test_the_tied_features_are_each_columns_value_and_indicator():
+    """Against the layout's own map of features to columns, with embeddings and several
+    columns with gaps (each value directly before its indicator)."""
+    torch.manual_seed(0)
+    net = TabNet(
+        6,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=10,
+        selection_budget=0.4,
+        cat_idxs=[0, 4],
+        cat_dims=[3, 5],
+        cat_emb_dims=[2, 3],
+        missing_idxs=[1, 2, 5],
+    )
+    value, indicator = net._tied_indicators()
+    group = net._group.tolist()
+    assert [group[v] for v in value.tolist()] == [1, 2, 5]
+    assert [group[i] for i in indicator.tolist()] == [1, 2, 5]
+    # the indicator is the second feature of its column: 1 where the value was NaN
+    X = torch.zeros(4, 6)
+    X[0, 2] = float("nan")
+    embedded = net.embed(X)
+    hit = [i for i in indicator.tolist() if embedded[0, i] == 1]
+    assert hit == [indicator.tolist()[1]] and (embedded[1:, indicator] == 0).all()
+
+
 def test_only_the_selecting_design_ties_indicators():
     """Networks without a selection_budget (files saved before it) attend to indicators as
     they did."""
