@@ -389,6 +389,8 @@ def _interrupt(net, step):
 @pytest.mark.parametrize("name", ["entmax", "tabnet"])
 def test_interrupted_fit_keeps_the_best_weights_so_far(monkeypatch, name, early_stopping):
     params = {"batch_size": 30, "max_epochs": 30, "early_stopping": early_stopping}
+    if name == "tabnet":  # the paper's design: a faithful fit's warm-up has no best epoch
+        params["faithful_masks"] = False
     _fail_at(monkeypatch, 7, 2, _interrupt)
     monitor = "valid_loss" if early_stopping else "train_loss"
     clf = _make(name, **params)
@@ -409,6 +411,17 @@ def test_interrupted_fit_keeps_the_best_weights_so_far(monkeypatch, name, early_
     for key, value in clf.net_.module_.state_dict().items():
         torch.testing.assert_close(value, best[key], rtol=0, atol=0, msg=key)
     assert np.isfinite(clf.predict_proba(X_IRIS)).all()
+
+
+def test_interrupted_warmup_keeps_the_weights_reached_and_says_why(monkeypatch):
+    """Early stopping counts no epoch of a faithful TabNet's warm-up (over 100 epochs here), so
+    an interrupt in it keeps the weights reached and says so."""
+    _fail_at(monkeypatch, 7, 2, _interrupt)
+    clf = _make("tabnet", batch_size=30, max_epochs=30, early_stopping=True)
+    with pytest.warns(UserWarning, match=r"interrupted \(KeyboardInterrupt\) in epoch 7") as rec:
+        clf.fit(X_IRIS, Y_IRIS)
+    assert "every epoch that finished was in the faithful masks' warm-up" in str(rec[0].message)
+    assert clf.n_iter_ == 7 and np.isfinite(clf.predict_proba(X_IRIS)).all()
 
 
 def test_interrupt_before_any_epoch_finished_still_gives_a_model(monkeypatch):

@@ -268,11 +268,15 @@ def recover_after_interrupt(
     # skorch swallowed a KeyboardInterrupt; with early stopping the stopping rule has
     # already restored the best weights in on_train_end
     epoch = stopper.best_epoch_ if best is None else best.restore(net)
-    kept = (
-        f"the weights of epoch {epoch}, the best {monitor} so far"
-        if epoch
-        else "the weights reached so far (no epoch had finished)"
-    )
+    if epoch:
+        kept = f"the weights of epoch {epoch}, the best {monitor} so far"
+    elif len(history) > 1 and stopper.settling_:
+        kept = (
+            "the weights reached so far (every epoch that finished was in the faithful "
+            "masks' warm-up, where no epoch is a best one)"
+        )
+    else:
+        kept = "the weights reached so far (no epoch had finished)"
     warnings.warn(
         f"fit was interrupted (KeyboardInterrupt) in epoch {len(history)}; the model keeps {kept}",
         UserWarning,
