@@ -302,6 +302,13 @@ def _print_masks(tabnet: Any, X: Any, X_test: Any, out: TextIO) -> None:
         f"measurements\n  per wine on average ({mask_zeros:.0%} of mask entries exactly 0).",
         file=out,
     )
+    if tabnet.net_.module_.tabnet.faithful_masks:  # the default: zeros are a certificate
+        never = np.asarray(tabnet.never_read(X_test), dtype=bool)
+        print(
+            f"  Never read, provably: {never.mean():.0%} of the (wine, measurement) pairs; "
+            "their values\n  cannot change these predictions (faithful masks).",
+            file=out,
+        )
 
 
 def _print_probabilities(results: list[_Result], X_test: Any, y_test: Any, out: TextIO) -> None:

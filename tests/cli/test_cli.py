@@ -61,6 +61,8 @@ def test_demo_quick_prints_the_table_and_writes_the_report(capsys, tmp_path):
     assert rows["softmax: LogisticRegression"] == 0.0
     assert rows["SparsemaxClassifier"] > 0.0
     assert "[4/4] TabNetEntmaxClassifier" in text  # progress, one line per model
+    # faithful masks by default: the certificate's share (3 quick epochs choose nothing)
+    assert re.search(r"Never read, provably: \d+% of the \(wine, measurement\) pairs", text)
     # probability rows print exact zeros as a bare "0"
     assert re.search(r"class_\d\s.*\s0\s", text)
     assert f"Feature-mask report: {out.resolve()}" in text
