@@ -99,6 +99,25 @@ def test_predictions_are_the_same_at_every_n_jobs():
         assert np.array_equal(other == 0, first == 0)
 
 
+def test_the_columns_chosen_are_the_same_at_every_n_jobs(monkeypatch):
+    """The default (faithful) TabNet chooses its columns with probes during its warm-up:
+    the same columns and the same model at every n_jobs (a warm-up of 90 steps here)."""
+    monkeypatch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 90)
+    X, y, _ = _data()
+    params = {**TINY, "batch_size": 256, "max_epochs": 32}  # 3 steps an epoch
+    kept, outputs = {}, {}
+    for n_jobs in N_JOBS:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*threads, but this process")
+            clf = TabNetEntmaxClassifier(**params, random_state=0, n_jobs=n_jobs).fit(X, y)
+        kept[n_jobs] = clf.net_.module_.tabnet.selection.alive
+        outputs[n_jobs] = clf.set_params(n_jobs=1).predict_proba(X)
+    assert len(kept[1]) < X.shape[1], kept[1]  # the probes decided something
+    for n_jobs in N_JOBS[1:]:
+        assert kept[n_jobs] == kept[1], n_jobs
+        assert np.max(np.abs(outputs[n_jobs] - outputs[1])) <= 1e-12, n_jobs
+
+
 # ------------------------------------------------------------------ a busy machine
 
 _BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
