@@ -474,11 +474,7 @@ class TabNet(ColumnEmbedding):
         if not self._selecting or not self.missing_idxs:
             return None
         # positions from the layout's widths (constants, so the network exports as it is)
-        widths = [1] * self.n_features
-        for idx, dim in zip(self.cat_idxs, self.cat_emb_dims, strict=True):
-            widths[idx] = dim
-        for idx in self.missing_idxs:
-            widths[idx] = 2
+        widths = self._widths()
         starts = [0]
         for width in widths[:-1]:
             starts.append(starts[-1] + width)

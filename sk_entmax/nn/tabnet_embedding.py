@@ -81,6 +81,17 @@ class ColumnEmbedding(nn.Module):
             nn.Embedding(n, d) for n, d in zip(cat_dims, emb_dims, strict=True)
         )
 
+    def _widths(self) -> list[int]:
+        """Each column's number of post-embedding features: its embedding's width for a
+        categorical column, 2 for a column with a missing indicator (its value, then the
+        indicator), else 1."""
+        widths = [1] * self.n_features
+        for idx, dim in zip(self.cat_idxs, self.cat_emb_dims, strict=True):
+            widths[idx] = dim
+        for idx in self.missing_idxs:
+            widths[idx] = 2
+        return widths
+
     def _layout(self, fill: torch.Tensor) -> dict[str, torch.Tensor]:
         """The post-embedding layout's buffers; sets ``post_embedding_dim``.
 
@@ -90,11 +101,7 @@ class ColumnEmbedding(nn.Module):
         indicators, embedding 0, embedding 1, ...] in that layout.
         """
         n_features, cat_idxs, emb_dims = self.n_features, self.cat_idxs, self.cat_emb_dims
-        widths = [1] * n_features
-        for idx, dim in zip(cat_idxs, emb_dims, strict=True):
-            widths[idx] = dim
-        for idx in self.missing_idxs:
-            widths[idx] = 2
+        widths = self._widths()
         self.post_embedding_dim = sum(widths)
         group = torch.repeat_interleave(torch.arange(n_features), torch.tensor(widths))
         is_cat = torch.zeros(n_features, dtype=torch.bool)
