@@ -111,7 +111,8 @@ def test_noisy_samples_keep_a_column_whose_upper_bound_is_over_the_budget():
 # ------------------------------------------------------------------------------ TabNet
 
 
-def _net(budget=0.4, warmup=10, d=5):
+def _net(budget=0.4, warmup=10, d=5, **layout):
+    """A small selecting TabNet; ``layout``: its categorical and missing-value columns."""
     torch.manual_seed(0)
     return TabNet(
         d,
@@ -121,6 +122,7 @@ def _net(budget=0.4, warmup=10, d=5):
         faithful_masks=True,
         first_mask_warmup=warmup,
         selection_budget=budget,
+        **layout,
     )
 
 
@@ -192,19 +194,7 @@ def test_a_dropped_column_is_exactly_zero_in_every_mask_and_certified():
 
 def test_record_selection_drops_every_column_of_a_feature():
     """An embedded column (two post-embedding features) is dropped whole."""
-    torch.manual_seed(0)
-    net = TabNet(
-        3,
-        2,
-        n_d=4,
-        n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=10,
-        selection_budget=0.4,
-        cat_idxs=[1],
-        cat_dims=[4],
-        cat_emb_dims=2,
-    )
+    net = _net(d=3, cat_idxs=[1], cat_dims=[4], cat_emb_dims=2)
     net.selection = BackwardElimination(3, 0.4)
     net.selection.record = lambda base, losses: [1]
     net._probe = (torch.zeros(4, 2), [])
@@ -215,17 +205,7 @@ def test_record_selection_drops_every_column_of_a_feature():
 
 def _net_with_gaps(budget=0.4):
     """Columns 0-3; column 1 has a missing indicator (post-embedding features 1 and 2)."""
-    torch.manual_seed(0)
-    return TabNet(
-        4,
-        2,
-        n_d=4,
-        n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=10,
-        selection_budget=budget,
-        missing_idxs=[1],
-    )
+    return _net(budget, d=4, missing_idxs=[1])
 
 
 def _rows_with_gaps(n=40):
@@ -274,20 +254,7 @@ def test_a_dropped_column_with_gaps_is_certified_with_its_indicator():
 def test_the_tied_features_are_each_columns_value_and_indicator():
     """Against the layout's own map of features to columns, with embeddings and several
     columns with gaps (each value directly before its indicator)."""
-    torch.manual_seed(0)
-    net = TabNet(
-        6,
-        2,
-        n_d=4,
-        n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=10,
-        selection_budget=0.4,
-        cat_idxs=[0, 4],
-        cat_dims=[3, 5],
-        cat_emb_dims=[2, 3],
-        missing_idxs=[1, 2, 5],
-    )
+    net = _net(d=6, cat_idxs=[0, 4], cat_dims=[3, 5], cat_emb_dims=[2, 3], missing_idxs=[1, 2, 5])
     value, indicator = net._tied_indicators()
     group = net._group.tolist()
     assert [group[v] for v in value.tolist()] == [1, 2, 5]
