@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import io
 import zipfile
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +36,13 @@ from sklearn.pipeline import Pipeline
 from sk_entmax._version import __version__
 from sk_entmax.persistence._errors import _Invalid
 from sk_entmax.persistence._header import FORMAT_VERSION
+from sk_entmax.persistence._skops_part import (
+    check_archive,
+    check_built,
+    memory_owner,
+    refused_type,
+)
+from sk_entmax.persistence._skops_part import objects as _walk
 
 __all__ = ["assemble", "is_composite", "pipeline_entry", "read_pipeline"]
 
@@ -60,11 +66,6 @@ EXTRA_TRUSTED = frozenset(
         "sklearn.feature_selection._mutual_info.mutual_info_regression",
     }
 )
-
-#: the most the skops part may unpack to, and the files it may hold, so that a small file
-#: cannot make load allocate much (a pipeline's part is kilobytes to a few MiB)
-_MAX_UNPACKED_BYTES = 256 * 2**20
-_MAX_MEMBERS = 100_000
 
 
 def is_composite(obj: Any) -> bool:
@@ -135,6 +136,7 @@ def pipeline_entry(
             f"{type(obj).__name__} other than as a step of a Pipeline; save stores this "
             "package's estimators as steps of a Pipeline only"
         )
+    _refuse_at_save(skeleton, name)
     try:
         data = sio.dumps(skeleton, compression=zipfile.ZIP_DEFLATED, compresslevel=9)
     except Exception as error:  # skops says which object it cannot store
@@ -151,6 +153,10 @@ def pipeline_entry(
             "ColumnTransformer), nothing that runs code on load; use pickle or joblib where "
             "the file's source is trusted"
         )
+    try:
+        check_archive(data)
+    except _Invalid as error:
+        raise TypeError(f"cannot save {name}: load would refuse it: {error}") from None
     entries, tensors = [], {}
     for i, model in enumerate(models):
         entry, model_tensors = model_entry(model)
@@ -163,6 +169,30 @@ def pipeline_entry(
         "models": entries,
     }
     return header, tensors
+
+
+def _refuse_at_save(obj: Any, name: str) -> None:
+    """Refuse, naming it, a ``memory`` set anywhere in ``obj`` (the pipeline to store, with
+    this package's estimators taken out) (a ValueError: the cache
+    folder is not part of the model, and a loaded pipeline must not read one) and a type
+    load does not build (a TypeError)."""
+    owner = memory_owner(obj)
+    if owner is not None:
+        raise ValueError(
+            f"cannot save {name}: its {type(owner).__name__} has memory={owner.memory!r}, a "
+            "joblib cache folder, which load refuses: a refit of the loaded pipeline would "
+            "write pickles of its data to that folder and unpickle them from it. Save a copy "
+            "without it: set_params(memory=None)"
+        )
+    for item in _walk(obj):
+        refused = refused_type(item)
+        if refused is not None:
+            raise TypeError(
+                f"cannot save {name}: it holds a {refused}, which load refuses: "
+                "scikit-learn's compiled code reads its fitted arrays unchecked, so a "
+                "forged file could crash the process; use pickle or joblib where the "
+                "file's source is trusted"
+            )
 
 
 def read_pipeline(
@@ -190,7 +220,7 @@ def read_pipeline(
         data = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeError, ValueError):
         raise _Invalid("the header's pipeline entry is not base64") from None
-    _check_archive(data)
+    check_archive(data)
     try:
         found = set(sio.get_untrusted_types(data=data))
     except Exception as error:
@@ -208,28 +238,13 @@ def read_pipeline(
         raise _Invalid(
             f"the pipeline entry is not one skops reads ({type(error).__name__}: {error})"
         ) from None
+    check_built(pipeline)
     if not is_composite(pipeline):
         raise _Invalid(
             f"the pipeline entry holds a {type(pipeline).__name__}, not a Pipeline or "
             "ColumnTransformer"
         )
     return pipeline, [(e, parts[i], f"models.{i}.") for i, e in enumerate(entries)]
-
-
-def _check_archive(data: bytes) -> None:
-    """Refuse a skops part that is not a zip archive, or that unpacks to more than
-    :data:`_MAX_UNPACKED_BYTES` or holds more than :data:`_MAX_MEMBERS` files."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, EOFError) as error:
-        raise _Invalid(f"the pipeline entry is not a skops archive ({error})") from None
-    size = sum(member.file_size for member in members)
-    if len(members) > _MAX_MEMBERS or size > _MAX_UNPACKED_BYTES:
-        raise _Invalid(
-            f"the pipeline entry unpacks to {size:,} bytes in {len(members):,} files; a "
-            f"saved pipeline holds at most {_MAX_UNPACKED_BYTES:,} in {_MAX_MEMBERS:,}"
-        )
 
 
 def assemble(pipeline: Any, models: list[Any]) -> Any:
