@@ -18,6 +18,7 @@ from sk_entmax._attributes import (
 )
 from sk_entmax._engine.training import ADAM, TrainingPlan
 from sk_entmax._inputs.tabular import TabularInputMixin
+from sk_entmax._tabnet.diagnostics import warn_if_collapsed
 from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
@@ -146,6 +147,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         super()._after_fit(X)
         self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
+        warn_if_collapsed(self, X)  # reads one column, predicts one class: issue 57
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
