@@ -2,7 +2,8 @@
 figures, tables of summary rows.
 
 One job: turn a fitted estimator's figures and numbers into HTML fragments (the summary
-rows, the prediction, support, importance, mask, never-read and conformal sections). The page
+rows, the collapse warnings, the prediction, support, importance, mask, never-read and
+conformal sections). The page
 around them, its style, the argument checks and the two ``*_report`` functions that write it
 are in :mod:`sk_entmax.report.html_page`.
 """
@@ -37,6 +38,8 @@ from .regression import MAX_PANELS, _draw_predicted_vs_true, _Fit
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from sk_entmax._tabnet.diagnostics import Collapse
 
     from .conformal import ConformalSets
     from .intervals import ImportanceIntervals
@@ -104,6 +107,16 @@ def _trust_section(intervals: ImportanceIntervals) -> str:
         f'<div class="trust {kind}"><strong>Can this ranking be trusted?</strong> '
         f"{_escape(intervals.verdict())}</div>"
     )
+
+
+def _collapse_sections(collapse: Collapse, faithful: bool) -> list[str]:
+    """A box per sign that the fit collapsed on these rows (it reads at most one column, or
+    a classifier predicts one class for every row): the first thing under the summary."""
+    notes = collapse.notes("This model", f"these {collapse.n_rows} rows", faithful=faithful)
+    return [
+        f'<div class="collapse warn"><strong>{_escape(headline)}</strong> {_escape(text)}</div>'
+        for headline, text in notes
+    ]
 
 
 def _summary(clf: Any, proba: np.ndarray, y: Any) -> list[tuple[str, str]]:

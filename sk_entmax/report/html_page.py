@@ -21,6 +21,7 @@ from ._common import (
     _write_atomically,
 )
 from ._page_sections import (
+    _collapse_sections,
     _conformal_sections,
     _escape,
     _importance_sections,
@@ -34,7 +35,7 @@ from ._page_sections import (
     _support_sections,
 )
 from .intervals import _check_confidence, _check_count, _importances_from, _intervals_from
-from .masks import _never_read
+from .masks import _collapse, _never_read
 from .regression import _fit_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,6 +62,8 @@ div.trust.ok { border-color: #3b6ea5; background: #eef3f9; }
 div.never-read { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
 div.never-read.warn { border-color: #c0703b; background: #fbf1ea; }
 div.never-read.ok { border-color: #3b6ea5; background: #eef3f9; }
+div.collapse { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
+div.collapse.warn { border-color: #c0703b; background: #fbf1ea; }
 """
 
 
@@ -161,6 +164,12 @@ def feature_mask_report(
     feature) it says instead that a feature whose mask is 0 at every step can still change
     the prediction, and lists none.
 
+    A fit can collapse: the page says so in a box under the summary when on the rows of
+    ``X`` the model reads at most one column of several (every other feature's share is 0
+    and, with faithful masks, no row's prediction reads it), or a classifier predicts one
+    class for every row although it was fitted on several. ``fit`` warns of the same on
+    its training rows.
+
     Parameters
     ----------
     clf : TabNetEntmaxClassifier, TabNetEntmaxRegressor or Pipeline ending in one
@@ -251,6 +260,7 @@ def feature_mask_report(
     if _is_regressor(est):
         fit = None if y is None else _fit_of(est, clf.predict(X), y, "feature_mask_report")
         sections = [
+            *_collapse_sections(_collapse(never, importances), never.faithful),
             *_importance_sections(importances, names, max_features, intervals),
             *_mask_sections(clf, masks, positions, labels, names, max_features, never),
             *_prediction_sections(fit),
@@ -258,7 +268,12 @@ def feature_mask_report(
         summary = _regressor_summary(clf, int(X.shape[0]), fit) + tail
         return _write_html(path, title, summary, sections, data)
     proba = _proba(clf, X)
+    predicted = None
+    if not getattr(est, "multilabel_", False):  # predict is the argmax of predict_proba
+        predicted = np.asarray(clf.classes_)[proba.argmax(axis=1)]
+    collapse = _collapse(never, importances, predicted, len(clf.classes_))
     sections = [
+        *_collapse_sections(collapse, never.faithful),
         *_importance_sections(importances, names, max_features, intervals),
         *_mask_sections(clf, masks, positions, labels, names, max_features, never),
         *_support_sections(clf, proba, positions, labels),

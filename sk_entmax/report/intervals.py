@@ -60,26 +60,36 @@ class ImportanceIntervals:
         """Feature positions from the most important to the least (ties: column order)."""
         return np.argsort(-self.importances, kind="stable")
 
+    def _read(self) -> np.ndarray:
+        """Positions of the features read on these rows (a share above 0), most important
+        first; a feature at exactly 0 is weighed by no row's attribution."""
+        order = self.order()
+        return order[self.importances[order] > 0]
+
     def overlapping(self, top: int = _TOP) -> list[tuple[str, str]]:
-        """Neighbours in the ranking whose intervals overlap, among the ``top`` features.
+        """Neighbours in the ranking whose intervals overlap, among the ``top`` features read.
+
+        Only the features read on these rows (a share above 0) are ranked: features at
+        exactly 0 are not tied with each other or with the last one read, they are not
+        weighed at all.
 
         Parameters
         ----------
         top : int, default=3
             Compare the features ranked 1 to ``top`` with the one ranked next each
-            (``top=3`` compares 1 with 2, 2 with 3 and 3 with 4).
+            (``top=3`` compares 1 with 2, 2 with 3 and 3 with 4), as far as they are read.
 
         Returns
         -------
         list of (str, str)
             ``(better, next)`` name pairs whose order these rows do not settle: the lower
             end of ``better``'s interval is not above the upper end of ``next``'s. Empty
-            when every one of those features stands apart from the next.
+            when every one of those features stands apart from the next, or when at most
+            one feature is read.
         """
         top = _check_count(top, "top", 1, "ImportanceIntervals.overlapping")
-        order = self.order()
         pairs = []
-        for a, b in pairwise(order[: top + 1]):
+        for a, b in pairwise(self._read()[: top + 1]):
             if self.low[a] <= self.high[b]:
                 pairs.append((self.feature_names[a], self.feature_names[b]))
         return pairs
@@ -96,24 +106,43 @@ class ImportanceIntervals:
         -------
         str
             Which neighbours' intervals overlap (their order is a tie on these rows), or
-            that each stands apart; then what the intervals leave out: the fit's own
-            variation with its seed.
+            that each stands apart, among the features read (a share above 0); how many
+            features are exactly 0, which is no tie (no row's attribution weighs them);
+            then what the intervals leave out: the fit's own variation with its seed.
         """
         pairs = self.overlapping(top)
-        top = min(top, len(self.feature_names))
+        read = self._read()
+        top = min(top, len(read))
         level = f"{100 * self.confidence:.0f}%"
-        if pairs:
+        n_zero = len(self.feature_names) - len(read)
+        zero = (
+            f" The {n_zero} feature{'s' if n_zero > 1 else ''} at exactly 0% "
+            f"{'are' if n_zero > 1 else 'is'} left out of the ranking: no row's attribution "
+            "weighs them, which is not a tie."
+            if n_zero
+            else ""
+        )
+        if len(read) <= 1:
+            only = f"only {self.feature_names[read[0]]!r} has" if len(read) else "no feature has"
+            other = (
+                f"; the other {n_zero} {'are' if n_zero > 1 else 'is'} exactly 0%, not tied: "
+                f"no row's attribution weighs {'them' if n_zero > 1 else 'it'}"
+                if len(read) == 1 and n_zero
+                else ""
+            )
+            text = f"Nothing to rank: on these {self.n_rows} rows {only} a share above 0{other}."
+        elif pairs:
             listed = "; ".join(f"{a!r} and {b!r}" for a, b in pairs)
             which = "their order" if len(pairs) == 1 else "the order within each pair"
             text = (
                 f"Not settled: on these {self.n_rows} rows the {level} intervals of {listed} "
                 f"overlap, so {which} could come out either way on other rows like these. "
-                "Read them as tied."
+                f"Read them as tied.{zero}"
             )
         else:
             text = (
                 f"The top {top} stand apart on these {self.n_rows} rows: each one's {level} "
-                "interval lies above the next one's."
+                f"interval lies above the next one's.{zero}"
             )
         return (
             f"{text} The intervals cover the choice of rows only, not the fit: a refit with "

@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from sk_entmax._tabnet.diagnostics import Collapse
+
     from .intervals import ImportanceIntervals
 
 
@@ -66,6 +68,8 @@ class _NeverRead:
     n_never: int  # (row, feature) pairs never read, over those rows
     labels: list[str]  # the rows listed one by one
     unread: list[list[int]]  # per listed row, the positions of the features it never read
+    # per feature, whether some row's prediction reads it (None when not faithful)
+    ever_read: np.ndarray | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -109,7 +113,31 @@ def _never_read(
         return _NeverRead(False, names, int(Xt.shape[0]), 0, labels, [])
     never = np.asarray(est.never_read(Xt), dtype=bool)
     unread = [np.flatnonzero(never[p]).tolist() for p in positions]
-    return _NeverRead(True, names, never.shape[0], int(never.sum()), labels, unread)
+    ever_read = ~never.all(axis=0)
+    return _NeverRead(True, names, never.shape[0], int(never.sum()), labels, unread, ever_read)
+
+
+def _collapse(
+    never: _NeverRead,
+    importances: np.ndarray | None,
+    predicted: np.ndarray | None = None,
+    n_classes: int = 0,
+) -> Collapse:
+    """What the rows ``never`` is over show of a collapsed fit (:mod:`sk_entmax._tabnet.
+    diagnostics`): the features read (a share of ``importances`` above 0, when given, and
+    with faithful masks some row reading them) and whether the ``predicted`` labels (a
+    single-label classifier's; None for a regressor) are one of several (``n_classes``)."""
+    from sk_entmax._tabnet.diagnostics import Collapse
+
+    d = len(never.feature_names)
+    return Collapse.of_rows(
+        never.feature_names,
+        never.n_rows,
+        np.ones(d) if importances is None else importances,
+        never.ever_read if never.faithful else None,
+        predicted,
+        n_classes,
+    )
 
 
 def _never_read_rows(clf: Any, X: Any, rows: Sequence[int] | None = None) -> _NeverRead:
