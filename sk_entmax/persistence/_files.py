@@ -12,7 +12,7 @@ import torch
 
 from sk_entmax._files import new_temporary_file
 from sk_entmax.persistence._errors import _Invalid
-from sk_entmax.persistence._header import _check_header_bytes
+from sk_entmax.persistence._reader import OneRead
 
 
 def _safetensors():
@@ -80,7 +80,8 @@ def _write_file(path: str, tensors: dict[str, torch.Tensor], metadata: dict[str,
         except st.SafetensorError as error:
             raise OSError(errno.EIO, f"the file could not be written ({error})", path) from None
         try:
-            _check_header_bytes(temporary)  # load reads every file save writes
+            with OneRead(temporary) as written:  # load reads every file save writes
+                written.check_digest()
         except _Invalid as error:
             raise ValueError(f"cannot save to {path!r}: {error}") from None
         # the mode of the file replaced, or of a new file; safetensors may have made the

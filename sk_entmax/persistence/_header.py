@@ -62,20 +62,6 @@ def _check_json_size(text: str) -> None:
         )
 
 
-def _check_header_bytes(name: str) -> None:
-    """Refuse a file whose header (its first 8 bytes give the length) exceeds
-    :data:`_MAX_HEADER_BYTES`, before safetensors reads it."""
-    with open(name, "rb") as file:
-        head = file.read(8)
-    if len(head) == 8:  # shorter: safetensors says what is wrong
-        size = int.from_bytes(head, "little")
-        if size > _MAX_HEADER_BYTES:
-            raise _Invalid(
-                f"not a safetensors file save wrote: its first 8 bytes give a header of "
-                f"{size:,} bytes; a model file's header is at most {_MAX_HEADER_BYTES:,}"
-            )
-
-
 _NET_KEYS = {"module", "module_kwargs", "batch_size", "history", "aliases"}
 
 

@@ -13,15 +13,10 @@ from sklearn.utils.validation import check_is_fitted
 from sk_entmax._engine.device import resolve_device
 from sk_entmax.persistence._composite import assemble, is_composite, pipeline_entry, read_pipeline
 from sk_entmax.persistence._errors import _Invalid
-from sk_entmax.persistence._files import _safetensors, _save_target, _write_file
-from sk_entmax.persistence._header import (
-    _METADATA_KEY,
-    _check_header_bytes,
-    _check_json_size,
-    _parse_header,
-)
+from sk_entmax.persistence._files import _save_target, _write_file
+from sk_entmax.persistence._header import _METADATA_KEY, _check_json_size, _parse_header
 from sk_entmax.persistence._model import build, model_entry, read_model
-from sk_entmax.persistence._skeleton import _stored_tensors
+from sk_entmax.persistence._reader import DIGEST_KEY, OneRead, digest
 
 
 def save(estimator: Any, path: str | os.PathLike) -> None:
@@ -95,7 +90,7 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
             "many categories, or that many classes or feature names); use pickle or joblib "
             "where the file's source is trusted"
         ) from None
-    _write_file(target, tensors, {_METADATA_KEY: text})
+    _write_file(target, tensors, {_METADATA_KEY: text, DIGEST_KEY: digest(text, tensors)})
 
 
 def load(path: str | os.PathLike, device: str = "cpu") -> Any:
@@ -210,17 +205,16 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
     numbers.
     """
     device = resolve_device(device)
-    st = _safetensors()
     name = os.fspath(path)
-    if os.path.isdir(name):  # (safetensors would say "No such device")
+    if os.path.isdir(name):
         raise IsADirectoryError(errno.EISDIR, "is a directory, not a model file", name)
     try:
-        _check_header_bytes(name)
-        with st.safe_open(name, framework="pt", device="cpu") as handle:
-            metadata = handle.metadata() or {}
+        with OneRead(name) as handle:  # everything from one descriptor: never half a save
+            handle.check_digest()
+            metadata = handle.metadata()
             if _METADATA_KEY not in metadata:
                 raise ValueError(f"{name!r} was not written by sk_entmax.persistence.save")
-            stored = _stored_tensors(handle)
+            stored = handle.shapes()
             header = _parse_header(metadata[_METADATA_KEY])
             if "pipeline" in header:  # a Pipeline or ColumnTransformer (format version 2)
                 pipeline, entries = read_pipeline(header, stored)
@@ -235,8 +229,6 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
         raise ValueError(
             f"cannot load {name!r}: the header is malformed ({type(error).__name__}: {error})"
         ) from None
-    except st.SafetensorError as error:
-        raise ValueError(f"cannot load {name!r}: not a safetensors file ({error})") from None
     built = [build(model, name, device) for model in models]
     if pipeline is None:
         return built[0]

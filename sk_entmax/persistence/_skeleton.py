@@ -254,15 +254,3 @@ def _match_tensors(
                 f"{module_name} network the header describes"
             )
     return source
-
-
-def _stored_tensors(handle: Any) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    """Name -> (shape, dtype) of the file's tensors, read from the header alone."""
-    out = {}
-    for key in handle.keys():
-        view = handle.get_slice(key)
-        dtype = _TORCH_DTYPES.get(view.get_dtype())
-        if dtype is None:
-            raise _Invalid(f"tensor {key} has dtype {view.get_dtype()}, which no network holds")
-        out[key] = (tuple(view.get_shape()), dtype)
-    return out
