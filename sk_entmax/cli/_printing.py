@@ -50,22 +50,44 @@ def _print_outcome(
         f"{(proba == 0).mean():.0%} of predict_proba entries exactly 0; "
         f"mean support {(proba > 0).sum(axis=1).mean():.2f} of {proba.shape[1]} classes"
     )
-    _say_mask_lines(intervals, never)
+    _say_mask_lines(intervals, never, predicted, proba.shape[1])
     if conformal is not None:
         for line in conformal.lines():
             _say(line)
     _say(f"report written to {path}")
 
 
-def _say_mask_lines(intervals: Any, never: Any) -> None:
-    """The top importances and the features never read (TabNet), for either task."""
+def _say_mask_lines(intervals: Any, never: Any, predicted: Any = None, n_classes: int = 0) -> None:
+    """The top importances and the features never read (TabNet), for either task; then
+    whether the fit collapsed on the held-out rows (it reads at most one column, or a
+    classifier's ``predicted`` labels are one of its ``n_classes``)."""
     lines = []
     if intervals is not None:
         lines += _importance_lines(intervals)
     if never is not None:
         lines += _never_read_lines(never)
+        lines += _collapse_lines(never, intervals, predicted, n_classes)
     for line in lines:
         _say(line)
+
+
+def _collapse_lines(never: Any, intervals: Any, predicted: Any, n_classes: int) -> list[str]:
+    """``warning: ...`` for each sign that the fit collapsed on the held-out rows, as the
+    report's page shows it (:mod:`sk_entmax._tabnet.diagnostics`)."""
+    from sk_entmax.report.masks import _collapse
+
+    importances = None if intervals is None else intervals.importances
+    collapse = _collapse(never, importances, predicted, n_classes)
+    notes = collapse.notes(
+        "this model",
+        f"the {never.n_rows} held-out rows",
+        _name,
+        faithful=never.faithful,
+        off="--no-faithful-masks",
+        epochs="a larger --max-epochs",
+        balanced=None,
+    )
+    return [f"warning: {text}" for _, text in notes]
 
 
 def _print_regression_outcome(
