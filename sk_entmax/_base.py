@@ -328,6 +328,25 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         work = self._work_per_row(sizes, n_features, n_outputs) * n_samples
         return resolve_n_jobs(n_jobs, work)
 
+    #: the fitted attributes a shard of data_parallel must share with every other one
+    _SHARD_AGREES = (
+        "classes_",
+        "n_features_in_",
+        "feature_names_in_",
+        "categories_",
+        "missing_features_",
+    )
+
+    def _shard_agreement(self) -> dict[str, str]:
+        """What this process learned from its shard, as text, for data_parallel to compare
+        across processes: the fitted attributes of :attr:`_SHARD_AGREES` it has (what sizes
+        the network and names its outputs)."""
+        return {
+            name: repr(_plain(getattr(self, name)))
+            for name in self._SHARD_AGREES
+            if hasattr(self, name)
+        }
+
     def _seed(self) -> int:
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
@@ -360,9 +379,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     "does not spread over processes: set solver='adam' (or fit_blocks on "
                     "Dask for data larger than memory)"
                 )
-            # first, so that the clipping and the stopping rule see the averaged figures
-            callbacks = [("data_parallel", AverageGradients(parallel[0])), *callbacks]
         module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
+        if parallel is not None:
+            # first, so that the clipping and the stopping rule see the averaged figures
+            agreement = self._shard_agreement()
+            callbacks = [("data_parallel", AverageGradients(parallel[0], agreement)), *callbacks]
         net = make_net(
             module,
             module_kwargs,
@@ -510,3 +531,13 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         )
         initialize_net(net, None)
         return net
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its numpy arrays as lists (nested lists and tuples too), so that its
+    ``repr`` shows every entry."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value

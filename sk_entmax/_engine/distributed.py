@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Iterator, Mapping
 
 import torch
 import torch.distributed as dist
@@ -83,10 +84,16 @@ class AverageGradients(Callback):
     ----------
     group : torch.distributed.ProcessGroup or None
         The processes that train together (None: the default group).
+    agreement : mapping of str to str, default=None
+        What every process must have learned alike from its shard before training starts,
+        each a name (``classes_``) and its value as text: compared first, through their
+        digests (a fixed size, so that shards of any size and classes compare), and a
+        ``ValueError`` naming each that differs is raised on every process.
     """
 
-    def __init__(self, group: object = None) -> None:
+    def __init__(self, group: object = None, agreement: Mapping[str, str] | None = None) -> None:
         self.group = group
+        self.agreement = agreement
 
     def _world(self) -> int:
         return dist.get_world_size(self.group)
@@ -105,7 +112,36 @@ class AverageGradients(Callback):
             offset += t.numel()
         return bool(torch.isfinite(flat).all())
 
+    def _check_agreement(self) -> None:
+        """Raise, on every process alike, when the processes' ``agreement`` differ."""
+        names = sorted(self.agreement or {})
+        if not names:
+            return
+        own = torch.tensor(
+            [list(hashlib.sha256(self.agreement[n].encode()).digest()) for n in names],
+            dtype=torch.uint8,
+        )
+        gathered = [torch.zeros_like(own) for _ in range(self._world())]
+        dist.all_gather(gathered, own, group=self.group)
+        differ = [
+            name
+            for i, name in enumerate(names)
+            if any(not torch.equal(g[i], gathered[0][i]) for g in gathered)
+        ]
+        if differ:
+            ranks = [r for r, g in enumerate(gathered) if not torch.equal(g, gathered[0])]
+            shown = "; ".join(f"{n} {self.agreement[n][:200]}" for n in differ)
+            raise ValueError(
+                f"the processes' shards disagree on {', '.join(differ)} (ranks {ranks} differ "
+                f"from rank 0; this one has {shown}): data_parallel trains one network, so "
+                "every shard must hold every class, category and column with missing values, "
+                "or pass them explicitly (classes=, or one encoding made before the split)"
+            )
+
     def on_train_begin(self, net, X=None, y=None, **kwargs):
+        # first, with tensors of one size on every process: what each shard taught the
+        # estimator (its classes, categories, ...) must agree, or the networks differ
+        self._check_agreement()
         # the same number of steps on every process, or the collectives would wait forever
         dataset_train, _ = net.get_split_datasets(X, y)
         batches = torch.tensor([len(net.get_iterator(dataset_train, training=True))])

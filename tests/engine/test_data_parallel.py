@@ -143,3 +143,35 @@ def test_data_parallel_needs_a_process_group():
     assert not dist.is_initialized()
     with pytest.raises(RuntimeError, match="torchrun"), data_parallel():
         pass
+
+
+def test_shards_that_learn_different_classes_are_refused_on_every_process(
+    group_of_one, monkeypatch
+):
+    """A second process is played by what a first fit sent (issue 58, point 7): shards of
+    equal size whose labels differ ([0, 1, 2] and [0, 1, 3]) are refused before any
+    collective of their networks, naming classes_ alone."""
+    import sk_entmax._engine.distributed as distributed
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3)).astype(np.float32)
+    y = np.arange(60) % 3
+    params = {"solver": "adam", "max_epochs": 1, "random_state": 0}
+    real_gather, sent = dist.all_gather, []
+
+    def record(out, tensor, group=None):
+        sent.append(tensor.clone())
+        return real_gather(out, tensor, group=group)
+
+    monkeypatch.setattr(distributed.dist, "all_gather", record)
+    with data_parallel():
+        SparsemaxClassifier(**params).fit(X, y)
+
+    def as_two(out, tensor, group=None):  # rank 0 sends this fit's, rank 1 the first fit's
+        out[0].copy_(tensor)
+        out[1].copy_(sent[0])
+
+    monkeypatch.setattr(distributed.dist, "all_gather", as_two)
+    monkeypatch.setattr(distributed.AverageGradients, "_world", lambda self: 2)
+    with data_parallel(), pytest.raises(ValueError, match=r"disagree on classes_ \(ranks \[1\]"):
+        SparsemaxClassifier(**params).fit(X, np.where(y == 2, 3, y))
