@@ -122,6 +122,8 @@ class Collapse:
         *,
         faithful: bool = True,
         off: str = "faithful_masks=False",
+        epochs: str = "more max_epochs",
+        balanced: str | None = "class_weight='balanced'",
     ) -> list[tuple[str, str]]:
         """The signs in words: a headline and a message for each (none when the fit did
         not collapse).
@@ -139,6 +141,10 @@ class Collapse:
         off : str, default="faithful_masks=False"
             How to fit the paper's design, which keeps every column (the command line's
             ``--no-faithful-masks``).
+        epochs : str, default="more max_epochs"
+            How to train longer.
+        balanced : str or None, default="class_weight='balanced'"
+            How to weight the classes by their counts; None where it cannot be asked for.
 
         Returns
         -------
@@ -154,10 +160,9 @@ class Collapse:
         )
         advice = (
             f"If other columns carry signal, refit with {off}, which keeps every column in "
-            "the model (its zero masks certify nothing), or with more max_epochs."
+            f"the model (its zero masks certify nothing), or with {epochs}."
             if faithful
-            else "If other columns carry signal, refit with more max_epochs or a lower "
-            "lambda_sparse."
+            else f"If other columns carry signal, refit with {epochs} or a lower lambda_sparse."
         )
         if self.one_column and self.read:
             column = name(self.feature_names[self.read[0]])
@@ -177,15 +182,17 @@ class Collapse:
                 )
             )
         if self.one_class is not None:
+            tries = [f"{balanced} if the classes are imbalanced"] if balanced else []
+            tries += [f"{off}, which keeps every column"] if faithful else []
+            tries += [f"{epochs} if the fit was short"]
             said.append(
                 (
                     "It predicts one class.",
                     f"{owner} predicts one class, {self.one_class}, for every one of {rows}, "
                     f"of the {self.n_classes} classes it was fitted on: no other class is ever "
-                    "predicted there, and the accuracy is that class's share. With "
-                    "imbalanced classes try class_weight='balanced'"
-                    + (f", or {off}" if faithful else "")
-                    + "; with a short fit, more max_epochs.",
+                    "predicted there, and the accuracy is that class's share. Try: "
+                    + "; ".join(tries)
+                    + ".",
                 )
             )
         return said
@@ -198,12 +205,14 @@ class Collapse:
         *,
         faithful: bool = True,
         off: str = "faithful_masks=False",
+        epochs: str = "more max_epochs",
+        balanced: str | None = "class_weight='balanced'",
     ) -> list[str]:
         """The messages of :meth:`notes`, without their headlines (same parameters).
 
         Parameters
         ----------
-        owner, rows, name, faithful, off
+        owner, rows, name, faithful, off, epochs, balanced
             As for :meth:`notes`.
 
         Returns
@@ -211,7 +220,10 @@ class Collapse:
         list of str
             At most two messages: the columns read, the one class predicted.
         """
-        return [text for _, text in self.notes(owner, rows, name, faithful=faithful, off=off)]
+        notes = self.notes(
+            owner, rows, name, faithful=faithful, off=off, epochs=epochs, balanced=balanced
+        )
+        return [text for _, text in notes]
 
 
 #: the package's folder: frames whose file lies under it are not the user's
