@@ -66,7 +66,24 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         a GPU a sixteenth of the batch, at least 128 rows (1,024 for a batch of 16,384). A
         value above the batch size is clipped to it, with a warning.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
-        The mask mapping. "adaptive" learns one alpha per step, each kept in (1, 2).
+        The mask mapping: exact sparsemax (alpha 2), exact 1.5-entmax, alpha-entmax at
+        ``entmax_alpha`` ("constant"; 1 is softmax), or one alpha per step learned with the
+        network, each kept in (1, 2) ("adaptive"). What it changes depends on
+        ``faithful_masks``. With False (the paper's design) it maps every step's attention
+        scores as they are, so it sets how sparse the masks are: sparsemax gives the most
+        zeros, an alpha nearer 1 fewer, softmax none. With True (the default) it changes
+        less. The first step's mask is uniform over the columns the warm-up kept in every
+        mode (so every row reads every kept column, and ``never_read`` is the dropped
+        columns in every mode; in "adaptive" mode the first step's alpha never moves), and
+        the columns are kept by the same rule in every mode. The later steps' scores are
+        multiplied by ``1 / (alpha - 1)``, so that every mode drops a feature at about the
+        score gap where sparsemax does. The mode then changes how a later step shares its
+        weight among the features it keeps (1.5-entmax may give two features 0.7 and 0.3
+        where sparsemax gives one all of it), hence ``explain``, ``feature_importances_``
+        and the fit itself, but not how sparse the masks are meant to be: a grid over
+        ``entmax_mode`` gets about the same share of exact zeros in every mode ("constant"
+        at ``entmax_alpha=1.5`` is "entmax15"). For masks whose sparsity the mode sets, fit
+        with ``faithful_masks=False``.
     entmax_alpha : float, default=1.5
         In [1, 2]: the alpha of "constant" mode (1 is softmax), the starting alpha of
         "adaptive" mode (clipped into [1.01, 1.99]); the other modes ignore it.
@@ -82,11 +99,12 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         training loss, in all, are dropped (``sk_entmax.nn.tabnet_selection``; this costs
         about three extra forward passes per warm-up step). Every step's mask is then
         restricted to the columns kept, so each row's certificate is every dropped column;
-        the masks' scores are scaled to give each mode sparsemax's zeros and the regulariser
-        is the entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False
-        is the paper's design (and pytorch-tabnet's): the first step reads every feature,
-        so a feature whose mask is 0 at every step can still change the prediction and no
-        zero proves anything; its fits are faster (no probes).
+        the later masks' scores are scaled to give each mode about sparsemax's zeros (see
+        ``entmax_mode``) and the regulariser is the entropy of the steps' mean mask (see
+        :class:`~sk_entmax.nn.TabNet`). False is the paper's design (and pytorch-tabnet's):
+        the first step reads every feature, so a feature whose mask is 0 at every step can
+        still change the prediction and no zero proves anything; its fits are faster (no
+        probes).
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
@@ -291,9 +309,16 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         **CLASSIFIER_CONSTRAINTS,
     }
 
-    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
+    def _module(
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
+    ):
         return TabNetClassifierNet, {
             "lambda_sparse": self._lambda_sparse(params),
             "alpha": params["alpha"],
-            **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
+            **self._tabnet_arguments(params, n_features, n_outputs, batch_size, steps),
         }
