@@ -72,10 +72,13 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         ``faithful_masks``. With False (the paper's design) it maps every step's attention
         scores as they are, so it sets how sparse the masks are: sparsemax gives the most
         zeros, an alpha nearer 1 fewer, softmax none. With True (the default) it changes
-        less. The first step's mask is uniform over the columns the warm-up kept in every
-        mode (so every row reads every kept column, and ``never_read`` is the dropped
-        columns in every mode; in "adaptive" mode the first step's alpha never moves), and
-        the columns are kept by the same rule in every mode. The later steps' scores are
+        less. In a supervised fit the first step's mask is uniform over the columns the
+        warm-up kept in every mode (so every row reads every kept column, and
+        ``never_read`` is the dropped columns in every mode; in "adaptive" mode the first
+        step's alpha never moves), and the columns are kept by the same rule in every mode
+        (a :class:`TabNetPretrainer`, which has no loss to keep columns by, sharpens a
+        learned first mask instead, scaled to drop a feature at the same gap in every
+        mode). The later steps' scores are
         multiplied by ``1 / (alpha - 1)``, so that every mode drops a feature at about the
         score gap where sparsemax does. The mode then changes how a later step shares its
         weight among the features it keeps (1.5-entmax may give two features 0.7 and 0.3
