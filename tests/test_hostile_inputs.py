@@ -90,9 +90,17 @@ def test_values_beyond_float32_raise(name):
         _make(name).fit(X, Y_IRIS)
 
 
+#: TabNet refuses a column whose batch norm variance would overflow float32 (issue 58)
+WIDE = "spreads too widely for float32"
+
+
 @pytest.mark.parametrize("name", sorted(FACTORIES))
 def test_huge_finite_values_train_and_predict_finite(name):
     X = X_IRIS * 1e30
+    if name == "tabnet":
+        with pytest.raises(ValueError, match=rf"numeric column 0 {WIDE}"):
+            _make(name).fit(X, Y_IRIS)
+        X = X_IRIS * 1e16  # squares that sum within float32's range
     clf = _make(name).fit(X, Y_IRIS)
     proba = clf.predict_proba(X)
     assert np.isfinite(proba).all()
@@ -102,8 +110,11 @@ def test_huge_finite_values_train_and_predict_finite(name):
 @pytest.mark.parametrize("name", sorted(FACTORIES))
 def test_values_that_overflow_the_loss_stop_fit_with_a_clear_error(name):
     clf = _make(name)
+    expected = (NonFiniteLossError, r"epoch 1, train batch 1.*lower learning rate")
+    if name == "tabnet":  # refused before it trains
+        expected = (ValueError, WIDE)
     with (
-        pytest.raises(NonFiniteLossError, match=r"epoch 1, train batch 1.*lower learning rate"),
+        pytest.raises(expected[0], match=expected[1]),
         np.errstate(over="ignore", invalid="ignore"),
     ):
         clf.fit(X_IRIS * 1e38, Y_IRIS)
@@ -569,3 +580,30 @@ def test_named_categorical_columns_of_numbers_do_not_warn():
         TabNetEntmaxClassifier(max_epochs=1, categorical_features=["zip"]).fit(
             frame, np.arange(60) % 2
         )
+
+
+# issue 58, point 8: a finite column too wide for float32's batch norm
+
+
+def test_tabnet_refuses_a_finite_column_whose_variance_overflows_float32():
+    X = X32[:, :3].copy()
+    X[::2, 2] = 1e19  # finite, but its squares sum beyond float32's range
+    with pytest.raises(ValueError, match=r"numeric column 2 spreads too widely.*Rescale"):
+        FACTORIES["tabnet"]().fit(X, Y_IRIS)
+    X[:, 2] = 1.7e18 + X32[:, 2] * 3e16  # timestamps in nanoseconds: large but narrow
+    FACTORIES["tabnet"](max_epochs=1).fit(X, Y_IRIS)
+
+
+def test_save_refuses_a_network_holding_non_finite_tensors(tmp_path):
+    """Every file save writes loads: load refuses NaN and infinity, so save does."""
+    from sk_entmax.persistence import save
+
+    model = FACTORIES["tabnet"](max_epochs=1).fit(X32, Y_IRIS)
+    name, buffer = next(
+        (n, b) for n, b in model.net_.module_.named_buffers() if n.endswith("running_var")
+    )
+    buffer[0] = float("inf")
+    path = tmp_path / "m.safetensors"
+    with pytest.raises(ValueError, match=rf"tensor {re.escape(name)} holds values that are not"):
+        save(model, path)
+    assert not path.exists()

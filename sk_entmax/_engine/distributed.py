@@ -188,7 +188,12 @@ class AverageGradients(Callback):
         # the batch norms' running statistics, which each process moved on its own rows,
         # averaged: every process then holds the same model (and so does each snapshot of
         # the best weights, taken after this callback)
-        self._average([b for b in net.module_.buffers() if b.is_floating_point()])
+        if not self._average([b for b in net.module_.buffers() if b.is_floating_point()]):
+            raise NonFiniteLossError(
+                f"the batch norms' running statistics averaged over the processes became "
+                f"non-finite at epoch {len(net.history)} (a column of huge values on at "
+                "least one process); training was stopped on every one. Scale the features"
+            )
         for key in ("train_loss", "valid_loss"):
             if key in net.history[-1]:
                 value = torch.tensor([float(net.history[-1, key])], dtype=torch.float64)

@@ -121,6 +121,37 @@ def _numeric_values(
     return values
 
 
+#: the most a numeric column's squared deviations from its mean may sum to over the
+#: training rows: half of float32's largest number, so that no batch norm's variance (the
+#: sum over a batch, around the batch's mean, which is at most this) overflows to infinity
+_MAX_SQUARED_SPREAD = float(np.finfo(np.float32).max) / 2
+
+
+def _check_spread(values: np.ndarray, numeric: np.ndarray | None, names: Any) -> None:
+    """Refuse, naming it, a numeric column (of the training rows, float32) whose squared
+    deviations from its mean sum beyond :data:`_MAX_SQUARED_SPREAD` (a column of values
+    around 1e19: the first batch norm's variance would be infinite, and the column then
+    silently ignored)."""
+    if not values.size:
+        return
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column of missing values only
+        wide = values.astype(np.float64)
+        spread = np.nansum((wide - np.nanmean(wide, axis=0)) ** 2, axis=0)
+    too_wide = np.flatnonzero(spread > _MAX_SQUARED_SPREAD)
+    if too_wide.size:
+        j = int(too_wide[0])
+        column = j if numeric is None else int(numeric[j])
+        top = float(np.nanmax(np.abs(wide[:, j])))
+        raise ValueError(
+            f"numeric column {_column_name(column, names)} spreads too widely for float32 "
+            f"(values up to {top:.3g} in magnitude; its squared deviations from its mean "
+            f"sum to {spread[j]:.3g}, beyond {_MAX_SQUARED_SPREAD:.3g}): the network's batch "
+            "normalization would compute an infinite variance and ignore the column. "
+            "Rescale it first (StandardScaler, or a logarithm)"
+        )
+
+
 def _check_labels_present(y: Any) -> None:
     """Refuse a target with missing labels (NaN, None, pd.NA), naming how many and where:
     fit drops no rows on its own."""
@@ -335,6 +366,8 @@ class TabularInputMixin:
             _warn_unseen(categorical, codes, cats, names)
             out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
         if fitting:
+            if values is not None:
+                _check_spread(values, None if not cats.size else numeric, names)
             self._fit_missing(values, numeric, X.shape[1])
         elif values is not None and numeric.size:
             _warn_missing_unseen(values, numeric, self._missing_features(), names)

@@ -81,6 +81,7 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
         header, tensors = pipeline_entry(estimator, model_entry)
     else:
         header, tensors = model_entry(estimator, target, _save_target)
+    _refuse_non_finite(estimator, tensors)
     text = json.dumps(header, allow_nan=False)
     try:
         _check_json_size(text)
@@ -91,6 +92,20 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
             "where the file's source is trusted"
         ) from None
     _write_file(target, tensors, {_METADATA_KEY: text, DIGEST_KEY: digest(text, tensors)})
+
+
+def _refuse_non_finite(estimator: Any, tensors: dict[str, Any]) -> None:
+    """Refuse, naming it, a tensor holding NaN or infinity: load refuses such a file, and
+    every file save writes loads."""
+    for key in sorted(tensors):
+        tensor = tensors[key]
+        if tensor.is_floating_point() and not bool(tensor.isfinite().all()):
+            raise ValueError(
+                f"cannot save {type(estimator).__name__}: its tensor {key} holds values that "
+                "are not finite (NaN or infinity), which load refuses: the network diverged, "
+                "or a batch norm's variance overflowed on a column of huge values (rescale "
+                "it and fit again)"
+            )
 
 
 def load(path: str | os.PathLike, device: str = "cpu") -> Any:

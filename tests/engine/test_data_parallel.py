@@ -175,3 +175,17 @@ def test_shards_that_learn_different_classes_are_refused_on_every_process(
     monkeypatch.setattr(distributed.AverageGradients, "_world", lambda self: 2)
     with data_parallel(), pytest.raises(ValueError, match=r"disagree on classes_ \(ranks \[1\]"):
         SparsemaxClassifier(**params).fit(X, np.where(y == 2, 3, y))
+
+
+def test_running_statistics_that_average_to_infinity_stop_every_process(group_of_one, monkeypatch):
+    """(issue 58, point 8) With the fit's check of wide columns switched off, a column of
+    1e19 makes a batch norm's running variance infinite: the epoch's average says so."""
+    import sk_entmax._inputs.tabular as tabular
+
+    monkeypatch.setattr(tabular, "_check_spread", lambda *args: None, raising=False)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((64, 3)).astype(np.float32)
+    X[::2, 2] = 1e19
+    params = {"n_d": 4, "n_a": 4, "n_steps": 1, "max_epochs": 1, "random_state": 0}
+    with data_parallel(), pytest.raises(NonFiniteLossError, match="running statistics"):
+        TabNetEntmaxClassifier(**params).fit(X, (X[:, 0] > 0).astype(int))
