@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     prefix = f"python -m sk_entmax {args.command}"
     try:
         if args.out is not None:
-            _check_out(args.out)
+            _check_out(args.out, getattr(args, "data", None))
         if args.command == "demo":
             # torch is imported here, not for ``--help`` or a ``report``
             from sk_entmax.cli.demo import run_demo

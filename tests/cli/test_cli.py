@@ -806,3 +806,50 @@ def test_a_named_pipe_at_out_is_refused_before_the_fit(iris_csv, tmp_path, capsy
     args = ["report", "--data", str(iris_csv), "--target", "species", "--out", str(fifo)]
     assert main(args) == 2
     assert "not a regular file" in capsys.readouterr().err
+
+
+# issue 58, point 9: the report never replaces the data, nor a file that is not a report
+
+
+@pytest.mark.parametrize("through", ["same-path", "hard-link"])
+def test_report_out_equal_to_data_is_refused_and_the_data_kept(capsys, tmp_path, through):
+    path = tmp_path / "data.csv"
+    path.write_text("x,y\n1,a\n2,b\n3,a\n4,b\n")
+    out = path
+    if through == "hard-link":
+        out = tmp_path / "other-name.csv"
+        os.link(path, out)
+    before = path.read_bytes()
+    assert main(["report", "--data", str(path), "--target", "y", "--out", str(out)]) == 2
+    assert "is the --data file" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+def test_report_refuses_to_replace_a_file_that_is_not_a_report(capsys, tmp_path, iris_csv):
+    out = tmp_path / "notes.html"
+    out.write_text("<p>my notes</p>")
+    assert main(["report", "--data", str(iris_csv), "--target", "species", "--out", str(out)]) == 2
+    assert "exists and is not a report of sk_entmax" in capsys.readouterr().err
+    assert out.read_text() == "<p>my notes</p>"
+    report = tmp_path / "old-report.html"  # a report written before is replaced (checked only)
+    report.write_text("<!DOCTYPE html>\n<body>...<footer>Written by sk_entmax 0.1.</footer>")
+    from sk_entmax.cli._out_path import _check_out
+
+    _check_out(report, iris_csv)
+    (tmp_path / "empty.html").touch()
+    _check_out(tmp_path / "empty.html", iris_csv)
+
+
+def test_report_refuses_a_target_with_more_classes_than_it_reports_on(capsys, tmp_path):
+    """(issue 58, point 11) 1,001 classes of two rows each: refused before any fit."""
+    from sk_entmax.cli._task import MAX_REPORT_CLASSES
+
+    n = MAX_REPORT_CLASSES + 1
+    labels = [f"c{i}" for i in range(n)] * 2
+    path = tmp_path / "many.csv"
+    path.write_text("x,label\n" + "".join(f"{i},{c}\n" for i, c in enumerate(labels)))
+    out = tmp_path / "r.html"
+    assert main(["report", "--data", str(path), "--target", "label", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{n:,} classes; the report is made for at most {MAX_REPORT_CLASSES:,}" in err
+    assert not out.exists()
