@@ -52,6 +52,19 @@ __all__ = ["FullBatch", "LbfgsNet", "lbfgs_options", "lbfgs_state"]
 #: matrix are the only per-row temporaries (one block per worker at a time); the bounds of
 #: the blocks, and so the order of the sums, never depend on the thread count
 _FIT_ROWS = 65536
+#: at most this many scores (rows times classes) per block, so that many classes make the
+#: blocks shorter instead of their float64 matrices larger: 65,536 rows of up to 64
+#: classes (32 MiB a matrix); 20,000 classes asked for 10.5 GB in blocks of 65,536 rows
+_FIT_SCORES = _FIT_ROWS * 64
+
+
+def _block_rows(n_outputs: int | None) -> int:
+    """Rows per block of the objective for a network of ``n_outputs`` outputs: fixed by the
+    network, never by the thread count."""
+    if not n_outputs or n_outputs <= 0:
+        return _FIT_ROWS
+    return max(1, min(_FIT_ROWS, _FIT_SCORES // int(n_outputs)))
+
 
 _WORKER = threading.local()
 
@@ -132,10 +145,12 @@ class LbfgsNet(FenchelYoungNet):
         closed_form = not isinstance(self.module_.alpha, torch.Tensor)
         params = [p for p in self.module_.parameters() if p.requires_grad]
 
+        rows = self._block_rows()
+
         def block(start: int) -> tuple[torch.Tensor, tuple]:
             if self._pool is not None:
                 _one_torch_thread()
-            stop = min(start + _FIT_ROWS, n)
+            stop = min(start + rows, n)
             # without a gradient to compute, no autograd graph is built
             with torch.set_grad_enabled(backward):
                 # the layers only read the block, so a float64 X is not copied
@@ -164,7 +179,7 @@ class LbfgsNet(FenchelYoungNet):
                     grads = torch.autograd.grad(part, params, allow_unused=True)
             return part.detach(), grads
 
-        starts = range(0, n, _FIT_ROWS)
+        starts = range(0, n, rows)
         if self._pool is not None and len(starts) > 1:
             parts = list(self._pool.map(block, starts))
         else:
@@ -194,6 +209,11 @@ class LbfgsNet(FenchelYoungNet):
                         else p.grad.add_(p.detach(), alpha=scale)
                     )
         return value
+
+    def _block_rows(self) -> int:
+        """Rows per block of the objective, by the network's outputs (see
+        :data:`_FIT_SCORES`)."""
+        return _block_rows(getattr(self, "module__n_outputs", None))
 
     def train_step(self, batch, **fit_params):
         X, y = batch
@@ -227,7 +247,7 @@ class LbfgsNet(FenchelYoungNet):
                 )
             return value
 
-        n_blocks = -(-len(y) // _FIT_ROWS)
+        n_blocks = -(-len(y) // self._block_rows())
         workers = min(int(self.n_workers), n_blocks)
         # the pool's threads end with the step: a fit leaves no thread behind
         with ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext() as pool:

@@ -14,6 +14,10 @@ from sk_entmax.cli._errors import UsageError
 MAX_AUTO_CLASSES = 20
 #: ... and more than this share of its rows are distinct values
 MIN_DISTINCT_SHARE = 0.05
+#: the most classes a report is made for: it draws and tabulates each class (a probability
+#: column, a row of the per-class figures), and its fits grow with the class count (20,000
+#: classes asked L-BFGS for gigabytes and TabNet for minutes per epoch)
+MAX_REPORT_CLASSES = 1000
 #: "many small classes": more than this many classes, half of them with fewer rows than this
 _MANY_CLASSES = 10
 _SMALL_CLASS = 10
@@ -165,6 +169,13 @@ def _check_target(y: Any, target: str) -> None:
         )
     if n_classes < 2:
         raise UsageError(f"column {target!r} holds a single class; a classifier needs two")
+    if n_classes > MAX_REPORT_CLASSES:
+        raise UsageError(
+            f"column {target!r} has {n_classes:,} classes; the report is made for at most "
+            f"{MAX_REPORT_CLASSES:,}: it shows every class (a probability column, a row of "
+            "per-class figures), and its models grow with the classes. Group the rare "
+            "classes, or fit the estimators from Python"
+        )
     if n_classes > len(y) // 2:
         hint = (
             " If it is a quantity, give --task regression."

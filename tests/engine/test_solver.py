@@ -390,3 +390,26 @@ def test_one_partial_fit_call_learns_its_chunk():
         for seed in range(3)
     ]
     assert np.mean(scores) >= 0.9, scores
+
+
+def test_the_objective_blocks_shrink_with_the_classes(monkeypatch):
+    """(issue 58, point 11) Rows times classes per block stay bounded: 300 rows of 60
+    classes with a bound of 600 scores are evaluated 10 rows at a time."""
+    from sk_entmax._engine import solver as _solver
+
+    monkeypatch.setattr(_solver, "_FIT_SCORES", 600, raising=False)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 4)), np.arange(300) % 60
+    seen = []
+    real = _solver.float64_rows
+    monkeypatch.setattr(
+        _solver,
+        "float64_rows",
+        lambda data, start, stop, *a, **k: (
+            seen.append(stop - start) or real(data, start, stop, *a, **k)
+        ),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        SparsemaxClassifier(max_iter=2).fit(X, y)
+    assert seen and max(seen) == 10
