@@ -26,6 +26,7 @@ Dask is imported when a function is called: the ``dask`` extra installs it
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,25 @@ def fit_blocks(
     -------
     estimator
         The trained estimator.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` or ``sample_weight`` do not have ``X``'s blocks of rows: checked before any
+        training where the sizes are known (Dask arrays' chunks, data frames' known
+        divisions), else at the block that differs.
+
+    Notes
+    -----
+    A call that fails at any block (a mismatch, a ``partial_fit`` error such as a NaN
+    there, a failed compute) leaves ``estimator`` as it was before the call: the blocks
+    already trained are not kept. A Ctrl-C (``KeyboardInterrupt``) keeps them.
+
+    A TabNet estimator learns its categories and which columns have missing values from
+    the first block it trains on (the first of a shuffled order, with ``shuffle=True``):
+    a category first seen in a later block is read as unknown, as at predict. Give that
+    first block every category (or fit the encoding on a sample, and pass the columns
+    already encoded).
     """
     import dask
 
@@ -127,6 +147,7 @@ def fit_blocks(
                 f"X has {len(X_blocks)} blocks of rows and {name} {len(blocks)}: give them the "
                 f"same blocks of rows (e.g. {name}.rechunk(X.chunks[0]))"
             )
+    _check_same_rows(X, {"y": y, "sample_weight": sample_weight})
     multilabel = getattr(y, "ndim", 1) == 2
     if classes is None and not multilabel and not hasattr(estimator, "classes_"):
         import dask.array as da
@@ -136,6 +157,7 @@ def fit_blocks(
     lr_decay = check("lr_decay", lr_decay, Real(0.0, 1.0, low_open=True), "fit_blocks")
     rng = np.random.default_rng(random_state)
     base_lr = None
+    before = copy.deepcopy(vars(estimator))  # a failure at any block leaves it as it was
     try:
         for p in range(passes):
             order = rng.permutation(len(X_blocks)) if shuffle else np.arange(len(X_blocks))
@@ -157,10 +179,38 @@ def fit_blocks(
                 estimator.partial_fit(X_block, y_block, **extra)
                 if base_lr is None and getattr(estimator, "net_", None) is not None:
                     base_lr = estimator.net_.lr
+    except Exception:
+        vars(estimator).clear()
+        vars(estimator).update(before)
+        raise
     finally:
-        if base_lr is not None:
+        if base_lr is not None and getattr(estimator, "net_", None) is not None:
             estimator.net_.set_params(lr=base_lr)
     return estimator
+
+
+def _check_same_rows(X: Any, others: dict[str, Any]) -> None:
+    """Refuse, before any training, ``others`` (y, sample_weight) whose blocks of rows are
+    not ``X``'s, where their sizes are known (a Dask array's chunks, a data frame's known
+    divisions): a mismatch found at block k would come after k blocks were trained."""
+    for name, data in others.items():
+        if data is None:
+            continue
+        if hasattr(X, "chunks") and hasattr(data, "chunks"):
+            rows, theirs = tuple(X.chunks[0]), tuple(data.chunks[0])
+            known = not any(np.isnan(n) for n in (*rows, *theirs))
+            if known and rows != theirs:
+                raise ValueError(
+                    f"X's blocks of rows have {rows} rows and {name}'s {theirs}: give them "
+                    f"the same blocks of rows (e.g. {name}.rechunk(X.chunks[0])); nothing "
+                    "was trained"
+                )
+        elif getattr(X, "known_divisions", False) and getattr(data, "known_divisions", False):
+            if tuple(X.divisions) != tuple(data.divisions):
+                raise ValueError(
+                    f"X's partitions and {name}'s have different divisions: give them the "
+                    "same partitions of rows; nothing was trained"
+                )
 
 
 def predict_blocks(estimator: Any, X: Any, method: str = "predict") -> Any:
@@ -191,30 +241,53 @@ def predict_blocks(estimator: Any, X: Any, method: str = "predict") -> Any:
             "method", "predict_blocks", f"a method of {type(estimator).__name__}", method
         )
     function = getattr(estimator, method)
+    frame = hasattr(X, "divisions")
+    if not frame and (not isinstance(X, da.Array) or X.ndim != 2):
+        raise invalid("X", "predict_blocks", "a 2-d dask.array or a dask.dataframe", X)
+    if not frame and X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    if not frame and any(np.isnan(n) for n in X.chunks[0]):
+        raise ValueError(
+            "predict_blocks: X's blocks of rows have unknown sizes; call "
+            "X.compute_chunk_sizes() first"
+        )
+    lengths = [int(n) for n in (X.map_partitions(len).compute() if frame else X.chunks[0])]
+    # the output's width and dtype, from a prediction of the first row of the first block
+    # that has rows (or of a row of zeros where none has)
+    probe = np.asarray(function(_first_row(X, lengths, frame)))
+    width = probe.shape[1:]
 
     def apply(block: Any) -> np.ndarray:
+        if len(block) == 0:  # an empty partition or block: no call, an empty output
+            return np.empty((0, *width), dtype=probe.dtype)
         return np.asarray(function(block))
 
-    if hasattr(X, "divisions"):  # a data frame: each partition as it is (column names kept)
-        lengths = X.map_partitions(len).compute()
-        probe = apply(X.head(1))
-        width = () if probe.ndim == 1 else (probe.shape[1],)
+    if frame:  # a data frame: each partition as it is (column names kept)
         blocks = [
-            da.from_delayed(
-                dask.delayed(apply)(part),
-                shape=(int(length), *width),
-                dtype=probe.dtype,
-            )
-            for part, length in zip(X.to_delayed(), lengths, strict=True)
-            if length
+            da.from_delayed(dask.delayed(apply)(part), shape=(n, *width), dtype=probe.dtype)
+            for part, n in zip(X.to_delayed(), lengths, strict=True)
+            if n
         ]
         return da.concatenate(blocks) if blocks else da.zeros((0, *width), dtype=probe.dtype)
-    if not isinstance(X, da.Array) or X.ndim != 2:
-        raise invalid("X", "predict_blocks", "a 2-d dask.array or a dask.dataframe", X)
-    if X.numblocks[1] != 1:
-        X = X.rechunk({1: -1})
-    # the output's width and dtype, from a prediction of the first row
-    probe = apply(X[:1].compute())
     if probe.ndim == 1:
         return X.map_blocks(apply, drop_axis=1, dtype=probe.dtype)
-    return X.map_blocks(apply, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype)
+    return X.map_blocks(apply, chunks=(X.chunks[0], width), dtype=probe.dtype)
+
+
+def _first_row(X: Any, lengths: list[int], frame: bool) -> Any:
+    """The first row of the first block of ``X`` that has rows, computed; where no block
+    has any, a row of zeros (NaN in a data frame's columns that are not numeric)."""
+    import pandas as pd
+
+    first = next((i for i, n in enumerate(lengths) if n), None)
+    if first is not None:
+        if frame:
+            return X.get_partition(first).head(1, npartitions=1)
+        start = sum(lengths[:first])
+        return X[start : start + 1].compute()
+    if not frame:
+        return np.zeros((1, X.shape[1]), dtype=X.dtype)
+    row = pd.DataFrame(X._meta).reindex([0])
+    numeric = row.select_dtypes("number").columns
+    row[numeric] = 0
+    return row

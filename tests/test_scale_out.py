@@ -196,3 +196,43 @@ def test_fit_blocks_trains_tabnet_on_a_data_frame():
     assert clf.n_iter_ == 6 and list(clf.classes_) == ["no", "yes"]
     proba = predict_blocks(clf, frame, "predict_proba").compute()
     np.testing.assert_array_equal(proba, clf.predict_proba(X))
+
+
+def test_predict_blocks_takes_empty_blocks_and_no_rows():
+    """(issue 58, point 14) An empty first block or partition, and X of 0 rows."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, y = _data(600, 300)
+    clf = fit_blocks(SparsemaxClassifier(random_state=0), X, y)
+    X_np = X.compute()
+    gappy = da.concatenate([da.zeros((0, 6), chunks=(0, 6)), X, X[:0]])
+    for method in ("predict", "predict_proba"):
+        out = predict_blocks(clf, gappy, method=method).compute()
+        np.testing.assert_array_equal(out, getattr(clf, method)(X_np))
+        empty = predict_blocks(clf, X[:0], method=method).compute()
+        assert empty.shape == (0, *getattr(clf, method)(X_np[:1]).shape[1:])
+    frame = pd.DataFrame(X_np, columns=list("abcdef"))
+    parts = dd.concat([dd.from_pandas(frame.iloc[:0], npartitions=1), dd.from_pandas(frame, 2)])
+    np.testing.assert_array_equal(predict_blocks(clf, parts).compute(), clf.predict(frame))
+    none = dd.from_pandas(frame.iloc[:0], npartitions=1)
+    assert predict_blocks(clf, none, method="predict_proba").compute().shape == (0, 4)
+
+
+def test_a_fit_blocks_that_fails_at_a_later_block_leaves_the_estimator_as_it_was():
+    """(issue 58, point 12) Chunks that differ are refused before any training, and a
+    partial_fit error at block 2 (a NaN) undoes blocks 0 and 1."""
+    X, y = _data(900, 300)
+    clf = SparsemaxClassifier(random_state=0)
+    with pytest.raises(ValueError, match=r"\(300, 300, 300\) rows and y's \(300, 200, 400\)"):
+        fit_blocks(clf, X, y.rechunk(((300, 200, 400),)), classes=range(4), shuffle=False)
+    assert not hasattr(clf, "net_")
+    X_nan = da.concatenate([X[:600], da.full((300, 6), np.nan, chunks=(300, 6))])
+    with pytest.raises(ValueError, match="NaN"):
+        fit_blocks(clf, X_nan, y, classes=range(4), shuffle=False)
+    assert not hasattr(clf, "net_")
+    fitted = fit_blocks(SparsemaxClassifier(random_state=0), X[:300], y[:300], classes=range(4))
+    proba = fitted.predict_proba(X[:300].compute())
+    with pytest.raises(ValueError, match="NaN"):
+        fit_blocks(fitted, X_nan, y, shuffle=False)
+    np.testing.assert_array_equal(fitted.predict_proba(X[:300].compute()), proba)
