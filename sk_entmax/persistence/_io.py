@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._engine.device import resolve_device
 from sk_entmax.persistence._composite import assemble, is_composite, pipeline_entry, read_pipeline
-from sk_entmax.persistence._errors import _Invalid
+from sk_entmax.persistence._errors import _Invalid, printable
 from sk_entmax.persistence._files import _save_target, _write_file
 from sk_entmax.persistence._header import _METADATA_KEY, _check_json_size, _parse_header
 from sk_entmax.persistence._model import build, model_entry, read_model
@@ -239,10 +239,11 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
             else:
                 pipeline, models = None, [read_model(handle, header, stored, "")]
     except _Invalid as error:
-        raise ValueError(f"cannot load {name!r}: {error}") from None
+        raise ValueError(f"cannot load {name!r}: {printable(str(error))}") from None
     except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
         raise ValueError(
-            f"cannot load {name!r}: the header is malformed ({type(error).__name__}: {error})"
+            f"cannot load {name!r}: the header is malformed ({type(error).__name__}: "
+            f"{printable(str(error))})"
         ) from None
     built = [build(model, name, device) for model in models]
     if pipeline is None:
@@ -250,4 +251,4 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
     try:
         return assemble(pipeline, built)
     except _Invalid as error:
-        raise ValueError(f"cannot load {name!r}: {error}") from None
+        raise ValueError(f"cannot load {name!r}: {printable(str(error))}") from None

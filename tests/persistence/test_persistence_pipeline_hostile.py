@@ -204,3 +204,18 @@ def test_a_stored_n_jobs_above_the_cores_is_capped_with_a_warning(data, tmp_path
     assert loaded[0].n_jobs == available_cores()
     assert pipe[0].n_jobs == many
     np.testing.assert_array_equal(loaded.predict_proba(X), pipe.predict_proba(X))
+
+
+# point 20: what the file holds reaches the terminal escaped
+
+
+def test_load_errors_escape_the_control_characters_a_file_holds(saved, tmp_path):
+    def rename(schema):
+        _find(schema, "f_classif")["__class__"] = "f_classif\x1b[2J\x07"
+        return json.dumps(schema)
+
+    with pytest.raises(ValueError, match=r"cannot load") as raised:
+        load(_edit_archive(saved, tmp_path, rename))
+    message = str(raised.value)
+    assert "\x1b" not in message and "\x07" not in message
+    assert r"f_classif\x1b[2J\x07" in message
