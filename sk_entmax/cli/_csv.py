@@ -141,14 +141,20 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
 def _as_numbers(y: Any) -> Any:
     """``y`` as float64 numbers when pandas kept numbers as objects (integers beyond 64 bits,
     such as ``2**70``), else as it is: such a column is a column of numbers, for ``--task``
-    and for the fit alike."""
+    and for the fit alike. Integers that float64 would merge (``10**20 + k``) are kept
+    exact, as text labels."""
     import pandas as pd
 
     if pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
         return y
     if not all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in y):
         return y
-    return pd.to_numeric(y).astype("float64")
+    as_float = pd.to_numeric(y).astype("float64")
+    if as_float.nunique() < y.nunique():
+        # distinct integers that float64 cannot tell apart (10**20 and 10**20 + 1): labels,
+        # read exactly as their digits, never merged into one
+        return y.map(str)
+    return as_float
 
 
 def _find_target(columns: list[str], target: str, path: Path) -> str:

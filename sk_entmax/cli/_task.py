@@ -18,6 +18,9 @@ MIN_DISTINCT_SHARE = 0.05
 #: column, a row of the per-class figures), and its fits grow with the class count (20,000
 #: classes asked L-BFGS for gigabytes and TabNet for minutes per epoch)
 MAX_REPORT_CLASSES = 1000
+#: the most a regression target may stray from its mean for the report: its squared errors,
+#: summed over the rows, stay within float64 (1e200 gave "RMSE inf" after 10 warnings)
+MAX_REPORT_SPREAD = 1e150
 #: "many small classes": more than this many classes, half of them with fewer rows than this
 _MANY_CLASSES = 10
 _SMALL_CLASS = 10
@@ -118,6 +121,13 @@ def _check_regression_target(y: Any, target: str) -> None:
             f"column {target!r} holds {infinite} infinite value(s); a regression target must "
             "be finite: remove those rows, or empty those cells (rows without a target value "
             "are dropped)"
+        )
+    spread = float(np.max(np.abs(values - values.mean()))) if values.size else 0.0
+    if not spread <= MAX_REPORT_SPREAD:
+        raise UsageError(
+            f"column {target!r} has values {spread:.3g} from their mean; the report's R² "
+            f"and RMSE square them, which overflows beyond about {MAX_REPORT_SPREAD:.0e}: "
+            "rescale the target (divide it by a power of ten) and run the report again"
         )
     if y.nunique() < 2:
         value = y.iloc[0]

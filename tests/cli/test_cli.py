@@ -648,7 +648,7 @@ def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsy
 
     monkeypatch.setattr(cli, "_estimator", keep)
     # a short fit: the warm-up (which chooses the columns) shortened to 100 steps
-    monkeypatch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 100)
+    monkeypatch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 100)
     out = tmp_path / "faithful.html"
     args = ["report", "--data", str(path), "--target", "kind", "--out", str(out)]
     assert main([*args, "--max-epochs", "16", "--resamples", "0"]) == 0  # the default
@@ -852,4 +852,29 @@ def test_report_refuses_a_target_with_more_classes_than_it_reports_on(capsys, tm
     assert main(["report", "--data", str(path), "--target", "label", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"{n:,} classes; the report is made for at most {MAX_REPORT_CLASSES:,}" in err
+    assert not out.exists()
+
+
+def test_integer_labels_beyond_float64s_precision_stay_distinct(tmp_path):
+    """(issue 58, point 18) 10**20 + k for k in 0, 1, 2: three classes, read exactly."""
+    from sk_entmax.cli._csv import _read_table
+
+    labels = [10**20 + k % 3 for k in range(30)]
+    path = tmp_path / "big.csv"
+    path.write_text("x,label\n" + "".join(f"{i},{c}\n" for i, c in enumerate(labels)))
+    table = _read_table(path, "label")
+    assert table.task == "classification"
+    assert sorted(set(table.y)) == [str(10**20), str(10**20 + 1), str(10**20 + 2)]
+
+
+def test_a_regression_target_too_wide_for_the_report_is_refused_before_the_fit(capsys, tmp_path):
+    """(issue 58, point 17) A target of scale 1e200: one line saying why, no warnings."""
+    values = [1e200 * ((i * 7) % 11 - 5) for i in range(40)]
+    path = tmp_path / "huge.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{v!r}\n" for i, v in enumerate(values)))
+    out = tmp_path / "r.html"
+    args = ["report", "--data", str(path), "--target", "y", "--task", "regression"]
+    assert main([*args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rescale the target" in err
     assert not out.exists()
