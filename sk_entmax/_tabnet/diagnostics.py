@@ -246,12 +246,14 @@ def warn_if_collapsed(estimator: Any, X: np.ndarray) -> None:
     the features each row never reads (with ``faithful_masks=True``) and, for a single-label
     classifier, its predictions; ``feature_importances_`` is the fit's own. A ``partial_fit``
     chunk is not checked: a stream's first chunks read little by design, and the pass would
-    add to every chunk.
+    add to every chunk. In a data-parallel fit each process checks its own rows against the
+    importances of all of them.
 
     Parameters
     ----------
-    estimator : TabNetEntmaxClassifier or TabNetEntmaxRegressor
-        Just fitted: ``net_`` and ``feature_importances_`` are set.
+    estimator : TabNetEntmaxClassifier, TabNetEntmaxRegressor or TabNetPretrainer
+        Just fitted: ``net_`` and ``feature_importances_`` are set (only a classifier has
+        classes to predict).
     X : ndarray of shape (n_samples, n_features)
         The training rows, encoded as the network takes them.
 

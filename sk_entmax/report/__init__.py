@@ -8,6 +8,8 @@ For a fitted :class:`~sk_entmax.TabNetEntmaxClassifier`: which features the mode
 (:func:`importance_intervals`). The feature-mask report also says what the masks prove: fitted
 with ``faithful_masks=True``, the features each shown row's prediction provably never read and
 the share of (row, feature) pairs never read; fitted without, that a zero mask is no proof.
+It says too, in a box under the summary, when on the rows reported on the model reads at
+most one column, or a classifier predicts one class for every row.
 The same holds for a fitted :class:`~sk_entmax.TabNetEntmaxRegressor`, whose feature-mask
 report shows its predictions against the true values (R² and RMSE) instead of probabilities.
 For any of the entmax classifiers (or a pipeline ending in one):
