@@ -8,7 +8,12 @@ Each process reads its own shard of the rows and fits the same
 processes by ``torch.distributed``, so every process ends with the same model, and rank 0
 saves it. Launch it with (``gloo`` on CPUs; ``nccl`` with ``--backend nccl`` on GPUs)::
 
-    torchrun --nproc_per_node 2 examples/torchrun/tabnet_data_parallel.py --out model.safetensors
+    torchrun --nproc_per_node 2 --master_addr 127.0.0.1 --master_port 29500 \
+        examples/torchrun/tabnet_data_parallel.py --out model.safetensors
+
+The processes meet at an unauthenticated store on ``--master_port``, which torch serves on
+every interface whatever ``--master_addr`` is: on a machine reachable from a network, keep
+that port behind a firewall (see the user guide's "Scaling out").
 
 The global batch is the sum of the processes' batches: ``--batch-size`` rows per process.
 Every process must have as many training batches per epoch (shards of equal size do).
