@@ -15,6 +15,9 @@ from sk_entmax.cli._task import _check_regression_target, _check_target, _resolv
 #: columns, and minutes for a wide header without rows)
 MAX_COLUMNS = 100_000
 _MAX_HEADER_CHARS = 64 * 2**20
+#: the longest column name the report reads (it prints and draws every name; a 100 KB name
+#: was printed in full twice, and one over 128 KiB failed in the CSV reader)
+MAX_NAME_CHARS = 1000
 
 
 _BOMS = [
@@ -65,7 +68,22 @@ def _sniff(path: Path, encoding: str) -> tuple[str, int]:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     sep = max([",", ";", "\t"], key=first.count)
-    n_columns = len(next(csv.reader([first.rstrip("\r\n")], delimiter=sep), []))
+    limit = csv.field_size_limit()
+    try:
+        csv.field_size_limit(max(limit, _MAX_HEADER_CHARS))
+        names = next(csv.reader([first.rstrip("\r\n")], delimiter=sep), [])
+    except csv.Error as exc:
+        raise UsageError(f"{path} has a header that is not CSV: {exc}") from None
+    finally:
+        csv.field_size_limit(limit)
+    n_columns = len(names)
+    longest = max(range(n_columns), key=lambda i: len(names[i]), default=None)
+    if longest is not None and len(names[longest]) > MAX_NAME_CHARS:
+        raise UsageError(
+            f"{path}: the name of column {longest + 1} has {len(names[longest]):,} characters "
+            f"(it begins {names[longest][:40]!r}); the report reads column names of up to "
+            f"{MAX_NAME_CHARS:,} characters, which it prints and draws"
+        )
     if n_columns > MAX_COLUMNS:
         raise UsageError(
             f"{path} has {n_columns} columns; the report reads tables of up to "

@@ -878,3 +878,17 @@ def test_a_regression_target_too_wide_for_the_report_is_refused_before_the_fit(c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "rescale the target" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("length", [100_000, 140_000])
+def test_a_column_name_too_long_to_print_is_refused_in_one_short_line(capsys, tmp_path, length):
+    """(issue 58, point 21) Over 128 KiB the CSV reader failed (exit 1); 100 KB was printed
+    in full, twice."""
+    path = tmp_path / "long.csv"
+    rows = "".join(f"{i},{i % 2}\n" for i in range(30))
+    path.write_text("n" * length + ",label\n" + rows)
+    out = tmp_path / "r.html"
+    assert main(["report", "--data", str(path), "--target", "label", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"column 1 has {length:,} characters" in err and len(err) < 500
+    assert not out.exists()
