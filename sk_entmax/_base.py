@@ -27,6 +27,7 @@ weight initialisation and shuffling draw from generators of their own, seeded by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -116,9 +117,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
 
     - ``_plan(params)``: the :class:`~sk_entmax._engine.training.TrainingPlan` its checked
       parameters give;
-    - ``_module(params, n_features, n_outputs, batch_size)``: the torch module class and its
-      arguments (the module provides ``loss`` and ``proba``, see
-      :class:`~sk_entmax.nn.head.EntmaxHead`);
+    - ``_module(params, n_features, n_outputs, batch_size, steps)``: the torch module class
+      and its arguments (the module provides ``loss`` and ``proba``, see
+      :class:`~sk_entmax.nn.head.EntmaxHead`); ``steps`` is the number of optimizer steps
+      the fit plans (``max_epochs`` times the batches of an epoch), None where it is open
+      (a ``partial_fit`` chunk's net, full-batch L-BFGS);
     - the task's part: ``_fit_targets``, ``_n_outputs``, ``_outputs_key`` and
       ``_validation_split`` (a classifier's are in :mod:`sk_entmax._classifier`);
     - the data hooks ``_validate_fit_data`` and ``_validate_predict_data`` (numeric ``X``:
@@ -147,7 +150,12 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         raise NotImplementedError
 
     def _module(
-        self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
     ) -> tuple[type, dict[str, Any]]:
         raise NotImplementedError
 
@@ -366,8 +374,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         batch_size = self._batch_size(params, n_samples)
         seed = self._seed()
         train_split = None
+        n_train = n_samples
         if params["early_stopping"] and not plan.full_batch:
             train_split = self._validation_split(n_samples, params, seed)
+            n_train -= math.ceil(params["validation_fraction"] * n_samples)
+        steps = None if plan.full_batch else plan.max_epochs * math.ceil(n_train / batch_size)
         callbacks, stopper, best, monitor = fit_callbacks(
             plan, params["early_stopping"], params["verbose"]
         )
@@ -379,7 +390,9 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     "does not spread over processes: set solver='adam' (or fit_blocks on "
                     "Dask for data larger than memory)"
                 )
-        module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
+        module, module_kwargs = self._module(
+            params, X.shape[1], self._n_outputs(), batch_size, steps
+        )
         if parallel is not None:
             # first, so that the clipping and the stopping rule see the averaged figures
             agreement = self._shard_agreement()

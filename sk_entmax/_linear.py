@@ -248,7 +248,14 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         """The alpha of the output mapping (its start, when learned)."""
         return params["alpha"]
 
-    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
+    def _module(
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
+    ):
         return EntmaxLinearNet, {
             "n_features": n_features,
             "n_outputs": n_outputs,

@@ -312,9 +312,16 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         **CLASSIFIER_CONSTRAINTS,
     }
 
-    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
+    def _module(
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
+    ):
         return TabNetClassifierNet, {
             "lambda_sparse": self._lambda_sparse(params),
             "alpha": params["alpha"],
-            **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
+            **self._tabnet_arguments(params, n_features, n_outputs, batch_size, steps),
         }

@@ -266,7 +266,14 @@ class TabNetPretrainer(
     def _outputs_key(self) -> Any:
         return "reconstruction"
 
-    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
+    def _module(
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
+    ):
         return TabNetPretrainingNet, {
             "lambda_sparse": self._lambda_sparse(params),
             "pretraining_ratio": params["pretraining_ratio"],
@@ -275,9 +282,10 @@ class TabNetPretrainer(
             "target_mean": self._reconstruction_mean,
             "target_scale": self._reconstruction_scale,
             "mask_seed": self._seed(),
-            **self._tabnet_arguments(params, n_features, 1, batch_size),
+            **self._tabnet_arguments(params, n_features, 1, batch_size, steps),
             # no targets to measure a column's worth by: the first mask is learned
             "selection_budget": None,
+            "first_step_share": None,
         }
 
     # ------------------------------------------------------------------ use

@@ -151,8 +151,15 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         **PRETRAINED_CONSTRAINTS,
     }
 
-    def _module(self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int):
+    def _module(
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
+    ):
         return TabNetRegressorNet, {
             "lambda_sparse": self._lambda_sparse(params),
-            **self._tabnet_arguments(params, n_features, n_outputs, batch_size),
+            **self._tabnet_arguments(params, n_features, n_outputs, batch_size, steps),
         }

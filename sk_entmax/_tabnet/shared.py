@@ -22,8 +22,8 @@ from sk_entmax._tabnet.diagnostics import warn_if_collapsed
 from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
-from sk_entmax.nn.tabnet import FIRST_MASK_WARMUP
-from sk_entmax.nn.tabnet_selection import SELECTION_BUDGET
+from sk_entmax.nn.tabnet import first_mask_warmup
+from sk_entmax.nn.tabnet_selection import FIRST_STEP_SHARE, SELECTION_BUDGET
 
 __all__ = [
     "LAMBDA_SPARSE",
@@ -34,9 +34,10 @@ __all__ = [
 ]
 
 #: ``lambda_sparse="auto"``: the weight of the regulariser, by ``faithful_masks``; the
-#: paper's (and pytorch-tabnet's) 1e-3 for its mean step entropy, and for the faithful
-#: design's entropy of the mean mask the weight that makes most zeros certify (issue 46)
-LAMBDA_SPARSE = {False: 1e-3, True: 0.01}
+#: paper's (and pytorch-tabnet's) 1e-3 for its mean step entropy, and 1e-3 for the faithful
+#: design's entropy of the mean mask too since its masks choose per row (issue 57: 0.01,
+#: issue 46's weight, made the later steps read too little for the signal on some data)
+LAMBDA_SPARSE = {False: 1e-3, True: 1e-3}
 
 
 def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
@@ -116,9 +117,15 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         return params["lambda_sparse"]
 
     def _tabnet_arguments(
-        self, params: dict[str, Any], n_features: int, n_outputs: int, batch_size: int
+        self,
+        params: dict[str, Any],
+        n_features: int,
+        n_outputs: int,
+        batch_size: int,
+        steps: int | None = None,
     ) -> dict[str, Any]:
-        """The arguments of :class:`~sk_entmax.nn.TabNet` the checked ``params`` give."""
+        """The arguments of :class:`~sk_entmax.nn.TabNet` the checked ``params`` give, for
+        a fit of ``steps`` optimizer steps (None: open-ended), which sets the warm-up."""
         cats = self.categorical_features_
         return {
             "n_features": n_features,
@@ -134,8 +141,9 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "entmax_mode": params["entmax_mode"],
             "entmax_alpha": params["entmax_alpha"],
             "faithful_masks": params["faithful_masks"],
-            "first_mask_warmup": FIRST_MASK_WARMUP if params["faithful_masks"] else None,
+            "first_mask_warmup": first_mask_warmup(steps) if params["faithful_masks"] else None,
             "selection_budget": SELECTION_BUDGET if params["faithful_masks"] else None,
+            "first_step_share": FIRST_STEP_SHARE if params["faithful_masks"] else None,
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],

@@ -69,6 +69,15 @@ What a zero proves depends on where the first mask comes from:
     kept and every later step's mask is restricted to them, so every row's certificate is
     every dropped column (a column dropped is one the whole model never reads).
 
+    With a ``first_step_share`` (the estimators' design since issue 57) the certificate
+    is per row: near the end of the warm-up the first step is narrowed to the columns of
+    largest measured contribution (those most rows need), and the later steps choose per
+    row, from what the row has read so far, among the other kept columns. A column that
+    only some rows need (a feature of one branch of a switch) is then read by those rows
+    only, and certified for the others. The elimination's budget is small (3% of the
+    loss), so a weak or joint signal stays in the model: the per-row masks, not the drops,
+    give most of the certificate.
+
 Batch normalisation is *ghost* batch normalisation (Hoffer et al., 2017): in training the
 statistics are those of virtual batches of ``virtual_batch_size`` rows, see
 :class:`GhostBatchNorm`.
@@ -80,6 +89,7 @@ included, in :mod:`sk_entmax.nn.tabnet_embedding`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -98,6 +108,7 @@ from sk_entmax.nn.tabnet_blocks import (
 )
 from sk_entmax.nn.tabnet_embedding import ColumnEmbedding
 from sk_entmax.nn.tabnet_selection import (
+    FIRST_STEP_AT,
     PROBE_ROWS,
     SELECTION_START,
     BackwardElimination,
@@ -119,14 +130,43 @@ _ENTROPY_EPS = 1e-15
 #: the scale the first mask's logits reach at the end of the warm-up, in units where a gap
 #: of 1 drops a feature from a uniform mask (see :meth:`TabNet.first_mask_scale`)
 FIRST_MASK_SHARPNESS = 30.0
-#: the training steps over which the estimators' faithful TabNets sharpen their first mask
+#: the most training steps the estimators' faithful TabNets take to choose the columns they
+#: read (their warm-up); a shorter fit's is ``WARMUP_SHARE`` of its planned steps
 FIRST_MASK_WARMUP = 600
+#: the share of a fit's planned steps its warm-up takes, at most ``FIRST_MASK_WARMUP``
+WARMUP_SHARE = 2 / 3
 #: ``first_mask_warmup``: None (issue 29's faithful design) or a number of training steps
 _WARMUP = AnyOf(Options((None,)), Integer(1))
 #: ``selection_budget``: None (the learned first mask) or a share of the training loss
 _BUDGET = AnyOf(Options((None,)), Real(0.0, 1.0, low_open=True))
 #: the logit of a column the elimination dropped: the mask mapping gives it exactly 0
 _DROPPED = -1e6
+#: the logit of a column kept for the later steps that the first step does not read
+_LATER = -1e3
+#: ``first_step_share``: None (the first step reads every kept column) or a share
+_FIRST_STEP = AnyOf(Options((None,)), Real(0.0, 1.0, low_open=True))
+
+
+def first_mask_warmup(steps: int | None) -> int:
+    """The estimators' ``first_mask_warmup`` for a fit of ``steps`` training steps.
+
+    ``WARMUP_SHARE`` (two thirds) of the planned steps, at most ``FIRST_MASK_WARMUP``
+    (600), so that a short fit chooses its columns too and then trains on them; an
+    open-ended fit (``steps`` None: a ``partial_fit`` net) takes ``FIRST_MASK_WARMUP``.
+
+    Parameters
+    ----------
+    steps : int or None
+        The optimizer steps the fit plans (``max_epochs`` times the batches of an epoch).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    if steps is None:
+        return FIRST_MASK_WARMUP
+    return max(1, min(FIRST_MASK_WARMUP, math.ceil(WARMUP_SHARE * steps)))
 
 
 def _sparsity_scale(alpha: float | torch.Tensor) -> float | torch.Tensor:
@@ -213,14 +253,25 @@ class TabNet(ColumnEmbedding):
         With ``faithful_masks`` and a ``first_mask_warmup``: None is the design above
         (the first mask learned by gradient, then sharpened), which files saved before it
         hold. A share of the training loss, in (0, 1] (the estimators use
-        ``SELECTION_BUDGET``, 0.3), chooses instead which columns the network reads by
+        ``SELECTION_BUDGET``, 0.03), chooses instead which columns the network reads by
         backward elimination during the warm-up (``sk_entmax.nn.tabnet_selection``):
         from ``SELECTION_START`` of the warm-up on, the training step also measures how
         much the loss rises when a column is occluded, and drops columns whose measured
         contribution fits in what remains of that share of the loss. The first mask is
         uniform over the columns kept, and every later step's mask is restricted to them,
-        so each row's certificate is every dropped column. The network needs the task's
+        so each row's certificate holds every dropped column. The network needs the task's
         loss for this: its module calls :meth:`record_selection`. Unused otherwise.
+    first_step_share : float or None, default=None
+        With a ``selection_budget``: None keeps the first step on every kept column (issue
+        46's design, which files saved before issue 57 hold), so a row's certificate is
+        the dropped columns. A share in (0, 1] (the estimators use ``FIRST_STEP_SHARE``,
+        0.5) makes the certificate per row: once ``FIRST_STEP_AT`` (80%) of the warm-up has
+        passed, the first step reads only the kept columns whose measured contribution is
+        at least that share of the largest (those most rows need; the elimination never
+        drops them afterwards), and the later steps' masks, computed from what the row has
+        read so far, choose per row among the other kept columns. A row then reads the
+        first step's columns and its own later choices, and :meth:`never_read` certifies
+        the rest. Unused otherwise.
 
     Attributes
     ----------
@@ -293,6 +344,7 @@ class TabNet(ColumnEmbedding):
         faithful_masks: bool = False,
         first_mask_warmup: int | None = None,
         selection_budget: float | None = None,
+        first_step_share: float | None = None,
     ) -> None:
         super().__init__()
         # TabNet checks what it uses itself; what it passes on, the block that uses it checks:
@@ -314,6 +366,7 @@ class TabNet(ColumnEmbedding):
         )
         self.first_mask_warmup = check("first_mask_warmup", first_mask_warmup, _WARMUP, "TabNet")
         self.selection_budget = check("selection_budget", selection_budget, _BUDGET, "TabNet")
+        self.first_step_share = check("first_step_share", first_step_share, _FIRST_STEP, "TabNet")
         self.selection: BackwardElimination | None = None
         self.selection_reduce = None
         self._probe = None
@@ -436,15 +489,18 @@ class TabNet(ColumnEmbedding):
             self.attentive_transformers, self.feature_transformers, strict=True
         ):
             if a is None:  # faithful: the first mask reads no input
-                if self._selecting:  # uniform over the columns kept: 0, or _DROPPED
+                if self._selecting:
+                    # uniform over the columns the first step reads (logit 0); _LATER: kept
+                    # for the later steps only, _DROPPED: read by no step. A probe's hidden
+                    # columns are 0 in X (their mean) and in the later steps' prior
                     logits = self.first_mask_logits.detach().expand_as(X)
                 else:
                     logits = (self.first_mask_logits * self.first_mask_scale()).expand_as(X)
-                logits = logits if keep is None else logits * prior
+                    logits = logits if keep is None else logits * prior
                 if tied is not None:  # no mask attends to an indicator on its own
                     logits = logits.index_fill(-1, tied[1], _DROPPED)
                 M = attentive.mapping(logits, start=self._sharpened)
-                kept = M.detach() > 0
+                kept = logits > _DROPPED / 2
                 out = transformer(self._read(M, X, tied))
             else:
                 if self._sharpened:
@@ -589,9 +645,32 @@ class TabNet(ColumnEmbedding):
             probes = [p for p, _ in outputs]
             dropped = self.selection.record(values[0], list(zip(probes, values[1:], strict=True)))
             if dropped:
-                columns = self._columns_of()
-                hit = torch.isin(columns, torch.tensor(dropped, device=columns.device))
-                self.first_mask_logits[hit] = _DROPPED
+                self.first_mask_logits[self._hit(dropped)] = _DROPPED
+            self._choose_first_step()
+
+    def _hit(self, columns: list[int]) -> torch.Tensor:
+        """Which post-embedding features belong to the original ``columns``."""
+        every = self._columns_of()
+        return torch.isin(every, torch.tensor(columns, device=every.device))
+
+    def _choose_first_step(self) -> None:
+        """Once ``FIRST_STEP_AT`` of the warm-up has passed, restrict the first step to the
+        kept columns whose measured contribution is at least ``first_step_share`` of the
+        largest (once a fit;
+        the elimination then never drops them). The other kept columns stay open to the
+        later steps, whose masks, computed from what the row has read so far, choose per
+        row among them."""
+        selection = self.selection
+        if self.first_step_share is None or selection.protected:
+            return
+        if float(self.first_mask_step) < FIRST_STEP_AT * self.first_mask_warmup:
+            return
+        chosen = selection.leading(self.first_step_share)
+        if chosen is None:
+            return
+        with torch.no_grad():
+            later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
+            self.first_mask_logits[later] = _LATER
 
     def start_selection(self) -> None:
         """Start the column selection afresh: every column kept, the warm-up at step 0.

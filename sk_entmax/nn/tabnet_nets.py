@@ -82,6 +82,7 @@ _TABNET_ARGUMENTS = {
     "faithful_masks": BOOL,
     "first_mask_warmup": Argument("real or None"),
     "selection_budget": Argument("real or None"),
+    "first_step_share": Argument("real or None"),
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
-import sk_entmax._tabnet.shared as shared
+import sk_entmax.nn.tabnet as tabnet_module
 from sk_entmax import (
     NonFiniteLossError,
     SparsemaxClassifier,
@@ -126,7 +126,7 @@ def test_a_group_of_one_changes_nothing(group_of_one, monkeypatch):
     # a faithful fit's column selection decides on the group's mean losses (here its own)
     faithful = {**params, "faithful_masks": True, "max_epochs": 20}
     with monkeypatch.context() as m:
-        m.setattr(shared, "FIRST_MASK_WARMUP", 60)
+        m.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
         alone = TabNetEntmaxClassifier(**faithful).fit(X, y)
         with data_parallel():
             grouped = TabNetEntmaxClassifier(**faithful).fit(X, y)

@@ -102,7 +102,7 @@ def test_predictions_are_the_same_at_every_n_jobs():
 def test_the_columns_chosen_are_the_same_at_every_n_jobs(monkeypatch):
     """The default (faithful) TabNet chooses its columns with probes during its warm-up:
     the same columns and the same model at every n_jobs (a warm-up of 90 steps here)."""
-    monkeypatch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 90)
+    monkeypatch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 90)
     X, y, _ = _data()
     params = {**TINY, "batch_size": 256, "max_epochs": 32}  # 3 steps an epoch
     kept, outputs = {}, {}

@@ -518,7 +518,7 @@ def faithful(wine):
     )
     # a short fit: the warm-up (which chooses the columns) shortened to 100 steps
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("sk_entmax._tabnet.shared.FIRST_MASK_WARMUP", 100)
+        patch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 100)
         return clf.fit(X, y)
 
 

@@ -10,15 +10,23 @@ moves a probability.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 import sk_entmax._tabnet.shared as shared
+import sk_entmax.nn.tabnet as tabnet_module
 from sk_entmax import TabNetEntmaxClassifier, TabNetEntmaxRegressor
-from sk_entmax.nn.tabnet import FIRST_MASK_SHARPNESS, FIRST_MASK_WARMUP, TabNet
-from sk_entmax.nn.tabnet_selection import SELECTION_BUDGET
+from sk_entmax.nn.tabnet import (
+    FIRST_MASK_SHARPNESS,
+    FIRST_MASK_WARMUP,
+    TabNet,
+    first_mask_warmup,
+)
+from sk_entmax.nn.tabnet_selection import FIRST_STEP_SHARE, SELECTION_BUDGET
 
 # (entmax_mode, entmax_alpha, the first mapping's alpha)
 MODES = [
@@ -149,18 +157,24 @@ def test_the_estimators_build_the_certifying_design():
 
     kw = {"max_epochs": 1, "n_d": 4, "n_a": 4, "random_state": 0}
     faithful = TabNetEntmaxClassifier(faithful_masks=True, **kw).fit(FRAME, Y)
-    assert module(faithful).tabnet.first_mask_warmup == FIRST_MASK_WARMUP
-    assert module(faithful).lambda_sparse == shared.LAMBDA_SPARSE[True]
     # one training step per training batch
     batches = sum(1 for b in faithful.net_.history[-1]["batches"] if "train_loss" in b)
     assert batches > 1 and float(module(faithful).tabnet.first_mask_step) == batches
+    # the warm-up is two thirds of the fit's planned steps (one epoch here), at most 600
+    assert module(faithful).tabnet.first_mask_warmup == math.ceil(2 * batches / 3)
+    assert module(faithful).tabnet.selection_budget == SELECTION_BUDGET
+    assert module(faithful).tabnet.first_step_share == FIRST_STEP_SHARE
+    assert module(faithful).lambda_sparse == shared.LAMBDA_SPARSE[True]
     classic = TabNetEntmaxClassifier(faithful_masks=False, **kw).fit(FRAME, Y)
     assert module(classic).tabnet.first_mask_warmup is None
     assert module(classic).lambda_sparse == shared.LAMBDA_SPARSE[False] == 1e-3
     chosen = TabNetEntmaxRegressor(faithful_masks=True, lambda_sparse=0.5, **kw)
     chosen.fit(FRAME, FRAME["a"].to_numpy())
     assert module(chosen).lambda_sparse == 0.5
-    assert module(chosen).tabnet.first_mask_warmup == FIRST_MASK_WARMUP
+    assert module(chosen).tabnet.first_mask_warmup == math.ceil(2 * batches / 3)
+    # a long fit's warm-up is 600 steps, an open-ended one's (partial_fit) too
+    assert first_mask_warmup(1200) == first_mask_warmup(None) == FIRST_MASK_WARMUP == 600
+    assert first_mask_warmup(900) == 600 and first_mask_warmup(30) == 20
 
 
 @pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
@@ -168,10 +182,12 @@ def test_the_estimators_read_only_the_columns_the_elimination_keeps(
     monkeypatch, mode, entmax_alpha, alpha
 ):
     """A fit whose warm-up (shortened to 120 steps) is over: in every mode the labels'
-    two columns are kept, noise columns are dropped, every mask of every step is exactly
-    0 on the dropped ones, and replacing what ``never_read`` certifies moves no
-    probability, bit for bit."""
-    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 120)
+    two columns are kept, the first step reads only the column of largest contribution
+    (``a``: ``b`` has half its weight), every mask of every step is exactly 0 on the
+    dropped columns, ``never_read`` certifies them, and the noise columns for at least 30%
+    of the (row, column) pairs, and replacing what it certifies moves no probability, bit
+    for bit."""
+    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 120)
     clf = TabNetEntmaxClassifier(
         faithful_masks=True,
         entmax_mode=mode,
@@ -183,13 +199,17 @@ def test_the_estimators_read_only_the_columns_the_elimination_keeps(
     ).fit(FRAME, Y)
     tabnet = clf.net_.module_.tabnet
     assert float(tabnet.first_mask_step) >= 120 and tabnet.selection_budget == SELECTION_BUDGET
-    dropped = (tabnet.first_mask_logits < 0).numpy()
-    assert not dropped[:2].any() and dropped[2:].sum() >= 3
+    logits = tabnet.first_mask_logits.detach().numpy()
+    dropped = logits < -1e5
+    assert not dropped[:2].any()
+    assert (logits == 0).nonzero()[0].tolist() == [0]  # the first step reads a alone
     _, masks = clf.explain(FRAME)
+    assert (masks[0][:, 1:] == 0).all()
     for m in masks.values():
         assert (m[:, dropped] == 0).all()
     unread = clf.never_read(FRAME)
-    assert (unread == dropped).all()
+    assert unread[:, dropped].all() and not unread[:, 0].any()
+    assert unread[:, 2:].mean() >= 0.3
     before = clf.predict_proba(FRAME)
     # a frame .mask rebuilds (laid out otherwise in memory) and a row-major array: bit for bit
     np.testing.assert_array_equal(clf.predict_proba(FRAME.mask(unread, 1e6)), before)
@@ -230,7 +250,7 @@ def test_the_stopping_rule_counts_no_epoch_of_the_warmup():
 def test_a_faithful_fit_runs_through_its_warmup(monkeypatch):
     """With a patience of one epoch a fit would stop as soon as the sharpening raises the
     loss; it runs until the warm-up (shortened to 60 steps) is over."""
-    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 60)
+    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
     clf = TabNetEntmaxClassifier(
         faithful_masks=True, n_d=4, n_a=4, max_epochs=30, patience=1, random_state=0
     ).fit(FRAME, Y)

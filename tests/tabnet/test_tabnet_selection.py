@@ -306,18 +306,21 @@ def test_a_faithful_model_from_a_pretrainer_chooses_its_columns_afresh():
     steps = sum(1 for b in clf.net_.history[:, "batches"] for r in b if "train_loss" in r)
     assert tabnet.selection_budget == sel.SELECTION_BUDGET
     assert float(tabnet.first_mask_step) == steps
-    assert (tabnet.first_mask_logits == 0).all()
+    # none of the pretrainer's learned logits is left: each column is read at the first
+    # step (0), kept for the later ones (-1e3) or dropped (-1e6), by this fit's own loss
+    logits = tabnet.first_mask_logits.tolist()
+    assert set(logits) <= {0.0, -1e3, -1e6} and 0.0 in logits
 
 
 def test_a_saved_selection_loads_as_it_was(monkeypatch, tmp_path):
     import numpy as np
     import pandas as pd
 
-    import sk_entmax._tabnet.shared as shared
+    import sk_entmax.nn.tabnet as tabnet_module
     from sk_entmax import TabNetEntmaxClassifier
     from sk_entmax.persistence import load, save
 
-    monkeypatch.setattr(shared, "FIRST_MASK_WARMUP", 60)
+    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
     frame = pd.DataFrame(np.random.default_rng(1).normal(size=(160, 5)), columns=list("abcde"))
     y = (frame["b"] > 0).to_numpy().astype(int)
     clf = TabNetEntmaxClassifier(
@@ -348,3 +351,61 @@ def test_record_selection_decides_on_the_reduced_losses():
     net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes])
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1) + 5.0)
     assert seen == [(0.0, [1.0, 2.0])]
+
+
+# ------------------------------------------------------------------ the first step's columns
+
+
+def test_the_first_step_takes_the_columns_most_rows_need():
+    """Contributions 1.0, 0.3, 0.6 and 0 (a switch, a feature half the rows need, a
+    stronger one, noise): a share of 0.5 takes 0 and 2, largest first; they are protected
+    from then on, so no later decision drops them even when they become worth nothing."""
+    e = BackwardElimination(4, 0.03)
+    assert e.leading(0.5) is None  # nothing measured yet
+    _run(e, lambda cols: 1.0 * (0 in cols) + 0.3 * (1 in cols) + 0.6 * (2 in cols), steps=30)
+    assert e.leading(0.5) == [0, 2] and e.protected == (0, 2)
+    # every column worthless now: 1 and 3 may go, 0 and 2 never
+    _run(e, lambda cols: 0.0, steps=400)
+    assert set(e.alive) >= {0, 2}
+    assert BackwardElimination(2, 0.03).leading(1.0) is None
+
+
+def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
+    """A selecting network told to narrow its first step: once FIRST_STEP_AT of the warm-up
+    has passed, the first mask is uniform over the leading column, the other kept columns
+    are open to the later steps only (their masks are computed per row), and a dropped
+    column is read by no step."""
+    torch.manual_seed(0)
+    net = TabNet(
+        4,
+        2,
+        n_d=4,
+        n_a=4,
+        faithful_masks=True,
+        first_mask_warmup=10,
+        selection_budget=0.03,
+        first_step_share=0.5,
+    )
+    net.selection = BackwardElimination(4, 0.03)
+    net.selection.contributions = {0: 0.1, 1: 1.0, 2: 0.2, 3: 0.0}
+    net.first_mask_logits.data[3] = -1e6  # dropped
+    net.first_mask_step.fill_(7)
+    net._choose_first_step()  # 7 < 0.8 x 10: not yet
+    assert (net.first_mask_logits[:3] == 0).all()
+    net.first_mask_step.fill_(8)
+    net._choose_first_step()
+    assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e3, -1e6]
+    net.eval()
+    X = torch.randn(64, 4)
+    masks = [M for M, _ in net._steps(X)]
+    assert (masks[0][:, 1] == 1).all()
+    later = torch.stack(masks[1:]).sum(0)
+    assert (later[:, 3] == 0).all() and (later[:, [0, 2]] > 0).any()
+    read = ~net.never_read(X)
+    assert read[:, 1].all() and not read[:, 3].any()
+    assert not torch.equal(masks[1][0], masks[1][1])  # computed per row
+
+
+def test_a_first_step_share_is_checked():
+    with pytest.raises(ValueError, match="first_step_share"):
+        TabNet(4, 2, faithful_masks=True, first_step_share=0.0)
