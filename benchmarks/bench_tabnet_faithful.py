@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from _families import FAMILIES, make_family
 
 # the script's folder is on sys.path when it runs: the data sets and splits (the stability
 # benchmark's), pytorch-tabnet's encoding and batch sizes (the accuracy benchmark's) and the
@@ -91,6 +92,8 @@ from _helpers import (
     unique_results,
     write_json,
 )
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
 from sk_entmax import TabNetEntmaxClassifier
@@ -357,6 +360,100 @@ def print_tables(results: list[dict[str, Any]], what: str) -> None:
     print("\n".join(paired_lines(results)))
 
 
+# ------------------------------------------------------------------------------ families
+
+
+def _family_fit(model: str, X, y, X_test, truth, seed: int, args) -> dict[str, Any]:
+    """One fit on a family (issue 57): test AUC, classes predicted and, for the default,
+    the certificate against the per-row truth."""
+    start = time.perf_counter()
+    if model == "hgb":
+        clf = HistGradientBoostingClassifier(random_state=seed).fit(X, y)
+        proba = clf.predict_proba(X_test)[:, 1]
+    elif model == REFERENCE:
+        clf = fit_reference_tabnet(X, y, seed=seed, max_epochs=args.max_epochs)
+        proba = clf.predict_proba(X_test)[:, 1]
+    else:
+        params: dict[str, Any] = {"random_state": seed, "n_jobs": args.threads}
+        if model == CLASSIC:
+            params["faithful_masks"] = False
+        if args.max_epochs is not None:
+            params["max_epochs"] = args.max_epochs
+        clf = TabNetEntmaxClassifier(**params).fit(X, y)
+        proba = clf.predict_proba(X_test)[:, 1]
+    figures: dict[str, Any] = {
+        "auc": float(roc_auc_score(args.y_test, proba)),
+        "classes": len(np.unique(proba > 0.5)) if model != FAITHFUL else 0,
+        "seconds": time.perf_counter() - start,
+    }
+    if model in (CLASSIC, FAITHFUL):
+        figures["classes"] = len(np.unique(clf.predict(X_test)))
+    if model == FAITHFUL:
+        never = clf.never_read(X_test)
+        read = ~never
+        per_row = never.mean(axis=1)
+        moved, _ = _moved(clf, X_test, _replaced(X_test, never, _donors(len(never), seed)))
+        figures.update(
+            tpr=float(((read & truth).sum(1) / truth.sum(1)).mean()),
+            fdr=float(((read & ~truth).sum(1) / np.maximum(read.sum(1), 1)).mean()),
+            certified=float(never.mean()),
+            certified_row_sd=float(per_row.std()),
+            certified_row_range=[float(per_row.min()), float(per_row.max())],
+            columns_read=int(read.any(axis=0).sum()),
+            proba_moved=moved,
+        )
+    return figures
+
+
+def run_family(name: str, seeds: int, args) -> dict[str, Any]:
+    """Every model on ``seeds`` draws of a family (train and test rows from seed ``s``)."""
+    models = [FAITHFUL, CLASSIC, "hgb"]
+    if TabNetClassifier is not None and not args.no_reference:
+        models.insert(2, REFERENCE)
+    result: dict[str, Any] = {"set": name, "rows": args.rows, "fits": {m: [] for m in models}}
+    for seed in range(seeds):
+        X, y, truth = make_family(name, 2 * args.rows, 100 + seed)
+        train, test = slice(0, args.rows), slice(args.rows, None)
+        args.y_test = y[test]
+        for model in models:
+            figures = _family_fit(model, X[train], y[train], X[test], truth[test], seed, args)
+            result["fits"][model].append(figures)
+            print(f"  {name} seed {seed} {model}: {figures}", file=sys.stderr, flush=True)
+    return result
+
+
+def family_lines(results: list[dict[str, Any]]) -> list[str]:
+    """The families' table (markdown): AUC of each model, the default's paired difference
+    to the paper's design, and its certificate against the per-row truth."""
+    lines = [
+        "| family | default AUC | faithful_masks=False | pytorch-tabnet | HGB |"
+        " default - False (± 2 paired SE) | TPR | FDR | certified (row sd) | columns read |"
+        " rows moved | one class (default / False) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        fits = r["fits"]
+
+        def auc(model: str, fits=fits) -> str:
+            if not fits.get(model):
+                return "-"
+            return _pm(*mean_2se([f["auc"] for f in fits[model]]))
+
+        ours = fits[FAITHFUL]
+        diff, two_se = paired_2se([f["auc"] for f in ours], [f["auc"] for f in fits[CLASSIC]])
+        mean = {k: float(np.mean([f[k] for f in ours])) for k in ("tpr", "fdr", "certified")}
+        sd = float(np.mean([f["certified_row_sd"] for f in ours]))
+        cols = "/".join(str(f["columns_read"]) for f in ours)
+        moved = max(f["proba_moved"] for f in ours)
+        one = sum(f["classes"] == 1 for f in ours), sum(f["classes"] == 1 for f in fits[CLASSIC])
+        lines.append(
+            f"| {r['set']} | {auc(FAITHFUL)} | {auc(CLASSIC)} | {auc(REFERENCE)} | {auc('hgb')} |"
+            f" {diff:+.3f} ± {two_se:.3f} | {mean['tpr']:.2f} | {mean['fdr']:.2f} |"
+            f" {mean['certified']:.2f} ({sd:.2f}) | {cols} | {moved:.3f} | {one[0]} / {one[1]} |"
+        )
+    return lines
+
+
 # ------------------------------------------------------------------------------ main
 
 
@@ -375,7 +472,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-reference", action="store_true", help="leave pytorch-tabnet's fits out"
     )
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        choices=sorted(FAMILIES),
+        default=None,
+        help="fit the issue-57 families (benchmarks/_families.py) instead of --sets",
+    )
+    parser.add_argument(
+        "--rows", type=int, default=4000, help="training (and test) rows of a family draw"
+    )
     args = finish_set_args(parser, parser.parse_args(argv), quick_epochs=2)
+    if args.merge and any("rows" in r for r in unique_results(args.merge)):
+        print("\n".join(family_lines(unique_results(args.merge))))
+        return 0
+    if args.families:
+        torch.set_num_threads(args.threads)
+        results = []
+        with threadpool_limits(args.threads):
+            for name in args.families:
+                results.append(run_family(name, args.seeds, args))
+                write_json(args.json, {"args": {"families": args.families}, "results": results})
+        print("\n".join(family_lines(results)))
+        return 0
     if args.merge:
         results = unique_results(args.merge)
         seeds = sorted({len(r["fits"][CLASSIC]) for r in results})
