@@ -15,6 +15,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["check_target", "new_temporary_file", "write_whole"]
@@ -144,21 +145,38 @@ def write_whole(path: str | os.PathLike, data: bytes, what: str = "a report") ->
     shown = str(path)
     if path.name in ("", ".", ".."):
         raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", shown)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with _naming(shown, what):
+        path.parent.mkdir(parents=True, exist_ok=True)
     target = path.parent.resolve() / path.name
     mode = check_target(target, shown, what)
-    fd, temp = new_temporary_file(target.parent, path.name)
+    with _naming(shown, what):
+        fd, temp = new_temporary_file(target.parent, path.name)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with _naming(shown, what), os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if mode is not None and hasattr(os, "fchmod"):
                 os.fchmod(handle.fileno(), mode)
             handle.flush()
             os.fsync(handle.fileno())
         check_target(target, shown, what)  # again: anything planted while it was written?
-        os.replace(temp, target)
+        with _naming(shown, what):
+            os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     return target
+
+
+@contextlib.contextmanager
+def _naming(shown: str, what: str) -> Iterator[None]:
+    """Re-raise an OSError of the block as the same kind of error naming ``shown``, the
+    file being written (a full disk said "No space left on device" and named nothing; a
+    read-only folder named the temporary file)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename == shown:
+            raise
+        reason = error.strerror or str(error)
+        raise type(error)(error.errno, f"cannot write {what} ({reason})", shown) from None

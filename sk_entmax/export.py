@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import signal
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -294,6 +296,38 @@ def _require_onnx() -> None:
             ) from None
 
 
+#: whether an export of this process has finished: its imports (onnx, onnxscript, torch's
+#: exporter and its hundreds of modules) are then done, and never again half done
+_EXPORTED = False
+
+
+@contextlib.contextmanager
+def _first_export_not_interrupted() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that comes during the process's first export until the export
+    ends, then act on it (``KeyboardInterrupt`` by default): interrupted in the middle of
+    its imports, it left a half-initialized ``onnxscript`` in ``sys.modules``, and every
+    later export of the process failed (``module 'onnxscript' has no attribute
+    'onnx_types'``). Later exports, and exports outside the main thread (where no signal
+    arrives), are not held."""
+    global _EXPORTED
+    if _EXPORTED or threading.current_thread() is not threading.main_thread():
+        yield
+        _EXPORTED = True
+        return
+    held: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(frame))
+    try:
+        yield
+        _EXPORTED = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if callable(previous):
+                previous(signal.SIGINT, held[0])  # Python's own: raises KeyboardInterrupt
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)
+
+
 @contextlib.contextmanager
 def _quiet_exporter() -> Iterator[None]:
     """Silence what the exporter says that is not the user's business: torch's log lines
@@ -383,23 +417,24 @@ def to_onnx(
         raise TypeError(f"path must be a str or a pathlib.Path; got {type(path).__name__}")
     input_dtype = check("input_dtype", input_dtype, Options(tuple(INPUT_DTYPES)), "to_onnx")
     graph = _graph_of(estimator)
-    _require_onnx()
     example = torch.zeros(2, int(estimator.n_features_in_), dtype=INPUT_DTYPES[input_dtype])
     path = Path(path)
     if path.name not in ("", ".", ".."):  # a link, a pipe, ... refused before the export
         check_target(path, str(path), _WHAT)
-    with torch.no_grad(), _quiet_exporter():
-        program = torch.onnx.export(
-            graph,
-            (example,),
-            dynamo=True,
-            input_names=[INPUT_NAME],
-            output_names=[OUTPUT_NAME],
-            dynamic_shapes=({0: Dim("batch", min=1)},),
-            opset_version=opset_version,
-            optimize=True,
-            verbose=False,
-        )
+    with _first_export_not_interrupted():
+        _require_onnx()
+        with torch.no_grad(), _quiet_exporter():
+            program = torch.onnx.export(
+                graph,
+                (example,),
+                dynamo=True,
+                input_names=[INPUT_NAME],
+                output_names=[OUTPUT_NAME],
+                dynamic_shapes=({0: Dim("batch", min=1)},),
+                opset_version=opset_version,
+                optimize=True,
+                verbose=False,
+            )
     try:
         data = program.model_proto.SerializeToString()
     except ValueError as error:  # protobuf's 2 GiB limit

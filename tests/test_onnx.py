@@ -271,3 +271,26 @@ def test_a_failed_write_leaves_the_old_file_whole(small, tmp_path):
         signal.signal(signal.SIGXFSZ, handler)
     assert path.read_bytes() == good
     assert os.listdir(tmp_path) == ["model.onnx"]  # no temporary file left behind
+
+
+def test_a_ctrl_c_during_the_first_export_waits_for_the_export_to_end(
+    small, tmp_path, monkeypatch
+):
+    """(issue 58, point 19) A SIGINT in the middle of the process's first export (its
+    imports) is held until the export ends, then raised: nothing is left half imported."""
+    import sk_entmax.export as export
+
+    monkeypatch.setattr(export, "_EXPORTED", False)
+    handler = signal.getsignal(signal.SIGINT)
+    steps = []
+
+    def interrupted_export(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        steps.append("the export went on")  # its imports would, to their end
+
+    monkeypatch.setattr(torch.onnx, "export", interrupted_export)
+    with pytest.raises(KeyboardInterrupt):
+        to_onnx(small, tmp_path / "m.onnx")
+    assert steps == ["the export went on"]
+    assert signal.getsignal(signal.SIGINT) is handler
+    assert not (tmp_path / "m.onnx").exists()
