@@ -77,8 +77,18 @@ LOADERS = frozenset(
         "NdArrayNode",
         "DTypeNode",
         "SparseMatrixNode",
+        "MaskedArrayNode",
+        "DefaultDictNode",
+        "RandomStateNode",
+        "RandomGeneratorNode",
     }
 )
+#: the kinds above that build the type they name by calling it (with no argument): only
+#: with these types
+_CALLED_TYPES = {
+    "RandomStateNode": "numpy.random.mtrand.RandomState",
+    "RandomGeneratorNode": "numpy.random._generator.Generator",
+}
 
 #: scikit-learn's types a stored pipeline may not hold: their compiled code indexes memory
 #: with stored fitted arrays it does not check (a ``_n_support`` that keeps its sum made
@@ -175,6 +185,11 @@ def _check_nodes(tree: Any) -> None:
                 f"the pipeline entry builds {name} with skops' {str(loader)[:80]!r}, which "
                 "load does not use (it calls a stored type with stored arguments, or is "
                 "unknown): a saved pipeline's functions are referenced, never called"
+            )
+        if loader in _CALLED_TYPES and name != _CALLED_TYPES[loader]:
+            raise _Invalid(
+                f"the pipeline entry builds {name} with skops' {loader!r}, which builds "
+                f"{_CALLED_TYPES[loader]} only"
             )
         if name in REFUSED:
             raise _Invalid(

@@ -219,3 +219,25 @@ def test_load_errors_escape_the_control_characters_a_file_holds(saved, tmp_path)
     message = str(raised.value)
     assert "\x1b" not in message and "\x07" not in message
     assert r"f_classif\x1b[2J\x07" in message
+
+
+def test_random_states_load_and_build_nothing_else(data, saved, tmp_path):
+    """A pipeline holding a RandomState and a Generator loads; the node kind that builds a
+    RandomState builds nothing else (point 3)."""
+    from sklearn.decomposition import PCA
+
+    X, y = data
+    pca = PCA(2, random_state=np.random.RandomState(0))
+    pipe = make_pipeline(pca, SparsemaxClassifier(max_epochs=1)).fit(X, y)
+    pipe[0].generator_ = np.random.default_rng(0)
+    path = tmp_path / "p.safetensors"
+    save(pipe, path)
+    np.testing.assert_array_equal(load(path).predict_proba(X), pipe.predict_proba(X))
+
+    def swap(schema):
+        node = _find(schema, "f_classif")
+        node.update(__loader__="RandomStateNode", content={})
+        return json.dumps(schema)
+
+    with pytest.raises(ValueError, match=r"f_classif with skops' 'RandomStateNode'"):
+        load(_edit_archive(saved, tmp_path, swap))
