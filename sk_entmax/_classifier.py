@@ -21,6 +21,7 @@ support on every row: a row predicts no label exactly where all its mass is on "
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -279,6 +280,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
                 f"y of type {kind!r} is not supported: pass a 1d array of labels or a "
                 "binary indicator matrix (n_samples, n_labels) for multi-label targets"
             )
+        _refuse_integers_beyond_int64(y)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
         self.classes_ = encoder.classes_
@@ -484,3 +486,28 @@ def label_set_size(counts: np.ndarray, weight: np.ndarray) -> float:
     if not (weight > 0).any():
         return 1.0
     return float(np.average(counts, weights=weight))
+
+
+def _refuse_integers_beyond_int64(y: np.ndarray) -> None:
+    """Refuse labels that are Python integers beyond int64 (``10**20 + k``), with the way
+    out: numpy holds them only as objects, which scikit-learn calls an unknown label type,
+    and as floats they collapse into one class."""
+    if y.dtype != object:
+        return
+    big = next(
+        (
+            v
+            for v in y.ravel()
+            if isinstance(v, numbers.Integral)
+            and not isinstance(v, bool)
+            and not -(2**63) <= int(v) < 2**63
+        ),
+        None,
+    )
+    if big is not None:
+        raise ValueError(
+            f"y holds integer labels beyond int64's range (such as {int(big)}): numpy keeps "
+            "them only as Python objects, and as floats labels such as 10**20 and "
+            "10**20 + 1 are one class. Pass them as text (e.g. y.astype(str)), which keeps "
+            "each label distinct"
+        )

@@ -607,3 +607,12 @@ def test_save_refuses_a_network_holding_non_finite_tensors(tmp_path):
     with pytest.raises(ValueError, match=rf"tensor {re.escape(name)} holds values that are not"):
         save(model, path)
     assert not path.exists()
+
+
+def test_integer_labels_beyond_int64_are_refused_with_the_way_out():
+    """(issue 58, point 18) 10**20 + k: never one collapsed class; as text they fit."""
+    y = np.array([10**20 + k % 3 for k in range(len(X32))], dtype=object)
+    with pytest.raises(ValueError, match=r"beyond int64's range .*y\.astype\(str\)"):
+        FACTORIES["sparsemax"]().fit(X32, y)
+    clf = FACTORIES["sparsemax"](max_epochs=1).fit(X32, y.astype(str))
+    assert len(clf.classes_) == 3
