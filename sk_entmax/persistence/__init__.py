@@ -60,6 +60,8 @@ The user guide's page "Persistence and hostile files" has examples.
 #               with its nested estimators
 #   _wrapper    a meta-estimator (a WrapperState) stored around its model
 #   _composite  a Pipeline or ColumnTransformer: skops for its scikit-learn part
+#   _skops_part the checks of that part: its archive, its schema's nodes, what skops built
+#   _reader     the file read through one descriptor, and its digest
 #   _files      writing the file whole or not at all
 #   _io         save and load
 #   _errors     the two errors

@@ -54,7 +54,9 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
     ValueError
         If the model's header would exceed what :func:`load` reads (4 MiB, 300,000 JSON
         values, 100,000 lists and objects: a categorical column of hundreds of thousands of
-        categories), so that every file ``save`` writes loads.
+        categories), a tensor of the network holds NaN or infinity (named), or a Pipeline
+        sets a ``memory`` (a joblib cache folder, which load refuses), so that every file
+        ``save`` writes loads.
     IsADirectoryError
         If ``path`` is a directory, or a symbolic link to one.
     OSError
@@ -116,12 +118,22 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
 
     - its header claims more than 4 MiB (read from its first 8 bytes, before anything
       else), or its JSON document more than 300,000 values or 100,000 lists and objects
-      (counted in its text, before it is parsed);
+      (counted in its text, before it is parsed); its safetensors layout is not one save
+      writes (a tensor's byte range that does not hold its shape, ranges that overlap or
+      leave gaps);
+    - its bytes do not match the SHA-256 digest save stored in it (the JSON document and
+      every tensor; a file without one, written before it existed, is not checked so);
     - it is not a safetensors file, or one :func:`save` did not write;
     - (a Pipeline or ColumnTransformer, format version 2) its pipeline entry is not base64
       of a zip archive, unpacks to more than 256 MiB or 100,000 files, names a type skops
       does not trust by default (scikit-learn's estimators, numpy's and scipy's data;
-      ``numpy.dtype`` too), checked before skops builds anything; a stored tensor is not
+      ``numpy.dtype`` too), checked before skops builds anything; holds a member that is
+      not stored or deflated, a schema of more than 4 MiB or of more values and
+      containers than the header may hold, a node of a kind that calls a stored type
+      (a trusted function is referenced, never called), or one of the scikit-learn
+      estimators whose compiled code reads their fitted arrays unchecked (libsvm's, KD and
+      ball trees, decision trees); sets a ``memory`` (a cache folder a refit would
+      unpickle from); a stored tensor is not
       ``models.<i>.<name>`` of one of its model entries (each checked as below); or its
       model entries and the placeholders in its Pipelines' steps do not match one to one;
     - its header is not JSON, has entries a model file does not have, lacks some, or nests
@@ -213,6 +225,11 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
 
     Notes
     -----
+    The file is opened once and read through that one descriptor: a save replacing it
+    meanwhile is not seen, and the load returns the model that was there when it opened
+    the file. A Pipeline's stored ``n_jobs`` above the cores this process may use is
+    capped at them, with a warning.
+
     The skeleton is built on the meta device and draws no random numbers; the network is
     then initialised as ``fit`` initialises one (its initial weights, overwritten by the
     stored ones, leave torch's global generator as ``load`` found it): a load running next to
