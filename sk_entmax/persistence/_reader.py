@@ -81,7 +81,8 @@ class OneRead:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # not blocking: a fifo at the path is refused below, not waited on
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
             info = os.fstat(self._fd)
             if not stat.S_ISREG(info.st_mode):
@@ -104,12 +105,15 @@ class OneRead:
         return out
 
     def _read_into(self, buffer: memoryview, offset: int) -> None:
+        """Fill ``buffer`` with the file's bytes from ``offset``, 16 MiB at a time."""
         done = 0
+        os.lseek(self._fd, offset, os.SEEK_SET)
         while done < len(buffer):
-            count = os.preadv(self._fd, [buffer[done:]], offset + done)
-            if count == 0:
+            chunk = os.read(self._fd, min(len(buffer) - done, 16 * _CHUNK))
+            if not chunk:
                 raise _Invalid("the file ends before the bytes its header gives")
-            done += count
+            buffer[done : done + len(chunk)] = chunk
+            done += len(chunk)
 
     def _read_table(self) -> None:
         if self._size < 8:
@@ -191,8 +195,8 @@ class OneRead:
         for name in sorted(self._entries):
             dtype, shape, (begin, stop) = self._entries[name]
             _update(sha, name, dtype, shape)
-            for offset in range(begin, stop, 64 * _CHUNK):
-                sha.update(self._read(min(64 * _CHUNK, stop - offset), self._start + offset))
+            for offset in range(begin, stop, 4 * _CHUNK):
+                sha.update(self._read(min(4 * _CHUNK, stop - offset), self._start + offset))
         if sha.hexdigest() != stored:
             raise _Invalid(
                 "its bytes do not match the digest save stored in it: the file was corrupted "
