@@ -5,6 +5,7 @@ at a time; ``predict_blocks`` is the estimator's method, block by block, lazily.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -169,8 +170,17 @@ def _table(n: int = 400):
 
 
 def test_tabnet_partial_fit_is_one_epoch_of_fit():
+    """In the paper's design a chunk is one epoch of fit, bit for bit. With faithful masks
+    the warm-up of a fit is two thirds of its planned steps, while partial_fit, whose
+    steps are open-ended, takes the full 600: the same epoch, another schedule."""
     X, y = _table()
     params = {"n_d": 4, "n_a": 4, "n_steps": 2, "batch_size": 64, "random_state": 0}
+    faithful = TabNetEntmaxClassifier(**params).partial_fit(X, y, classes=["no", "yes"])
+    assert faithful.net_.module_.tabnet.first_mask_warmup == 600
+    one = TabNetEntmaxClassifier(**params, max_epochs=1).fit(X, y)
+    steps = math.ceil(len(y) / 64)  # one epoch
+    assert one.net_.module_.tabnet.first_mask_warmup == math.ceil(2 * steps / 3)
+    params["faithful_masks"] = False
     streamed = TabNetEntmaxClassifier(**params).partial_fit(X, y, classes=["no", "yes"])
     fitted = TabNetEntmaxClassifier(**params, max_epochs=1).fit(X, y)
     np.testing.assert_array_equal(streamed.predict_proba(X), fitted.predict_proba(X))

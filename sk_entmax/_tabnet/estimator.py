@@ -55,10 +55,9 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     n_shared : int, default=2
         GLU layers shared by all the steps.
     lambda_sparse : float or "auto", default="auto"
-        Weight of the mask-entropy regulariser (>= 0). "auto" is the paper's 1e-3 for its
-        design, and 0.01 with ``faithful_masks``, whose regulariser is the entropy of the
-        steps' mean mask (0 when every step reads the same one feature), so that its zeros
-        cover most of the table.
+        Weight of the mask-entropy regulariser (>= 0). "auto" is the paper's 1e-3, in both
+        designs (with ``faithful_masks`` the regulariser is the entropy of the steps' mean
+        mask, 0 when every step reads the same one feature).
     momentum : float, default=0.02
         Momentum of the batch norms' running statistics, in [0, 1].
     virtual_batch_size : int or "auto", default="auto"
@@ -73,20 +72,19 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         scores as they are, so it sets how sparse the masks are: sparsemax gives the most
         zeros, an alpha nearer 1 fewer, softmax none. With True (the default) it changes
         less. In a supervised fit the first step's mask is uniform over the columns the
-        warm-up kept in every mode (so every row reads every kept column, and
-        ``never_read`` is the dropped columns in every mode; in "adaptive" mode the first
-        step's alpha never moves), and the columns are kept by the same rule in every mode
-        (a :class:`TabNetPretrainer`, which has no loss to keep columns by, sharpens a
+        warm-up chose for it in every mode (in "adaptive" mode the first step's alpha never
+        moves), and the columns are kept and chosen by the same rule in every mode (a
+        :class:`TabNetPretrainer`, which has no loss to choose columns by, sharpens a
         learned first mask instead, scaled to drop a feature at the same gap in every
-        mode). The later steps' scores are
-        multiplied by ``1 / (alpha - 1)``, so that every mode drops a feature at about the
-        score gap where sparsemax does. The mode then changes how a later step shares its
-        weight among the features it keeps (1.5-entmax may give two features 0.7 and 0.3
-        where sparsemax gives one all of it), hence ``explain``, ``feature_importances_``
-        and the fit itself, but not how sparse the masks are meant to be: a grid over
-        ``entmax_mode`` gets about the same share of exact zeros in every mode ("constant"
-        at ``entmax_alpha=1.5`` is "entmax15"). For masks whose sparsity the mode sets, fit
-        with ``faithful_masks=False``.
+        mode). The later steps' scores are multiplied by ``1 / (alpha - 1)``, so that every
+        mode but softmax drops a feature at about the score gap where sparsemax does. The
+        mode then changes how a later step shares its weight among the features it keeps
+        (1.5-entmax may give two features 0.7 and 0.3 where sparsemax gives one all of it),
+        hence which features each row's later steps read (the per-row certificate),
+        ``explain``, ``feature_importances_`` and the fit itself ("constant" at
+        ``entmax_alpha=1.5`` is "entmax15"; softmax's later masks have no zeros, so its
+        certificate is the dropped columns). For masks whose sparsity the mode sets
+        directly, fit with ``faithful_masks=False``.
     entmax_alpha : float, default=1.5
         In [1, 2]: the alpha of "constant" mode (1 is softmax), the starting alpha of
         "adaptive" mode (clipped into [1.01, 1.99]); the other modes ignore it.
@@ -95,19 +93,21 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         input-independent (not computed from every feature, as in the paper), and each step
         reads only its masked features. A row's prediction then depends only on the
         features in the union of its step masks, and :meth:`never_read` lists the others.
-        So that those cover much of the table in every ``entmax_mode``, the first 600
-        training steps (no epoch of them counts towards ``patience``) choose the columns the
-        model reads: from the 180th on, each step also measures how much the loss rises
-        when a column is occluded, and columns whose contribution fits in 30% of the
-        training loss, in all, are dropped (``sk_entmax.nn.tabnet_selection``; this costs
-        about three extra forward passes per warm-up step). Every step's mask is then
-        restricted to the columns kept, so each row's certificate is every dropped column;
-        the later masks' scores are scaled to give each mode about sparsemax's zeros (see
-        ``entmax_mode``) and the regulariser is the entropy of the steps' mean mask (see
-        :class:`~sk_entmax.nn.TabNet`). False is the paper's design (and pytorch-tabnet's):
-        the first step reads every feature, so a feature whose mask is 0 at every step can
-        still change the prediction and no zero proves anything; its fits are faster (no
-        probes).
+        A warm-up (two thirds of the fit's planned steps, at most 600; no epoch of it counts
+        towards ``patience``) chooses what the model reads: from 30% of it on, each step
+        also measures how much the loss rises when a column is occluded, and columns whose
+        contribution fits in 3% of the training loss, in all, are dropped
+        (``sk_entmax.nn.tabnet_selection``; this costs about three extra forward passes per
+        warm-up step). At 80% of it the first step is narrowed to the columns whose
+        contribution is at least half the largest (those most rows need); the later steps'
+        masks, computed from what the row has read so far, choose per row among the other
+        kept columns, so each row's certificate is its own: the dropped columns and the
+        kept ones its masks never picked. The later masks' scores are scaled to give each
+        mode about sparsemax's zeros (see ``entmax_mode``) and the regulariser is the
+        entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False is the
+        paper's design (and pytorch-tabnet's): the first step reads every feature, so a
+        feature whose mask is 0 at every step can still change the prediction and no zero
+        proves anything; its fits are faster (no probes).
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
