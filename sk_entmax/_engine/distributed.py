@@ -133,7 +133,8 @@ class AverageGradients(Callback):
             shown = "; ".join(f"{n} {self.agreement[n][:200]}" for n in differ)
             raise ValueError(
                 f"the processes' shards disagree on {', '.join(differ)} (ranks {ranks} differ "
-                f"from rank 0; this one has {shown}): data_parallel trains one network, so "
+                f"from rank 0; rank {dist.get_rank(self.group)} has {shown}): data_parallel "
+                "trains one network, so "
                 "every shard must hold every class, category and column with missing values, "
                 "or pass them explicitly (classes=, or one encoding made before the split)"
             )
