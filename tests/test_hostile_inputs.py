@@ -616,3 +616,17 @@ def test_integer_labels_beyond_int64_are_refused_with_the_way_out():
         FACTORIES["sparsemax"]().fit(X32, y)
     clf = FACTORIES["sparsemax"](max_epochs=1).fit(X32, y.astype(str))
     assert len(clf.classes_) == 3
+
+
+def test_the_wide_column_check_bounds_a_batch_not_the_whole_table():
+    """300,000 nanosecond timestamps spread over about two years: no batch of 16,384 rows
+    overflows float32, though the squares of all the rows would sum beyond it."""
+    from sk_entmax._inputs.tabular import _MAX_SQUARED_SPREAD, _check_spread
+
+    rng = np.random.default_rng(0)
+    values = (1.7e18 + rng.uniform(-1, 1, size=(300_000, 1)) * 6e16).astype(np.float32)
+    wide = values.astype(np.float64)
+    assert ((wide - wide.mean()) ** 2).sum() > _MAX_SQUARED_SPREAD
+    _check_spread(values, None, None, 16_384)
+    with pytest.raises(ValueError, match="spreads too widely"):
+        _check_spread(values, None, None, 300_000)

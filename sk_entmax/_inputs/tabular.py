@@ -121,23 +121,31 @@ def _numeric_values(
     return values
 
 
-#: the most a numeric column's squared deviations from its mean may sum to over the
-#: training rows: half of float32's largest number, so that no batch norm's variance (the
-#: sum over a batch, around the batch's mean, which is at most this) overflows to infinity
+#: the most a numeric column's squared deviations from its mean may sum to over the rows of
+#: one batch: half of float32's largest number, so that no batch norm's variance (the sum
+#: over a batch around the batch's mean, which is at most this) overflows to infinity
 _MAX_SQUARED_SPREAD = float(np.finfo(np.float32).max) / 2
+#: the largest batch ``batch_size="auto"`` gives (on a GPU; 1024 on a CPU)
+_LARGEST_AUTO_BATCH = 16384
 
 
-def _check_spread(values: np.ndarray, numeric: np.ndarray | None, names: Any) -> None:
+def _check_spread(
+    values: np.ndarray, numeric: np.ndarray | None, names: Any, batch_rows: int
+) -> None:
     """Refuse, naming it, a numeric column (of the training rows, float32) whose squared
-    deviations from its mean sum beyond :data:`_MAX_SQUARED_SPREAD` (a column of values
-    around 1e19: the first batch norm's variance would be infinite, and the column then
-    silently ignored)."""
+    deviations from its mean, summed over the ``batch_rows`` largest (the worst batch),
+    exceed :data:`_MAX_SQUARED_SPREAD` (a column of values around 1e19: the first batch
+    norm's variance would be infinite, and the column then silently ignored)."""
+    n = values.shape[0]
     if not values.size:
         return
     with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a column of missing values only
         wide = values.astype(np.float64)
-        spread = np.nansum((wide - np.nanmean(wide, axis=0)) ** 2, axis=0)
+        squares = np.nan_to_num((wide - np.nanmean(wide, axis=0)) ** 2, nan=0.0)
+        if batch_rows < n:
+            squares = np.partition(squares, n - batch_rows, axis=0)[n - batch_rows :]
+        spread = squares.sum(axis=0)
     too_wide = np.flatnonzero(spread > _MAX_SQUARED_SPREAD)
     if too_wide.size:
         j = int(too_wide[0])
@@ -145,10 +153,11 @@ def _check_spread(values: np.ndarray, numeric: np.ndarray | None, names: Any) ->
         top = float(np.nanmax(np.abs(wide[:, j])))
         raise ValueError(
             f"numeric column {_column_name(column, names)} spreads too widely for float32 "
-            f"(values up to {top:.3g} in magnitude; its squared deviations from its mean "
-            f"sum to {spread[j]:.3g}, beyond {_MAX_SQUARED_SPREAD:.3g}): the network's batch "
-            "normalization would compute an infinite variance and ignore the column. "
-            "Rescale it first (StandardScaler, or a logarithm)"
+            f"(values up to {top:.3g} in magnitude; its squared deviations from its mean, "
+            f"over a batch of {batch_rows} rows, sum to up to {spread[j]:.3g}, beyond "
+            f"{_MAX_SQUARED_SPREAD:.3g}): the network's batch normalization would compute an "
+            "infinite variance and ignore the column. Rescale it first (StandardScaler, or "
+            "a logarithm)"
         )
 
 
@@ -367,7 +376,10 @@ class TabularInputMixin:
             out[:, cats] = codes + 1  # -1 (unknown or missing) becomes the reserved 0
         if fitting:
             if values is not None:
-                _check_spread(values, None if not cats.size else numeric, names)
+                size = getattr(self, "batch_size", None)
+                whole = isinstance(size, numbers.Integral) and not isinstance(size, bool)
+                rows = int(size) if whole and size > 0 else _LARGEST_AUTO_BATCH
+                _check_spread(values, None if not cats.size else numeric, names, rows)
             self._fit_missing(values, numeric, X.shape[1])
         elif values is not None and numeric.size:
             _warn_missing_unseen(values, numeric, self._missing_features(), names)
