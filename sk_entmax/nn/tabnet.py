@@ -599,15 +599,13 @@ class TabNet(ColumnEmbedding):
         if not probes:
             return None
         X = X[:PROBE_ROWS]
-        columns = self._columns_of()
         saved = [(b, b.clone()) for b in self.buffers() if b is not self.first_mask_step]
         try:
             base = self._scores(X)
             outputs = []
             for probe in probes:
                 keep = torch.ones(X.shape[0], self.post_embedding_dim, device=X.device)
-                hidden = torch.tensor(probe.columns, device=columns.device)
-                keep[:, torch.isin(columns, hidden)] = 0
+                keep[:, self._hit(list(probe.columns))] = 0
                 outputs.append((probe, self._scores(X, keep)))
         finally:
             for buffer, value in saved:
@@ -656,10 +654,9 @@ class TabNet(ColumnEmbedding):
     def _choose_first_step(self) -> None:
         """Once ``FIRST_STEP_AT`` of the warm-up has passed, restrict the first step to the
         kept columns whose measured contribution is at least ``first_step_share`` of the
-        largest (once a fit;
-        the elimination then never drops them). The other kept columns stay open to the
-        later steps, whose masks, computed from what the row has read so far, choose per
-        row among them."""
+        largest (once a fit; the elimination then never drops them). The other kept columns
+        stay open to the later steps, whose masks, computed from what the row has read so
+        far, choose per row among them."""
         selection = self.selection
         if self.first_step_share is None or selection.protected:
             return
