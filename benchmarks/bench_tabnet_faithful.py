@@ -363,7 +363,7 @@ def print_tables(results: list[dict[str, Any]], what: str) -> None:
 # ------------------------------------------------------------------------------ families
 
 
-def _family_fit(model: str, X, y, X_test, truth, seed: int, args) -> dict[str, Any]:
+def _family_fit(model: str, X, y, X_test, y_test, truth, seed: int, args) -> dict[str, Any]:
     """One fit on a family (issue 57): test AUC, classes predicted and, for the default,
     the certificate against the per-row truth."""
     start = time.perf_counter()
@@ -382,7 +382,7 @@ def _family_fit(model: str, X, y, X_test, truth, seed: int, args) -> dict[str, A
         clf = TabNetEntmaxClassifier(**params).fit(X, y)
         proba = clf.predict_proba(X_test)[:, 1]
     figures: dict[str, Any] = {
-        "auc": float(roc_auc_score(args.y_test, proba)),
+        "auc": float(roc_auc_score(y_test, proba)),
         "classes": len(np.unique(proba > 0.5)) if model != FAITHFUL else 0,
         "seconds": time.perf_counter() - start,
     }
@@ -414,9 +414,10 @@ def run_family(name: str, seeds: int, args) -> dict[str, Any]:
     for seed in range(seeds):
         X, y, truth = make_family(name, 2 * args.rows, 100 + seed)
         train, test = slice(0, args.rows), slice(args.rows, None)
-        args.y_test = y[test]
         for model in models:
-            figures = _family_fit(model, X[train], y[train], X[test], truth[test], seed, args)
+            figures = _family_fit(
+                model, X[train], y[train], X[test], y[test], truth[test], seed, args
+            )
             result["fits"][model].append(figures)
             print(f"  {name} seed {seed} {model}: {figures}", file=sys.stderr, flush=True)
     return result
