@@ -43,18 +43,6 @@ from sk_entmax.persistence._errors import _Invalid
 
 
 _MAX_INT = MAX_INT
-_TORCH_DTYPES = {
-    "F64": torch.float64,
-    "F32": torch.float32,
-    "F16": torch.float16,
-    "BF16": torch.bfloat16,
-    "I64": torch.int64,
-    "I32": torch.int32,
-    "I16": torch.int16,
-    "I8": torch.int8,
-    "U8": torch.uint8,
-    "BOOL": torch.bool,
-}
 _WEIGHT_DTYPES = (torch.float32, torch.float64)
 _LAYER_FACTORIES = frozenset({torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor})
 #: the skeleton may make this many tensors beyond the file's (stored and aliased), so that a
