@@ -17,6 +17,11 @@ TabNets (default sparsemax; another mode's sets are labelled ``SET [mode]``) and
 ``--no-reference`` leaves pytorch-tabnet's fits out. ``--quick`` is 2 seeds, 2 epochs and
 at most 600 training rows: it checks the script, its figures mean nothing.
 
+``--families NAME ...`` fits issue 57's families (``benchmarks/_families.py``, ``--rows``
+training and as many test rows per draw) instead of the data sets; ``--models`` then fits
+only some of ``faithful classic pt-tabnet hgb``, and ``--merge`` joins the models of each
+family from several runs' ``--json`` files into one table.
+
 Issue 29, points 2 and 5: what does ``faithful_masks=True`` cost in accuracy, and does its
 zero-mask certificate hold where the classic one does not? The data and the splits are those
 of ``bench_tabnet_stability.py`` (imported from it): the five synthetic
@@ -86,6 +91,7 @@ from _helpers import (
     mean_2se,
     mean_pairwise_rho,
     paired_2se,
+    read_results,
     reference_inputs,
     set_parser,
     top_overlap,
@@ -410,6 +416,8 @@ def run_family(name: str, seeds: int, args) -> dict[str, Any]:
     models = [FAITHFUL, CLASSIC, "hgb"]
     if TabNetClassifier is not None and not args.no_reference:
         models.insert(2, REFERENCE)
+    if args.models:
+        models = [m for m in models if m in args.models]
     result: dict[str, Any] = {"set": name, "rows": args.rows, "fits": {m: [] for m in models}}
     for seed in range(seeds):
         X, y, truth = make_family(name, 2 * args.rows, 100 + seed)
@@ -421,6 +429,24 @@ def run_family(name: str, seeds: int, args) -> dict[str, Any]:
             result["fits"][model].append(figures)
             print(f"  {name} seed {seed} {model}: {figures}", file=sys.stderr, flush=True)
     return result
+
+
+def joined_families(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs of each family joined: one result per family, with the fits of every model
+    that some run made (an error when two runs fitted the same model on a family, or on
+    draws of another size)."""
+    joined: dict[str, dict[str, Any]] = {}
+    for result in results:
+        into = joined.setdefault(
+            result["set"], {"set": result["set"], "rows": result["rows"], "fits": {}}
+        )
+        if into["rows"] != result["rows"]:
+            raise ValueError(f"{result['set']}: runs of {into['rows']} and {result['rows']} rows")
+        for model, fits in result["fits"].items():
+            if model in into["fits"]:
+                raise ValueError(f"{result['set']}: {model} is in two of the merged files")
+            into["fits"][model] = fits
+    return list(joined.values())
 
 
 def family_lines(results: list[dict[str, Any]]) -> list[str]:
@@ -440,6 +466,12 @@ def family_lines(results: list[dict[str, Any]]) -> list[str]:
                 return "-"
             return _pm(*mean_2se([f["auc"] for f in fits[model]]))
 
+        if not (fits.get(FAITHFUL) and fits.get(CLASSIC)):  # a run of other models only
+            lines.append(
+                f"| {r['set']} | {auc(FAITHFUL)} | {auc(CLASSIC)} | {auc(REFERENCE)} |"
+                f" {auc('hgb')} |" + " - |" * 7
+            )
+            continue
         ours = fits[FAITHFUL]
         diff, two_se = paired_2se([f["auc"] for f in ours], [f["auc"] for f in fits[CLASSIC]])
         mean = {k: float(np.mean([f[k] for f in ours])) for k in ("tpr", "fdr", "certified")}
@@ -483,9 +515,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rows", type=int, default=4000, help="training (and test) rows of a family draw"
     )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=[FAITHFUL, CLASSIC, REFERENCE, "hgb"],
+        default=None,
+        help="with --families: fit only these models (--merge joins the models of a family "
+        "from several files)",
+    )
     args = finish_set_args(parser, parser.parse_args(argv), quick_epochs=2)
-    if args.merge and any("rows" in r for r in unique_results(args.merge)):
-        print("\n".join(family_lines(unique_results(args.merge))))
+    if args.merge and any("rows" in r for r in read_results(args.merge)):
+        print("\n".join(family_lines(joined_families(read_results(args.merge)))))
         return 0
     if args.families:
         torch.set_num_threads(args.threads)
