@@ -69,7 +69,9 @@ def check_conformal(
     ) != inner.get("n_features_in_"):
         fail("n_features_in_", "not the model's n_features_in_")
     alpha = fitted.get("mapping_alpha_")
-    want = inner["alpha_"] if params["mapping_alpha"] == "auto" else params["mapping_alpha"]
+    want = params["mapping_alpha"]
+    if want == "auto":  # the model's alpha; sparsemax for a softmax model
+        want = inner["alpha_"] if float(inner["alpha_"]) > 1.0 else 2.0
     if not (isinstance(alpha, float) and math.isfinite(alpha) and alpha > 1.0):
         fail("mapping_alpha_", f"a finite float > 1 is expected, got {alpha!r}")
     if alpha != float(want):

@@ -208,7 +208,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         The entmax alpha of the calibrated mapping, a float > 1 (2 is sparsemax, 1.5 the
         1.5-entmax; the score and temperature derivation holds for any alpha > 1). "auto"
         takes the estimator's own output alpha (``alpha_`` of the sk_entmax classifiers,
-        learned or not) and 2 (sparsemax) for any other classifier.
+        learned or not) and 2 (sparsemax) for any other classifier, and for a softmax
+        one (``alpha_ = 1``, whose output is never sparse).
     class_conditional : bool, default=False
         Calibrate one quantile per class on the calibration rows of that class (Mondrian):
         label ``y`` is in the set iff ``s(x, y) <= q_hat[y]``, and coverage holds within
@@ -407,14 +408,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         final = _final_step(estimator)
         if not isinstance(final, BaseEntmaxClassifier):
             return 2.0
+        # a softmax model (alpha 1, the LogisticRegression equivalent) has no sparse output
+        # of its own: sparsemax on its scores, as for any other classifier
         alpha = float(final.alpha_)
-        if not alpha > 1.0:
-            raise ValueError(
-                f"mapping_alpha='auto' takes the estimator's output alpha, {alpha!r}, which "
-                "is softmax (dense): there is no sparse support to calibrate. Pass "
-                "mapping_alpha as a float > 1 (2 for sparsemax)."
-            )
-        return alpha
+        return alpha if alpha > 1.0 else 2.0
 
     def _forget_conformalization(self) -> None:
         for name in self._calibrated_attributes:

@@ -436,13 +436,16 @@ def test_bad_parameters(data, params, error, match):
         SparseConformalClassifier(**params).fit(X[:100], y[:100])
 
 
-def test_softmax_estimator_needs_an_explicit_alpha(data):
+def test_softmax_estimator_gets_sparsemax_on_its_scores(data):
+    """A softmax model (alpha 1, the LogisticRegression equivalent) has no sparse output:
+    "auto" maps its scores with sparsemax, as for any other classifier."""
     X, y = data
     model = EntmaxClassifier(alpha=1.0, max_epochs=5).fit(X[:200], y[:200])
-    with pytest.raises(ValueError, match="softmax"):
-        SparseConformalClassifier(model, prefit=True).conformalize(X[200:400], y[200:400])
+    auto = SparseConformalClassifier(model, prefit=True).conformalize(X[200:400], y[200:400])
     clf = SparseConformalClassifier(model, prefit=True, mapping_alpha=2.0)
     clf.conformalize(X[200:400], y[200:400])
+    assert auto.mapping_alpha_ == 2.0
+    np.testing.assert_array_equal(auto.predict_proba(X[400:500]), clf.predict_proba(X[400:500]))
     assert np.array_equal(clf.predict_proba(X[400:500]) > 0, clf.predict_set(X[400:500]))
 
 
