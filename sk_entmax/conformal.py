@@ -107,7 +107,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import _check_method_params, check_is_fitted, column_or_1d
 
 from sk_entmax._conformal_maths import (
     _label_scores,
@@ -442,7 +442,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels (binary or multi-class), or a multi-label indicator matrix.
         **fit_params : dict
-            Passed to the estimator's ``fit``.
+            Passed to the estimator's ``fit`` (with ``cv``, to each fold's fit, those of
+            one value per row, such as ``sample_weight``, cut to the fold's rows).
 
         Returns
         -------
@@ -501,8 +502,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         classes = np.asarray(estimator.classes_)
         decision = None
         for train, test in splitter.split(np.zeros((n, 1)), labels if labels.ndim == 1 else None):
+            fold_params = _check_method_params(X, fit_params, train)  # sample_weight, ...
             fold = clone(base).fit(
-                _safe_indexing(X, train), _safe_indexing(y, train), **fit_params
+                _safe_indexing(X, train), _safe_indexing(y, train), **fold_params
             )
             if not np.array_equal(np.asarray(fold.classes_), classes):
                 raise ValueError(

@@ -277,6 +277,10 @@ def test_cv_scores_are_out_of_fold_and_the_model_is_fitted_on_all_rows(wine):
     np.testing.assert_array_equal(clf.predict(X), full.predict(X))
     np.testing.assert_array_equal(clf.estimator_.coef_, full.coef_)
     np.testing.assert_array_equal(clf.predict_proba(X) > 0, clf.predict_set(X))
+    # a per-row fit parameter is cut to each fold's rows
+    weighted = SparseConformalClassifier(_logistic(), cv=4, random_state=0)
+    weighted.fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_allclose(weighted.conformity_scores_, expected, rtol=1e-6, atol=1e-9)
 
 
 def test_cv_coverage_over_splits(wine):
