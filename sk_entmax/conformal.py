@@ -48,7 +48,7 @@ the smallest positive normal float64. The nonzeros of ``predict_proba`` are ther
 exactly ``predict_set``.
 
 Calibration without a held-out split (``cv=K``)
-----------------------------------------------
+-----------------------------------------------
 With ``cv=K``, :meth:`~sk_entmax.SparseConformalClassifier.fit` alone calibrates: the rows
 are split in ``K`` folds (stratified for single-label targets), a clone of the estimator is
 fitted on each ``K - 1`` folds, and each row is scored by the clone that did not see it
@@ -69,22 +69,24 @@ Split-conformal sets cover at least ``1 - eps`` and up to ``1 - eps + 1 / (n + 1
 much more when scores tie, as they do when most sets are one label (every top label scores
 0). A randomized set breaks the ties with one uniform draw ``u`` per row: label ``y`` is in
 the set iff ``#{i : s_i > s(x, y)} + u (1 + #{i : s_i = s(x, y)}) > eps (n + 1)`` (see
-:func:`~sk_entmax._conformal_maths.randomized_sets`), so the true label is missed with
+``sk_entmax._conformal_maths.randomized_sets``), so the true label is missed with
 probability exactly ``eps`` under exchangeability. Each set is ``{y : s(x, y) <= t}`` for a
 threshold ``t`` of its row, the support of ``entmax_alpha(z / T_row)`` at a per-row
 temperature, and a subset of the conservative set; it may be empty (the model abstains on
 that row: its probabilities are then all 0). The draws come from ``random_state`` through a
-seed drawn at calibration (``randomization_seed_``), so :meth:`predict_set` and
-:meth:`predict_proba` agree on the same rows, call after call.
+seed drawn at calibration (``randomization_seed_``), so
+:meth:`~sk_entmax.SparseConformalClassifier.predict_set` and
+:meth:`~sk_entmax.SparseConformalClassifier.predict_proba` agree on the same rows, call
+after call.
 
 Recall risk for multi-label sets (``risk="recall"``)
---------------------------------------------------
+----------------------------------------------------
 Instead of holding *every* true label with probability ``1 - eps``, a set may be asked to
 miss, in expectation, at most a share ``eps`` of a row's true labels (its false negative
 rate). Conformal risk control (Angelopoulos, Bates, Fisch, Lei and Schuster, "Conformal
 Risk Control", ICLR 2024) takes the smallest threshold ``lam`` whose calibration mean
 loss, inflated as ``n / (n + 1) R + 1 / (n + 1)``, is at most ``eps`` (see
-:func:`~sk_entmax._conformal_maths.recall_thresholds`); the set ``{y : s(x, y) <= lam}`` is
+``sk_entmax._conformal_maths.recall_thresholds``); the set ``{y : s(x, y) <= lam}`` is
 the support of the sparse label distribution at the temperature ``(alpha - 1) lam``, and
 :math:`E[\\#\\{y \\in Y \\setminus C(x)\\} / |Y|] \\le \\varepsilon` (0 for a row
 without labels).
