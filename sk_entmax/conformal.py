@@ -107,7 +107,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import _safe_indexing, check_random_state, get_tags
+from sklearn.utils import _safe_indexing, check_random_state, get_tags, indexable
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_method_params, check_is_fitted, column_or_1d
 
@@ -481,12 +481,14 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         final clone on all rows, and the calibration on the out-of-fold scores."""
         base = self._base_estimator(params["estimator"])
         k = params["cv"]
+        # rows that can be cut into folds: sparse as CSR, array-likes without indexing as arrays
+        X, y = indexable(X, y)
         labels = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = column_or_1d(labels, warn=True)
         n = len(labels)
         if n < k:
-            raise ValueError(f"cv={k} needs at least {k} rows; got {n}.")
+            raise ValueError(f"cv={k} needs at least {k} samples; got n_samples={n}.")
         if labels.ndim == 1:
             _, counts = np.unique(labels, return_counts=True)
             if counts.min() < 2:

@@ -453,7 +453,7 @@ def test_softmax_estimator_gets_sparsemax_on_its_scores(data):
 
 #: ``fit`` alone does not conformalize (the protocol is fit, then conformalize on held-out
 #: rows), so every check that calls predict_proba right after fit meets the NotFittedError
-#: that asks for conformalize; ``_ConformalizeOnFit`` runs these checks through the real
+#: that asks for conformalize; ``CROSS_CONFORMAL`` runs these checks through the real
 #: methods below.
 _NOT_CONFORMALIZED = (
     "fit does not conformalize: predict_proba needs conformalize on held-out rows first, "
@@ -475,22 +475,15 @@ CONFORMAL_EXPECTED_FAILURES = dict.fromkeys(
 )
 
 
-class _ConformalizeOnFit(SparseConformalClassifier):
-    """The two-step protocol folded into ``fit`` (calibrating on the training rows), for the
-    checks only: it gives them a conformalized estimator, so that they exercise
-    predict_proba, pickling and the rest through the real methods."""
-
-    def fit(self, X, y, **fit_params):
-        super().fit(X, y, **fit_params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # the checks' tiny data sets
-            return self.conformalize(X, y)
+#: with ``cv``, ``fit`` alone calibrates (on out-of-fold scores), so the wrapper passes every
+#: check through its real methods, predict_proba and pickling included
+CROSS_CONFORMAL = SparseConformalClassifier(LogisticRegression(), cv=2, random_state=0)
 
 
 @parametrize_with_checks(
-    [SparseConformalClassifier(), _ConformalizeOnFit()],
+    [SparseConformalClassifier(), CROSS_CONFORMAL],
     expected_failed_checks=lambda est: (
-        {} if isinstance(est, _ConformalizeOnFit) else CONFORMAL_EXPECTED_FAILURES
+        {} if est.get_params()["cv"] is not None else CONFORMAL_EXPECTED_FAILURES
     ),
 )
 def test_sklearn_compatible_conformal(estimator, check):
