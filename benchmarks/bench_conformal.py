@@ -82,6 +82,41 @@ least LAC's. The method is not tuned to pass them. ``--speed`` times ``conformal
 (``N(0, 9)``, labels drawn from the softmax of the scores), mapping alpha 2, 1.5 and 1.25,
 median of 5 repeats; the goal is under 1 s.
 
+Issue 62: the modes (``--modes cv randomized recall``, 200 splits by default; each part
+writes its own ``--json``, and ``--merge A.json B.json ...`` prints the tables of earlier
+runs)::
+
+    PYTHONPATH=. python3 benchmarks/bench_conformal.py --modes cv --json cv.json
+    PYTHONPATH=. python3 benchmarks/bench_conformal.py --modes randomized --json rnd.json
+    PYTHONPATH=. python3 benchmarks/bench_conformal.py --modes recall --json recall.json
+    PYTHONPATH=. python3 benchmarks/bench_conformal.py --merge cv.json rnd.json recall.json
+
+- ``cv``: on wine (178 rows), breast_cancer and digits (each subsampled to 500 rows,
+  stratified, seed 0), per split ``s`` a stratified 70/30 train/test split (seed ``s``).
+  ``SparseConformalClassifier(make_pipeline(StandardScaler(), EntmaxClassifier(alpha=1)),
+  cv=5, mapping_alpha=2, random_state=s).fit`` on the train rows against MAPIE 1.6's
+  ``CrossConformalClassifier`` (LAC, ``cv=5``, ``random_state=s``, its default "mean"
+  aggregation) on the same pipeline: test coverage, mean set size, wall time of fit (and
+  calibration) plus ``predict_set``. Also the share of test rows where the wrapper's
+  ``predict`` equals that of the pipeline fitted on all train rows, both accuracies, and
+  the accuracy of the model split conformal would fit (70% of the train rows, the rest
+  held out for ``conformalize``).
+- ``randomized``: on digits, chile and wvs (the tables above), the LogisticRegression
+  pipeline fitted once on a stratified half; the other half cut 200 times into
+  calibration and test rows (50/50); ``SparseConformalClassifier(prefit=True)`` with
+  ``randomized=False`` and ``randomized=True, random_state=s``, and MAPIE's LAC: coverage,
+  mean set size, the share of empty sets.
+- ``recall``: three multi-label tables from ``make_multilabel_classification`` (1,200 rows,
+  20 features; 5, 10 and 20 labels with 2, 3 and 4 labels per row on average, no row
+  without labels; seeds 0, 1, 2), a multi-label ``SparsemaxClassifier`` fitted once on a
+  half, the other half cut 200 times into calibration and test rows. Ours with
+  ``risk="recall"`` against MAPIE 1.6's ``MultiLabelClassificationController`` (recall,
+  CRC, its default grid of 100 thresholds) on the same model, given its sparse
+  ``predict_proba`` and, since its thresholds cannot tell apart the many labels whose
+  sparse probability is 0, the sigmoid of its ``decision_function`` too; and ours with the
+  strict label-set guarantee (``risk=None``): the false negative rate (the mean share of
+  a row's true labels its set misses) and the mean set size.
+
 Results
 -------
 The measured figures are on the benchmark's page of the documentation,
@@ -468,6 +503,345 @@ def run_speed(args: argparse.Namespace, n: int = 100_000, k: int = 100, repeats:
     return out
 
 
+# ------------------------------------------------------------------------------ issue 62
+
+#: the tables of at most 500 rows of the cv part
+SMALL_TABLES = ("wine", "breast_cancer", "digits")
+#: the tables of the randomized part
+RANDOMIZED_TABLES = ("digits", "chile", "wvs")
+#: the multi-label tables of the recall part: (labels, mean labels per row, seed)
+MULTILABEL_TABLES = ((5, 2, 0), (10, 3, 1), (20, 4, 2))
+
+
+def _small_table(name: str) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets
+
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    if len(y) > 500:
+        X, _, y, _ = train_test_split(X, y, train_size=500, stratify=y, random_state=0)
+    return X, y
+
+
+def _logistic() -> Any:
+    """The LogisticRegression-equivalent model: multinomial, softmax (alpha = 1)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), EntmaxClassifier(alpha=1.0, random_state=0))
+
+
+def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = run()
+    return out, time.perf_counter() - start
+
+
+def _cover(y: np.ndarray, sets: np.ndarray) -> tuple[float, float, float]:
+    """Coverage, mean set size and share of empty sets of labels coded 0..K-1."""
+    return (
+        float(sets[np.arange(len(y)), y].mean()),
+        float(sets.sum(axis=1).mean()),
+        float((~sets.any(axis=1)).mean()),
+    )
+
+
+def run_cv_part(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from mapie.classification import CrossConformalClassifier
+
+    results = []
+    for name in args.tables or SMALL_TABLES:
+        X, y = _small_table(name)
+        rows: dict[str, list[float]] = {}
+        for seed in range(args.splits):
+            X_tr, X_te, y_tr, y_te = train_test_split(
+                X, y, test_size=0.3, stratify=y, random_state=seed
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ours = SparseConformalClassifier(
+                    _logistic(),
+                    confidence_level=args.confidence,
+                    cv=5,
+                    mapping_alpha=2.0,
+                    random_state=seed,
+                )
+                sets, t_ours = _timed(
+                    lambda o=ours, a=X_tr, b=y_tr, t=X_te: o.fit(a, b).predict_set(t)
+                )
+                exact = SparseConformalClassifier(
+                    _logistic(),
+                    confidence_level=args.confidence,
+                    cv=5,
+                    mapping_alpha=2.0,
+                    randomized=True,
+                    random_state=seed,
+                )
+                r_sets, t_exact = _timed(
+                    lambda o=exact, a=X_tr, b=y_tr, t=X_te: o.fit(a, b).predict_set(t)
+                )
+                mapie = CrossConformalClassifier(
+                    _logistic(),
+                    confidence_level=args.confidence,
+                    conformity_score="lac",
+                    cv=5,
+                    random_state=seed,
+                )
+                m_sets, t_mapie = _timed(
+                    lambda m=mapie, a=X_tr, b=y_tr, t=X_te: m.fit_conformalize(a, b).predict_set(
+                        t
+                    )[1][:, :, 0]
+                )
+                full = _logistic().fit(X_tr, y_tr)
+                X_fit, _, y_fit, _ = train_test_split(
+                    X_tr, y_tr, test_size=0.3, stratify=y_tr, random_state=seed
+                )
+                held = _logistic().fit(X_fit, y_fit)
+            figures = {
+                "ours": (*_cover(y_te, np.asarray(sets, bool)), t_ours),
+                "mapie": (*_cover(y_te, np.asarray(m_sets, bool)), t_mapie),
+                "randomized": (*_cover(y_te, np.asarray(r_sets, bool)), t_exact),
+            }
+            for method, (cov, size, empty, seconds) in figures.items():
+                for key, value in (("coverage", cov), ("size", size), ("empty", empty)):
+                    rows.setdefault(f"{method}_{key}", []).append(value)
+                rows.setdefault(f"{method}_seconds", []).append(seconds)
+            predicted = ours.predict(X_te)
+            rows.setdefault("same_predict", []).append(
+                float(np.mean(predicted == full.predict(X_te)))
+            )
+            rows.setdefault("ours_accuracy", []).append(float(np.mean(predicted == y_te)))
+            rows.setdefault("full_accuracy", []).append(float(np.mean(full.predict(X_te) == y_te)))
+            rows.setdefault("split_accuracy", []).append(
+                float(np.mean(held.predict(X_te) == y_te))
+            )
+        print(f"  cv {name} done", file=sys.stderr, flush=True)
+        results.append({"part": "cv", "table": name, "rows": len(y), "figures": rows})
+    return results
+
+
+def run_randomized_part(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from mapie.classification import SplitConformalClassifier
+
+    results = []
+    for name in args.tables or RANDOMIZED_TABLES:
+        X, y, names, _ = TABLES[name].load()
+        X_fit, X_held, y_fit, y_held = train_test_split(
+            X, y, test_size=0.5, stratify=y, random_state=0
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = linear_pipeline(X_fit, LogisticRegression(max_iter=1000)).fit(X_fit, y_fit)
+        rows: dict[str, list[float]] = {}
+        for seed in range(args.splits):
+            X_cal, X_te, y_cal, y_te = train_test_split(
+                X_held, y_held, test_size=0.5, random_state=seed
+            )
+            methods = {
+                "conservative": SparseConformalClassifier(
+                    model, confidence_level=args.confidence, prefit=True
+                ),
+                "randomized": SparseConformalClassifier(
+                    model,
+                    confidence_level=args.confidence,
+                    prefit=True,
+                    randomized=True,
+                    random_state=seed,
+                ),
+                "lac": SplitConformalClassifier(
+                    model, confidence_level=args.confidence, prefit=True, random_state=seed
+                ),
+            }
+            for method, conformal in methods.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    sets = conformal.conformalize(X_cal, y_cal).predict_set(X_te)
+                if method == "lac":
+                    sets = sets[1][:, :, 0]
+                cov, size, empty = _cover(y_te, np.asarray(sets, bool))
+                for key, value in (("coverage", cov), ("size", size), ("empty", empty)):
+                    rows.setdefault(f"{method}_{key}", []).append(value)
+        print(f"  randomized {name} done", file=sys.stderr, flush=True)
+        results.append(
+            {
+                "part": "randomized",
+                "table": name,
+                "rows": len(y),
+                "classes": len(names),
+                "figures": rows,
+            }
+        )
+    return results
+
+
+def _false_negative_rate(Y: np.ndarray, sets: np.ndarray) -> float:
+    """The mean share of a row's true labels outside its set (0 for a row without any)."""
+    Y = np.asarray(Y, dtype=bool)
+    n = Y.sum(axis=1)
+    return float(np.where(n > 0, (Y & ~sets).sum(axis=1) / np.maximum(n, 1), 0.0).mean())
+
+
+def run_recall_part(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from mapie.risk_control import MultiLabelClassificationController
+    from sklearn.datasets import make_multilabel_classification
+
+    results = []
+    for k, per_row, table_seed in MULTILABEL_TABLES:
+        X, Y = make_multilabel_classification(
+            1200,
+            20,
+            n_classes=k,
+            n_labels=per_row,
+            allow_unlabeled=False,
+            random_state=table_seed,
+        )
+        X_fit, X_held, Y_fit, Y_held = train_test_split(X, Y, test_size=0.5, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = SparsemaxClassifier(random_state=0).fit(X_fit, Y_fit)
+
+        def sigmoid(X: Any, model: Any = model) -> np.ndarray:
+            return 1.0 / (1.0 + np.exp(-model.decision_function(X)))
+
+        rows: dict[str, list[float]] = {}
+        for seed in range(args.splits):
+            X_cal, X_te, Y_cal, Y_te = train_test_split(
+                X_held, Y_held, test_size=0.5, random_state=seed
+            )
+            found = {}
+            for risk in ("recall", None):
+                conformal = SparseConformalClassifier(
+                    model, confidence_level=args.confidence, prefit=True, risk=risk
+                )
+                found[f"ours_{risk or 'labelset'}"] = _timed(
+                    lambda c=conformal, a=X_cal, b=Y_cal, t=X_te: c.conformalize(a, b).predict_set(
+                        t
+                    )
+                )
+            for base, function in (("proba", model.predict_proba), ("sigmoid", sigmoid)):
+                controller = MultiLabelClassificationController(
+                    predict_function=function,
+                    risk="recall",
+                    method="crc",
+                    target_level=args.confidence,
+                    random_state=seed,
+                )
+                with warnings.catch_warnings():  # "the risk cannot be controlled"
+                    warnings.simplefilter("ignore", UserWarning)
+                    found[f"mapie_{base}"] = _timed(
+                        lambda c=controller, a=X_cal, b=Y_cal, t=X_te: c.calibrate(a, b).predict(
+                            t
+                        )[:, :, 0]
+                    )
+            for method, (sets, seconds) in found.items():
+                sets = np.asarray(sets, dtype=bool)
+                rows.setdefault(f"{method}_fnr", []).append(_false_negative_rate(Y_te, sets))
+                rows.setdefault(f"{method}_size", []).append(float(sets.sum(axis=1).mean()))
+                rows.setdefault(f"{method}_seconds", []).append(seconds)
+        print(f"  recall {k} labels done", file=sys.stderr, flush=True)
+        results.append(
+            {
+                "part": "recall",
+                "table": f"multilabel k={k}",
+                "labels": k,
+                "labels_per_row": float(Y.sum(axis=1).mean()),
+                "figures": rows,
+            }
+        )
+    return results
+
+
+def _ms(values: list[float]) -> str:
+    mean, se = mean_2se(values)
+    return f"{mean:.3f} ± {se:.3f}"
+
+
+def modes_lines(results: list[dict[str, Any]], confidence: float) -> list[str]:
+    """The three tables of issue 62 (markdown), with each goal's verdict."""
+    eps = 1.0 - confidence
+    out: list[str] = []
+    cv = [r for r in results if r["part"] == "cv"]
+    if cv:
+        out += [
+            f"cross-conformal (cv=5), {len(cv[0]['figures']['ours_coverage'])} splits, "
+            f"goal: coverage >= {confidence - 0.01:.2f}, final model = all-rows model",
+            "",
+            "| table (rows) | ours coverage | ours size | ours s | ours randomized: coverage | "
+            "size | MAPIE LAC coverage | MAPIE size | MAPIE s | same predict | "
+            "accuracy ours / all rows / split |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in cv:
+            f = r["figures"]
+            ok = mean_2se(f["ours_coverage"])[0] >= confidence - 0.01
+            out.append(
+                f"| {r['table']} ({r['rows']}) | {_ms(f['ours_coverage'])} "
+                f"{'PASS' if ok else 'FAIL'} | {_ms(f['ours_size'])} | "
+                f"{_mean(f['ours_seconds']):.2f} | "
+                f"{_ms(f['randomized_coverage']) if 'randomized_coverage' in f else 'n/a'} | "
+                f"{_mean(f['randomized_size']) if 'randomized_size' in f else math.nan:.3f} | "
+                f"{_ms(f['mapie_coverage'])} | "
+                f"{_ms(f['mapie_size'])} | {_mean(f['mapie_seconds']):.2f} | "
+                f"{_mean(f['same_predict']):.4f} | {_mean(f['ours_accuracy']):.3f} / "
+                f"{_mean(f['full_accuracy']):.3f} / {_mean(f['split_accuracy']):.3f} |"
+            )
+        out.append("")
+    rnd = [r for r in results if r["part"] == "randomized"]
+    if rnd:
+        out += [
+            f"randomized sets, {len(rnd[0]['figures']['randomized_coverage'])} splits, "
+            f"goal: |mean coverage - {confidence:.2f}| <= 0.005",
+            "",
+            "| table (rows, classes) | randomized coverage | size | empty | conservative "
+            "coverage | size | MAPIE LAC coverage | size | empty |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rnd:
+            f = r["figures"]
+            ok = abs(mean_2se(f["randomized_coverage"])[0] - confidence) <= 0.005
+            out.append(
+                f"| {r['table']} ({r['rows']}, {r['classes']}) | "
+                f"{_ms(f['randomized_coverage'])} {'PASS' if ok else 'FAIL'} | "
+                f"{_mean(f['randomized_size']):.3f} | {_mean(f['randomized_empty']):.3f} | "
+                f"{_ms(f['conservative_coverage'])} | {_mean(f['conservative_size']):.3f} | "
+                f"{_ms(f['lac_coverage'])} | {_mean(f['lac_size']):.3f} | "
+                f"{_mean(f['lac_empty']):.3f} |"
+            )
+        out.append("")
+    rec = [r for r in results if r["part"] == "recall"]
+    if rec:
+        out += [
+            f"recall risk, {len(rec[0]['figures']['ours_recall_fnr'])} splits, goal: mean "
+            f"FNR <= {eps + 0.005:.3f}, size <= MAPIE's (on the sigmoid scores, where MAPIE "
+            "meets its target)",
+            "",
+            "| table (labels per row) | ours recall: FNR | size | MAPIE CRC on sigmoid(z): "
+            "FNR | size | MAPIE CRC on sparse proba: FNR | size | ours label set: FNR | size |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rec:
+            f = r["figures"]
+            fnr, size = _mean(f["ours_recall_fnr"]), _mean(f["ours_recall_size"])
+            ok = fnr <= eps + 0.005 and size <= _mean(f["mapie_sigmoid_size"])
+            out.append(
+                f"| {r['table']} ({r['labels_per_row']:.2f}) | {_ms(f['ours_recall_fnr'])} "
+                f"{'PASS' if ok else 'FAIL'} | {size:.2f} | {_ms(f['mapie_sigmoid_fnr'])} | "
+                f"{_mean(f['mapie_sigmoid_size']):.2f} | {_ms(f['mapie_proba_fnr'])} | "
+                f"{_mean(f['mapie_proba_size']):.2f} | {_ms(f['ours_labelset_fnr'])} | "
+                f"{_mean(f['ours_labelset_size']):.2f} |"
+            )
+    return out
+
+
+def run_modes(args: argparse.Namespace, threads: dict[str, Any]) -> int:
+    parts = {"cv": run_cv_part, "randomized": run_randomized_part, "recall": run_recall_part}
+    results: list[dict[str, Any]] = []
+    for part in args.modes:
+        results += parts[part](args)
+        write_json(args.json, {"args": vars(args), "threads": threads, "results": results})
+    print("\n".join(modes_lines(results, args.confidence)))
+    return 0
+
+
 # ------------------------------------------------------------------------------ main
 
 
@@ -483,7 +857,11 @@ def _threads() -> dict[str, Any]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--tables", nargs="+", choices=list(TABLES), default=None, help="default: all"
+        "--tables",
+        nargs="+",
+        choices=[*TABLES, *SMALL_TABLES],
+        default=None,
+        help="default: all (those of the part with --modes)",
     )
     parser.add_argument("--splits", type=int, default=None, help="default 20 (3 with --quick)")
     parser.add_argument("--max-epochs", type=int, default=None, help="TabNet (default 100)")
@@ -493,7 +871,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true", help="2 tables, 3 splits, 2 epochs: a smoke run"
     )
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["cv", "randomized", "recall"],
+        default=None,
+        help="issue 62's measurements (200 splits unless --splits)",
+    )
+    parser.add_argument("--merge", nargs="+", default=None, help="print these runs' tables")
     args = parser.parse_args(argv)
+    if args.modes or args.merge:
+        args.splits = args.splits or 200
+        return args
     if args.tables is None:
         args.tables = QUICK_TABLES if args.quick else list(TABLES)
     if args.splits is None:
@@ -508,6 +897,15 @@ def main(argv: list[str] | None = None) -> int:
     threads = _threads()
     print(f"threads: torch {threads['torch']}, BLAS {threads['blas']}")
     start = time.perf_counter()
+    if args.merge:
+        from _helpers import read_results
+
+        print("\n".join(modes_lines(read_results(args.merge), args.confidence)))
+        return 0
+    if args.modes:
+        run_modes(args, threads)
+        print(f"\ntotal {time.perf_counter() - start:.0f} s")
+        return 0
     if args.speed:
         write_json(args.json, {"args": vars(args), "threads": threads, "speed": run_speed(args)})
         return 0

@@ -22,6 +22,9 @@ __all__ = [
     "conformal_quantile",
     "level_temperatures",
     "nonconformity_scores",
+    "randomized_sets",
+    "recall_thresholds",
+    "row_temperatures",
 ]
 
 
@@ -291,7 +294,7 @@ def _too_few_message(short: list[tuple[float, int | None, int]], classes: Any) -
 
 
 def calibrated_proba(
-    decision: np.ndarray, sets: np.ndarray, temperature: float, alpha: float
+    decision: np.ndarray, sets: np.ndarray, temperature: float | np.ndarray, alpha: float
 ) -> np.ndarray:
     """``entmax_alpha(z / T)`` restricted to ``sets``, with support exactly ``sets``.
 
@@ -300,28 +303,170 @@ def calibrated_proba(
     decision : ndarray of shape (n_samples, n_classes)
         Decision scores ``z``.
     sets : ndarray of bool, shape (n_samples, n_classes)
-        The prediction sets (each non-empty).
-    temperature : float
-        ``T`` (``inf`` gives the uniform distribution on the set).
+        The prediction sets. A row with an empty set (a randomized set may be empty) gets
+        probabilities all 0.
+    temperature : float or ndarray of shape (n_samples,)
+        ``T``, one for every row or one per row (``inf`` gives the uniform distribution on
+        the set).
     alpha : float
         The entmax alpha.
 
     Returns
     -------
     proba : ndarray of shape (n_samples, n_classes)
-        Rows on the simplex, nonzero exactly on ``sets``.
+        Rows on the simplex, nonzero exactly on ``sets`` (all 0 where the set is empty).
     """
     from sk_entmax.entmax import entmax
 
     z = np.asarray(decision, dtype=np.float64)
+    sets = np.asarray(sets, dtype=bool)
+    proba = np.zeros(z.shape)
+    kept = sets.any(axis=1)
+    if not kept.any():
+        return proba
+    z, inside = z[kept], sets[kept]
+    t = np.asarray(temperature, dtype=np.float64)
+    t = t[kept][:, np.newaxis] if t.ndim else np.full((len(z), 1), float(t))
     # entmax is shift-invariant: the shift keeps z / T <= 0, so a tiny T cannot overflow
-    shifted = z - np.max(np.where(sets, z, -np.inf), axis=1, keepdims=True)
+    shifted = z - np.max(np.where(inside, z, -np.inf), axis=1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        scaled = shifted / temperature if temperature > 0 else np.where(shifted < 0, -np.inf, 0)
-    scaled = np.where(sets, scaled, -np.inf)
+        scaled = np.where(
+            t > 0, shifted / np.where(t > 0, t, 1.0), np.where(shifted < 0, -np.inf, 0.0)
+        )
+    scaled = np.where(inside, scaled, -np.inf)
     with torch.no_grad():
-        proba = entmax(torch.from_numpy(np.ascontiguousarray(scaled)), alpha, training=False)
-    proba = proba.numpy().astype(np.float64, copy=True)
-    proba[~sets] = 0.0
-    proba[sets & (proba <= 0)] = np.finfo(np.float64).tiny
+        mapped = entmax(torch.from_numpy(np.ascontiguousarray(scaled)), alpha, training=False)
+    mapped = mapped.numpy().astype(np.float64, copy=True)
+    mapped[~inside] = 0.0
+    mapped[inside & (mapped <= 0)] = np.finfo(np.float64).tiny
+    proba[kept] = mapped
     return proba
+
+
+# ---------------------------------------------------------------------- randomized sets
+
+
+def randomized_sets(
+    scores: np.ndarray,
+    groups: list[np.ndarray],
+    label_group: np.ndarray,
+    levels: np.ndarray,
+    u: np.ndarray,
+) -> np.ndarray:
+    """Randomized conformal sets, whose coverage is the level exactly (in expectation).
+
+    Label ``y`` of a row with uniform draw ``u`` is in the set iff its smoothed p-value
+    exceeds ``eps = 1 - level``:
+
+    .. math::
+
+        \\#\\{i : s_i > s(x, y)\\} + u \\, (1 + \\#\\{i : s_i = s(x, y)\\}) > \\varepsilon (n + 1),
+
+    counted over the ``n`` calibration scores ``s_i`` of the label's group (all rows, or the
+    rows of class ``y`` for the class-conditional method). Under exchangeability the
+    smoothed p-value of the true label is uniform on (0, 1), so the true label is missed
+    with probability exactly ``eps`` (Vovk, Gammerman and Shafer, "Algorithmic Learning in
+    a Random World", 2005, ch. 2). The left side never increases with ``s(x, y)``, so a
+    row's set is ``{y : s(x, y) <= t}`` for a threshold ``t`` of that row: the support of
+    entmax at a per-row temperature (:func:`row_temperatures`). With ``u = 1`` the rule is
+    the conservative one, ``s(x, y) <= q_hat``, so a randomized set is a subset of it; it
+    may be empty.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples, n_classes)
+        Every label's non-conformity score (:func:`nonconformity_scores`).
+    groups : list of ndarray
+        The calibration scores of each group, sorted ascending.
+    label_group : ndarray of int, shape (n_classes,)
+        The group whose scores each label is compared with.
+    levels : ndarray of shape (n_levels,)
+        The confidence levels.
+    u : ndarray of shape (n_samples,)
+        One uniform draw in [0, 1) per row.
+
+    Returns
+    -------
+    sets : ndarray of bool, shape (n_samples, n_classes, n_levels)
+    """
+    n, k = scores.shape
+    out = np.empty((n, k, len(levels)), dtype=bool)
+    for g, ascending in enumerate(groups):
+        cols = np.flatnonzero(label_group == g)
+        if not cols.size:
+            continue
+        s = scores[:, cols]
+        right = np.searchsorted(ascending, s, side="right")
+        equal = right - np.searchsorted(ascending, s, side="left")
+        mass = (ascending.size - right) + u[:, np.newaxis] * (equal + 1)
+        for i, level in enumerate(np.asarray(levels, dtype=np.float64).tolist()):
+            out[:, cols, i] = mass > (1.0 - level) * (ascending.size + 1)
+    return out
+
+
+def row_temperatures(scores: np.ndarray, sets: np.ndarray, alpha: float) -> np.ndarray:
+    """The temperature of each row whose support is its set: ``(alpha - 1) *
+    nextafter(t, inf)`` with ``t`` the largest score in the set (0 for an empty set)."""
+    top = np.max(np.where(sets, scores, 0.0), axis=1, initial=0.0)
+    return (alpha - 1.0) * np.nextafter(top, np.inf)
+
+
+# ---------------------------------------------------------------------- recall risk
+
+
+def recall_thresholds(
+    pair_scores: np.ndarray, pair_rows: np.ndarray, n_rows: int, levels: np.ndarray
+) -> np.ndarray:
+    """The conformal-risk-control thresholds of the recall loss, one per level.
+
+    A calibration row ``i`` with true labels ``Y_i`` loses, at threshold ``lam``, the
+    share of its true labels outside ``{y : s(x_i, y) <= lam}``:
+    ``L_i(lam) = #{y in Y_i : s(x_i, y) > lam} / |Y_i|`` (0 for a row without labels),
+    a loss in [0, 1] that never increases with ``lam``. Conformal risk control (Angelopoulos,
+    Bates, Fisch, Lei and Schuster, "Conformal Risk Control", ICLR 2024, Theorem 1) takes
+    the smallest ``lam`` with
+
+    .. math::
+
+        \\frac{n}{n + 1} \\hat R(\\lambda) + \\frac{1}{n + 1} \\le \\varepsilon,
+
+    ``hat R`` the mean loss of the ``n`` calibration rows; then, under exchangeability, the
+    expected share of a new row's true labels that its set misses is at most ``eps``. The
+    candidates are 0 (the top label(s) alone) and the calibration rows' true-label scores
+    (where ``hat R`` steps); ``inf`` (every label) when no candidate satisfies it, as when
+    ``n + 1 < 1 / eps``. The sum of losses is compared with ``eps (n + 1) - 1`` less
+    ``1e-9``, so that rounding in the sum of the ``1 / |Y_i|`` can only make it smaller.
+
+    Parameters
+    ----------
+    pair_scores : ndarray of shape (n_pairs,)
+        The score of each (row, true label) pair.
+    pair_rows : ndarray of int, shape (n_pairs,)
+        The row of each pair, in ``range(n_rows)``.
+    n_rows : int
+        The number of calibration rows (rows without labels included).
+    levels : ndarray of shape (n_levels,)
+        ``1 - eps`` per level.
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n_levels,)
+    """
+    scores = np.asarray(pair_scores, dtype=np.float64)
+    rows = np.asarray(pair_rows, dtype=np.int64)
+    # 1 / |Y_i| for each pair, from the pairs alone (nothing allocated by n_rows)
+    _, inverse, sizes = np.unique(rows, return_inverse=True, return_counts=True)
+    weights = 1.0 / sizes[inverse]
+    order = np.argsort(scores, kind="stable")
+    ascending, cumulative = scores[order], np.cumsum(weights[order])
+    total = float(cumulative[-1]) if cumulative.size else 0.0
+    candidates = np.unique(np.concatenate([[0.0], ascending]))
+    # the loss left at each candidate: the weight of the scores above it
+    below = np.searchsorted(ascending, candidates, side="right")
+    lost = total - np.concatenate([[0.0], cumulative])[below]
+    out = np.empty(len(levels))
+    for i, level in enumerate(np.asarray(levels, dtype=np.float64).tolist()):
+        budget = (1.0 - level) * (n_rows + 1) - 1.0 - 1e-9
+        ok = np.flatnonzero(lost <= budget)
+        out[i] = candidates[ok[0]] if budget >= 0 and ok.size else math.inf
+    return out

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from sk_entmax._attributes import Invalid
-from sk_entmax._conformal_maths import _rank, calibrate, level_temperatures
+from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._conformal_maths import _rank, calibrate, level_temperatures, recall_thresholds
 from sk_entmax._linear import SparsemaxClassifier
 from sk_entmax._saved_state import WrapperState
-from sk_entmax.conformal import SparseConformalClassifier, _check_level
+from sk_entmax.conformal import SparseConformalClassifier, _check_level, _final_step
 
 __all__ = ["CONFORMAL_STATE"]
 
@@ -68,21 +69,29 @@ def check_conformal(
     ) != inner.get("n_features_in_"):
         fail("n_features_in_", "not the model's n_features_in_")
     alpha = fitted.get("mapping_alpha_")
-    want = inner["alpha_"] if params["mapping_alpha"] == "auto" else params["mapping_alpha"]
+    want = params["mapping_alpha"]
+    if want == "auto":  # the model's alpha; sparsemax for a softmax model
+        want = inner["alpha_"] if float(inner["alpha_"]) > 1.0 else 2.0
     if not (isinstance(alpha, float) and math.isfinite(alpha) and alpha > 1.0):
         fail("mapping_alpha_", f"a finite float > 1 is expected, got {alpha!r}")
     if alpha != float(want):
         fail("mapping_alpha_", f"{alpha!r} is not the alpha of mapping_alpha={want!r}")
     calibrated_names = SparseConformalClassifier._calibrated_attributes
     calibrated = [k for k in calibrated_names if k in fitted]
-    # conformity_classes_ may be missing in a file saved before it was stored
-    required = [k for k in calibrated_names if k != "conformity_classes_"]
+    # conformity_classes_ may be missing in a file saved before it was stored; the last
+    # two belong to risk="recall" and randomized=True
+    optional = ("conformity_classes_", "conformity_rows_", "randomization_seed_")
+    required = [k for k in calibrated_names if k not in optional]
     if calibrated and not set(required) <= set(calibrated):
         missing = sorted(set(required) - set(calibrated))
         raise Invalid(f"the conformal entry is half calibrated: it lacks {missing}")
     if calibrated:
         multilabel = bool(inner.get("multilabel_", False))
-        _check_calibration(fitted, params, len(classes), alpha, multilabel, fail)
+        _check_modes(fitted, params, multilabel, fail)
+        if params["risk"] == "recall":
+            _check_recall(fitted, params, len(classes), alpha, fail)
+        else:
+            _check_calibration(fitted, params, len(classes), alpha, multilabel, fail)
         if params["class_conditional"] and "conformity_classes_" not in fitted:
             # saved before the rows' classes were: its per-class quantiles cannot be
             # recomputed, so they are not used
@@ -183,6 +192,100 @@ def _check_calibration(
         fail("temperature_", "not temperatures_[0]")
 
 
+def _check_modes(
+    fitted: dict[str, Any], params: dict[str, Any], multilabel: bool, fail: Callable
+) -> None:
+    """The attributes of the modes: ``randomization_seed_`` an int exactly when
+    ``randomized``, ``conformity_rows_`` and a multi-label model exactly when
+    ``risk="recall"``."""
+    seed = fitted.get("randomization_seed_")
+    if params["randomized"] != (seed is not None):
+        fail("randomization_seed_", "stored exactly when randomized=True")
+    if seed is not None and not (_is_int(seed) and 0 <= seed < 2**31):
+        fail("randomization_seed_", f"an int in [0, 2**31) is expected, got {seed!r}")
+    recall = params["risk"] == "recall"
+    if recall != ("conformity_rows_" in fitted):
+        fail("conformity_rows_", "stored exactly when risk='recall'")
+    if recall and not multilabel:
+        fail("conformity_rows_", "risk='recall' calibrates a multi-label model only")
+
+
+def _check_recall(
+    fitted: dict[str, Any], params: dict[str, Any], n_classes: int, alpha: float, fail: Callable
+) -> None:
+    """A recall-risk calibration: one score, label and row per (row, true label) pair, no
+    pair twice, and every threshold and temperature what conformalize computes from them."""
+    levels = fitted["confidence_levels_"]
+    want_levels, _ = _check_level(params["confidence_level"])
+    if not (isinstance(levels, np.ndarray) and np.array_equal(levels, want_levels)):
+        fail("confidence_levels_", "not the levels of confidence_level")
+    scores = fitted["conformity_scores_"]
+    if not (
+        isinstance(scores, np.ndarray)
+        and scores.dtype == np.float64
+        and scores.ndim == 1
+        and np.isfinite(scores).all()
+        and (scores >= 0).all()
+    ):
+        fail("conformity_scores_", "a 1-d float64 array of finite scores >= 0 is expected")
+    n_rows = fitted["n_conformalize_samples_"]
+    if not (_is_int(n_rows) and 0 <= n_rows < 2**53):
+        fail("n_conformalize_samples_", "the number of calibration rows, an int, is expected")
+    pairs = [fitted.get("conformity_classes_"), fitted["conformity_rows_"]]
+    for name, values, bound in zip(
+        ("conformity_classes_", "conformity_rows_"), pairs, (n_classes, n_rows), strict=True
+    ):
+        if not (
+            isinstance(values, np.ndarray)
+            and values.dtype.kind in "iu"
+            and values.shape == scores.shape
+            and bool(((values >= 0) & (values < bound)).all())
+        ):
+            fail(name, f"one index in range({bound}) per stored score is expected")
+    labels, rows = (v.astype(np.int64) for v in pairs)
+    if np.unique(rows * n_classes + labels).size != rows.size:
+        fail("conformity_rows_", "a (row, label) pair is stored twice")
+    quantiles = fitted["quantiles_"]
+    if not (
+        isinstance(quantiles, np.ndarray)
+        and quantiles.dtype == np.float64
+        and quantiles.shape == (len(levels), n_classes)
+    ):
+        fail("quantiles_", f"a float64 array of shape ({len(levels)}, {n_classes}) is expected")
+    want = recall_thresholds(scores, rows, n_rows, levels)
+    wrong = np.argwhere(quantiles != want[:, np.newaxis])
+    if wrong.size:
+        i, c = wrong[0].tolist()
+        fail(
+            "quantiles_",
+            f"entry [{i}, {c}] is {quantiles[i, c]!r}, but the level's recall threshold of "
+            f"the stored scores is {want[i]!r}",
+        )
+    temperatures = level_temperatures(quantiles, alpha)
+    stored = fitted["temperatures_"]
+    if not (isinstance(stored, np.ndarray) and np.array_equal(stored, temperatures)):
+        fail("temperatures_", "not (alpha - 1) * lam per level, as conformalize computes")
+    if fitted["temperature_"] != float(temperatures[0]):
+        fail("temperature_", "not temperatures_[0]")
+
+
+def pipeline_facts(pipeline: Any) -> dict[str, Any]:
+    """What :func:`check_conformal` reads of the model, for a wrapper around a Pipeline:
+    its ``classes_`` and ``n_features_in_`` (if it has one), and of its final step the
+    alpha ``mapping_alpha="auto"`` takes (that of this package's classifiers, 2 for any
+    other) and whether it is multi-label."""
+    final = _final_step(pipeline)
+    alpha = float(final.alpha_) if isinstance(final, BaseEntmaxClassifier) else 2.0
+    facts: dict[str, Any] = {
+        "classes_": np.asarray(pipeline.classes_),
+        "alpha_": alpha,
+        "multilabel_": bool(getattr(final, "multilabel_", False)),
+    }
+    if hasattr(pipeline, "n_features_in_"):
+        facts["n_features_in_"] = pipeline.n_features_in_
+    return facts
+
+
 def _checked_counts(
     counts: Any, n: int, n_classes: int, class_conditional: bool
 ) -> list[int] | None:
@@ -234,6 +337,9 @@ CONFORMAL_STATE = WrapperState(
         *SparseConformalClassifier._calibrated_attributes,
     ),
     check=check_conformal,
+    # files written before issue 62 hold none of these: split conformal, not randomized
+    added_parameters={"cv": None, "randomized": False, "risk": None, "random_state": None},
+    facts=pipeline_facts,
 )
 
 # attached here as sk_entmax/conformal.py was being split in parallel (issue 48): this one

@@ -180,4 +180,8 @@ CONFORMAL_CONSTRAINTS: dict[str, Constraint] = {
     "estimator": Satisfies(
         "a classifier with fit and decision_function, or None", _classifier_or_none
     ),
+    "cv": AnyOf(Options((None,)), Integer(2)),
+    "randomized": Boolean(),
+    "risk": Options((None, "recall")),
+    "random_state": SHARED_CONSTRAINTS["random_state"],
 }

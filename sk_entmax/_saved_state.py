@@ -84,6 +84,14 @@ class WrapperState:
         parameters, the kind of ``parameter`` and the decoded fitted attributes, against
         the model's class and fitted attributes; returns the fitted attributes to set
         (those it keeps) or raises :class:`sk_entmax._attributes.Invalid`.
+    added_parameters : mapping, default={}
+        Parameters added after files were first written, each with the value a file
+        without it means.
+    facts : callable or None, default=None
+        ``facts(model)``: for a model stored as a scikit-learn Pipeline (not one of this
+        package's estimators), the fitted attributes ``check`` reads of it, computed from
+        the loaded Pipeline. None: the wrapper is only stored around this package's
+        estimators.
     """
 
     key: str
@@ -91,3 +99,5 @@ class WrapperState:
     parameter: str
     fitted: tuple[str, ...]
     check: Callable[..., dict[str, Any]]
+    added_parameters: Mapping[str, Any] = field(default_factory=dict)
+    facts: Callable[[Any], Mapping[str, Any]] | None = None

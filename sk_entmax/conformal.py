@@ -47,12 +47,58 @@ exact arithmetic changes nothing) and a label inside it whose probability rounds
 the smallest positive normal float64. The nonzeros of ``predict_proba`` are therefore
 exactly ``predict_set``.
 
+Calibration without a held-out split (``cv=K``)
+-----------------------------------------------
+With ``cv=K``, :meth:`~sk_entmax.SparseConformalClassifier.fit` alone calibrates: the rows
+are split in ``K`` folds (stratified for single-label targets), a clone of the estimator is
+fitted on each ``K - 1`` folds, and each row is scored by the clone that did not see it
+(its out-of-fold score). The quantile is taken on these ``n`` out-of-fold scores, and the
+final model, the one whose ``decision_function`` gives the sets and probabilities, is a
+clone fitted on all rows: every row serves the model and the calibration. This is the
+"cross-conformal" use of out-of-fold scores with the full-data model (the rule a
+cross-conformal library applies when it aggregates the folds' scores by their mean). It is
+not a finite-sample guarantee: Barber, Candes, Ramdas and Tibshirani ("Predictive inference
+with the jackknife+", Annals of Statistics 2021) prove ``1 - 2 eps`` for rules that keep
+the ``K`` fold models; here, since each fold model saw fewer rows than the final one, its
+out-of-fold scores tend to be larger than the final model's scores on new rows, and the
+sets, if anything, over-cover. The user guide measures it over 200 random splits.
+
+Exact coverage (``randomized=True``)
+------------------------------------
+Split-conformal sets cover at least ``1 - eps`` and up to ``1 - eps + 1 / (n + 1)``, and
+much more when scores tie, as they do when most sets are one label (every top label scores
+0). A randomized set breaks the ties with one uniform draw ``u`` per row: label ``y`` is in
+the set iff ``#{i : s_i > s(x, y)} + u (1 + #{i : s_i = s(x, y)}) > eps (n + 1)`` (see
+``sk_entmax._conformal_maths.randomized_sets``), so the true label is missed with
+probability exactly ``eps`` under exchangeability. Each set is ``{y : s(x, y) <= t}`` for a
+threshold ``t`` of its row, the support of ``entmax_alpha(z / T_row)`` at a per-row
+temperature, and a subset of the conservative set; it may be empty (the model abstains on
+that row: its probabilities are then all 0). The draws come from ``random_state`` through a
+seed drawn at calibration (``randomization_seed_``), so
+:meth:`~sk_entmax.SparseConformalClassifier.predict_set` and
+:meth:`~sk_entmax.SparseConformalClassifier.predict_proba` agree on the same rows, call
+after call.
+
+Recall risk for multi-label sets (``risk="recall"``)
+----------------------------------------------------
+Instead of holding *every* true label with probability ``1 - eps``, a set may be asked to
+miss, in expectation, at most a share ``eps`` of a row's true labels (its false negative
+rate). Conformal risk control (Angelopoulos, Bates, Fisch, Lei and Schuster, "Conformal
+Risk Control", ICLR 2024) takes the smallest threshold ``lam`` whose calibration mean
+loss, inflated as ``n / (n + 1) R + 1 / (n + 1)``, is at most ``eps`` (see
+``sk_entmax._conformal_maths.recall_thresholds``); the set ``{y : s(x, y) <= lam}`` is
+the support of the sparse label distribution at the temperature ``(alpha - 1) lam``, and
+:math:`E[\\#\\{y \\in Y \\setminus C(x)\\} / |Y|] \\le \\varepsilon` (0 for a row
+without labels).
+
 The calibration maths live in ``sk_entmax._conformal_maths``; this module holds the estimator.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,9 +106,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils import get_tags
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import _safe_indexing, check_random_state, get_tags, indexable
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import _check_method_params, check_is_fitted, column_or_1d
 
 from sk_entmax._conformal_maths import (
     _label_scores,
@@ -72,6 +119,9 @@ from sk_entmax._conformal_maths import (
     conformal_quantile,
     level_temperatures,
     nonconformity_scores,
+    randomized_sets,
+    recall_thresholds,
+    row_temperatures,
 )
 from sk_entmax._parameters import CONFORMAL_CONSTRAINTS
 from sk_entmax.entmax.constraints import check, check_all
@@ -110,6 +160,20 @@ def _check_level(confidence_level: Any) -> tuple[np.ndarray, bool]:
     return np.asarray(levels, dtype=np.float64), many
 
 
+def _warn_short_risk(thresholds: np.ndarray, levels: np.ndarray, n: int) -> None:
+    """One warning for the levels whose recall threshold is inf (too few rows)."""
+    short = [float(level) for level, t in zip(levels, thresholds, strict=True) if t == math.inf]
+    if short:
+        need = max(math.ceil(1.0 / (1.0 - level)) - 1 for level in short)
+        warnings.warn(
+            f"{n} calibration rows are too few to control the recall risk at "
+            f"confidence_level={short} (it needs n + 1 >= 1 / (1 - level), i.e. n >= {need}): "
+            "the threshold is inf and every label is in the set.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
 def _final_step(estimator: Any) -> Any:
     """The last step of a Pipeline (the estimator itself otherwise)."""
     steps = getattr(estimator, "steps", None)
@@ -128,7 +192,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     (:meth:`conformalize`), then :meth:`predict_set` gives prediction sets with coverage at
     least ``confidence_level`` (marginally, under exchangeability; see the module
     docstring), and :meth:`predict_proba` gives the sparse probabilities
-    ``entmax_alpha(z / T)`` whose nonzeros are exactly those sets.
+    ``entmax_alpha(z / T)`` whose nonzeros are exactly those sets. With ``cv=K``,
+    :meth:`fit` alone calibrates, on out-of-fold scores, and no row is held out.
 
     Parameters
     ----------
@@ -145,12 +210,31 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         The entmax alpha of the calibrated mapping, a float > 1 (2 is sparsemax, 1.5 the
         1.5-entmax; the score and temperature derivation holds for any alpha > 1). "auto"
         takes the estimator's own output alpha (``alpha_`` of the sk_entmax classifiers,
-        learned or not) and 2 (sparsemax) for any other classifier.
+        learned or not) and 2 (sparsemax) for any other classifier, and for a softmax
+        one (``alpha_ = 1``, whose output is never sparse).
     class_conditional : bool, default=False
         Calibrate one quantile per class on the calibration rows of that class (Mondrian):
         label ``y`` is in the set iff ``s(x, y) <= q_hat[y]``, and coverage holds within
         each class. The set is then not always the top of a ranking; :meth:`predict_proba`
         is the mapping restricted to the set (see its docstring).
+    cv : int or None, default=None
+        None: split conformal, calibrated by :meth:`conformalize` on held-out rows. An int
+        ``K >= 2``: :meth:`fit` fits ``K`` clones on ``K - 1`` folds each (stratified,
+        shuffled by ``random_state``), calibrates on every row's out-of-fold score, then
+        fits the final model on all rows (cross-conformal; see the module docstring).
+        Needs ``prefit=False``, and every class in every fold's training rows.
+    randomized : bool, default=False
+        Randomized sets, whose coverage is ``confidence_level`` exactly rather than at
+        least (see the module docstring); a set may then be empty, and each row has its
+        own temperature. Not with ``risk="recall"``.
+    risk : None or "recall", default=None
+        None: each set holds the true label (for a multi-label estimator, every true
+        label) with probability at least ``confidence_level``. "recall" (multi-label
+        estimators only): the expected share of a row's true labels outside its set is at
+        most ``1 - confidence_level`` (conformal risk control).
+    random_state : None, int or numpy.random.RandomState, default=None
+        Shuffles the folds of ``cv`` and draws ``randomization_seed_`` for
+        ``randomized=True``; an int makes both reproducible.
 
     Attributes
     ----------
@@ -168,16 +252,26 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         The index in ``classes_`` of each calibration row's label (int64; -1 for the rows
         of a multi-label estimator, which hold sets of labels): with the scores, what every
         quantile is computed from, so that :func:`~sk_entmax.persistence.load` recomputes
-        them all.
+        them all. With ``risk="recall"``, ``conformity_scores_`` and this hold one entry
+        per (calibration row, true label) pair: its score and its label.
+    conformity_rows_ : ndarray of shape (n_pairs,)
+        Only with ``risk="recall"``: the calibration row (in ``range(n_conformalize)``) of
+        each pair.
+    randomization_seed_ : int
+        Only with ``randomized=True``: the seed of the uniform draws, one per row of each
+        :meth:`predict_set` call (the ``i``-th row of any call gets the ``i``-th draw).
     n_conformalize_samples_ : ndarray of shape (n_classes,) or int
         The number of calibration rows (per class with ``class_conditional=True``).
     quantiles_ : ndarray of shape (n_levels, n_classes)
         ``q_hat`` per level and label (all columns equal unless ``class_conditional``);
-        ``inf`` where there were too few calibration rows.
+        ``inf`` where there were too few calibration rows. With ``risk="recall"``, the
+        risk-controlling threshold ``lam``; with ``randomized=True``, the conservative
+        quantile, which bounds every row's threshold.
     temperatures_ : ndarray of shape (n_levels,)
         ``(alpha - 1) * nextafter(max_y q_hat[level, y], inf)``.
     temperature_ : float
-        ``temperatures_[0]``, the temperature of :meth:`predict_proba`.
+        ``temperatures_[0]``, the temperature of :meth:`predict_proba` (with
+        ``randomized=True``, the largest of the per-row temperatures).
 
     Notes
     -----
@@ -190,11 +284,12 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     ``pipe.predict`` work directly.
 
     :func:`sk_entmax.persistence.save` stores a fitted wrapper around one of this package's
-    estimators (not around a pipeline or another library's classifier: use joblib for
-    those, on files you trust), with its calibration; :func:`~sk_entmax.persistence.load`
-    recomputes that calibration from the stored scores and rows' classes, and refuses a
-    file where it differs. It cannot tell scores of real held-out rows from invented ones:
-    trust a loaded calibration as far as you trust the file's source, or conformalize again.
+    estimators, or around a Pipeline ending in one (not around another library's
+    classifier: use joblib for those, on files you trust), with its calibration;
+    :func:`~sk_entmax.persistence.load` recomputes that calibration from the stored scores
+    and rows' classes, and refuses a file where it differs. It cannot tell scores of real
+    held-out rows from invented ones: trust a loaded calibration as far as you trust the
+    file's source, or conformalize again.
 
     Examples
     --------
@@ -225,6 +320,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         "quantiles_",
         "temperatures_",
         "temperature_",
+        "conformity_rows_",
+        "randomization_seed_",
     )
 
     def __init__(
@@ -235,12 +332,20 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         prefit: bool = False,
         mapping_alpha: str | float = "auto",
         class_conditional: bool = False,
+        cv: int | None = None,
+        randomized: bool = False,
+        risk: str | None = None,
+        random_state: Any = None,
     ) -> None:
         self.estimator = estimator
         self.confidence_level = confidence_level
         self.prefit = prefit
         self.mapping_alpha = mapping_alpha
         self.class_conditional = class_conditional
+        self.cv = cv
+        self.randomized = randomized
+        self.risk = risk
+        self.random_state = random_state
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -257,9 +362,26 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation
 
     def _validate_params_here(self) -> dict[str, Any]:
-        """Every parameter, checked against the constraint table, by name: what fit and
-        conformalize read from then on."""
-        return check_all(self, CONFORMAL_CONSTRAINTS)
+        """Every parameter, checked against the constraint table, by name, and the pairs
+        that exclude each other: what fit and conformalize read from then on."""
+        params = check_all(self, CONFORMAL_CONSTRAINTS)
+        if params["cv"] is not None and params["prefit"]:
+            raise ValueError(
+                f"SparseConformalClassifier: cv={params['cv']!r} fits clones of the estimator "
+                "on folds, which prefit=True forbids; use prefit=False (fit refits on all "
+                "rows) or cv=None (conformalize on held-out rows)."
+            )
+        if params["risk"] is not None and params["randomized"]:
+            raise ValueError(
+                "SparseConformalClassifier: risk='recall' controls an expected loss and has no "
+                "randomized form; use randomized=False with it."
+            )
+        if params["risk"] is not None and params["class_conditional"]:
+            raise ValueError(
+                "SparseConformalClassifier: risk='recall' is a guarantee on the whole label "
+                "set, with no per-class form; use class_conditional=False with it."
+            )
+        return params
 
     def _base_estimator(self, estimator: Any = None) -> Any:
         if estimator is not None:
@@ -288,14 +410,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         final = _final_step(estimator)
         if not isinstance(final, BaseEntmaxClassifier):
             return 2.0
+        # a softmax model (alpha 1, the LogisticRegression equivalent) has no sparse output
+        # of its own: sparsemax on its scores, as for any other classifier
         alpha = float(final.alpha_)
-        if not alpha > 1.0:
-            raise ValueError(
-                f"mapping_alpha='auto' takes the estimator's output alpha, {alpha!r}, which "
-                "is softmax (dense): there is no sparse support to calibrate. Pass "
-                "mapping_alpha as a float > 1 (2 for sparsemax)."
-            )
-        return alpha
+        return alpha if alpha > 1.0 else 2.0
 
     def _forget_conformalization(self) -> None:
         for name in self._calibrated_attributes:
@@ -326,7 +444,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels (binary or multi-class), or a multi-label indicator matrix.
         **fit_params : dict
-            Passed to the estimator's ``fit``.
+            Passed to the estimator's ``fit`` (with ``cv``, to each fold's fit, those of
+            one value per row, such as ``sample_weight``, cut to the fold's rows).
 
         Returns
         -------
@@ -347,10 +466,65 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                     f"{unknown}SparseConformalClassifier supports binary, multi-class and "
                     f"multi-label (indicator) targets; got a {target!r} target."
                 )
+            if params["cv"] is not None:
+                return self._cross_fit(X, y, params, fit_params)
             estimator = clone(self._base_estimator(params["estimator"])).fit(X, y, **fit_params)
         with self._kept_on_failure():
             self._set_estimator(estimator, params["mapping_alpha"])
             self._forget_conformalization()
+        return self
+
+    def _cross_fit(
+        self, X: ArrayLike, y: ArrayLike, params: dict[str, Any], fit_params: dict[str, Any]
+    ) -> SparseConformalClassifier:
+        """``fit`` with ``cv=K``: the out-of-fold decision scores of ``K`` clones, the
+        final clone on all rows, and the calibration on the out-of-fold scores."""
+        base = self._base_estimator(params["estimator"])
+        k = params["cv"]
+        # rows that can be cut into folds: sparse as CSR, array-likes without indexing as arrays
+        X, y = indexable(X, y)
+        labels = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = column_or_1d(labels, warn=True)
+        n = len(labels)
+        if n < k:
+            raise ValueError(f"cv={k} needs at least {k} samples; got n_samples={n}.")
+        if labels.ndim == 1:
+            _, counts = np.unique(labels, return_counts=True)
+            if counts.min() < 2:
+                raise ValueError(
+                    f"cv={k}: a class has a single row, which some fold's training rows "
+                    "would lack; every class needs at least 2 rows (or calibrate with "
+                    "cv=None and conformalize)."
+                )
+            splitter: Any = StratifiedKFold(k, shuffle=True, random_state=params["random_state"])
+            if counts.min() < k:  # too few rows to stratify every fold
+                splitter = KFold(k, shuffle=True, random_state=params["random_state"])
+        else:
+            splitter = KFold(k, shuffle=True, random_state=params["random_state"])
+        estimator = clone(base).fit(X, y, **fit_params)
+        classes = np.asarray(estimator.classes_)
+        decision = None
+        for train, test in splitter.split(np.zeros((n, 1)), labels if labels.ndim == 1 else None):
+            fold_params = _check_method_params(X, fit_params, train)  # sample_weight, ...
+            fold = clone(base).fit(
+                _safe_indexing(X, train), _safe_indexing(y, train), **fold_params
+            )
+            if not np.array_equal(np.asarray(fold.classes_), classes):
+                raise ValueError(
+                    f"cv={k}: the training rows of a fold lack a class the whole data has "
+                    f"({len(fold.classes_)} of {len(classes)} classes); use a smaller cv, "
+                    "or cv=None and conformalize."
+                )
+            scores = _two_columns(fold.decision_function(_safe_indexing(X, test)))
+            if decision is None:
+                decision = np.empty((n, scores.shape[1]))
+            decision[test] = scores
+        with self._kept_on_failure():
+            self._set_estimator(estimator, params["mapping_alpha"])
+            self._forget_conformalization()
+            self._check_columns(decision)
+            self._calibrate_decision(decision, y, params)
         return self
 
     def _set_estimator(self, estimator: Any, mapping_alpha: float | str) -> None:
@@ -361,7 +535,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             self.n_features_in_ = estimator.n_features_in_
 
     def _decision(self, X: ArrayLike) -> np.ndarray:
-        decision = _two_columns(self.estimator_.decision_function(X))
+        return self._check_columns(_two_columns(self.estimator_.decision_function(X)))
+
+    def _check_columns(self, decision: np.ndarray) -> np.ndarray:
         if decision.shape[1] != len(self.classes_):
             raise ValueError(
                 f"The estimator's decision_function has {decision.shape[1]} columns for "
@@ -415,12 +591,23 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             estimator = self._base_estimator(params["estimator"])
             self._check_fitted_estimator(estimator)
             self._set_estimator(estimator, params["mapping_alpha"])
+        return self._calibrate_decision(self._decision(X_conformalize), y_conformalize, params)
+
+    def _calibrate_decision(
+        self, decision: np.ndarray, y: ArrayLike, params: dict[str, Any]
+    ) -> SparseConformalClassifier:
+        """The calibration from the decision scores of the calibration rows (held out, or
+        out-of-fold) and their labels."""
         levels = np.asarray(params["confidence_level"], dtype=np.float64)
         if self._multilabel():
-            return self._conformalize_label_sets(
-                X_conformalize, y_conformalize, levels, params["class_conditional"]
+            return self._conformalize_label_sets(decision, y, levels, params)
+        if params["risk"] is not None:
+            raise ValueError(
+                "risk='recall' bounds the share of a row's true labels that its set misses, "
+                "for a multi-label estimator; this estimator predicts one label per row, whose "
+                "recall is coverage: use risk=None."
             )
-        y = np.asarray(y_conformalize)
+        y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as fit takes it (with a warning)
             y = column_or_1d(y, warn=True)
         if y.ndim != 1:
@@ -434,7 +621,6 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                 f"y_conformalize contains labels {unknown.tolist()} unknown to the fitted "
                 f"estimator, whose classes_ are {self.classes_.tolist()}."
             )
-        decision = self._decision(X_conformalize)
         if decision.shape[0] != y.shape[0]:
             raise ValueError(
                 f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {y.shape[0]}."
@@ -453,15 +639,16 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             classes=self.classes_,
         )
         counts = counts if class_conditional else len(codes)
-        return self._store_calibration(levels, true_scores, codes, counts, quantiles)
+        return self._store_calibration(levels, true_scores, codes, counts, quantiles, params)
 
     def _conformalize_label_sets(
-        self, X: ArrayLike, y: ArrayLike, levels: np.ndarray, class_conditional: bool
+        self, decision: np.ndarray, y: ArrayLike, levels: np.ndarray, params: dict[str, Any]
     ) -> SparseConformalClassifier:
-        """Multi-label calibration: a row's score is the largest score of its true labels
-        (0 for a row without labels), so ``s(x, Y) <= q_hat`` exactly when every true label
-        is in the set."""
-        if class_conditional:
+        """Multi-label calibration. Coverage of the label set: a row's score is the largest
+        score of its true labels (0 for a row without labels), so ``s(x, Y) <= q_hat``
+        exactly when every true label is in the set. Recall risk: the score of every
+        (row, true label) pair, and the conformal-risk-control threshold."""
+        if params["class_conditional"]:
             raise ValueError(
                 "class_conditional=True calibrates per class, which a multi-label target does "
                 "not have; use class_conditional=False (a guarantee on the whole label set)."
@@ -473,16 +660,25 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                 f"y_conformalize must be a 0/1 indicator matrix of shape (n_samples, {k}) for "
                 f"this multi-label estimator; got shape {Y.shape}."
             )
-        decision = self._decision(X)
         if decision.shape[0] != Y.shape[0]:
             raise ValueError(
                 f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {Y.shape[0]}."
             )
         scores = nonconformity_scores(decision, self.mapping_alpha_)
+        n = len(Y)
+        if params["risk"] == "recall":
+            rows, labels = np.nonzero(Y.astype(bool))
+            pair_scores = scores[rows, labels]
+            thresholds = recall_thresholds(pair_scores, rows, n, levels)
+            _warn_short_risk(thresholds, levels, n)
+            quantiles = np.repeat(thresholds[:, np.newaxis], k, axis=1)
+            self._store_calibration(levels, pair_scores, labels, n, quantiles, params)
+            self.conformity_rows_ = rows.astype(np.int64)
+            return self
         true_scores = np.where(Y.astype(bool), scores, 0.0).max(axis=1, initial=0.0)
-        codes = np.zeros(len(true_scores), dtype=np.int64)
+        codes = np.zeros(n, dtype=np.int64)
         quantiles, _ = calibrate(true_scores, codes, k, levels)
-        return self._store_calibration(levels, true_scores, codes - 1, len(codes), quantiles)
+        return self._store_calibration(levels, true_scores, codes - 1, n, quantiles, params)
 
     def _store_calibration(
         self,
@@ -491,8 +687,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         codes: np.ndarray,
         counts: Any,
         quantiles: np.ndarray,
+        params: dict[str, Any],
     ) -> SparseConformalClassifier:
         """Set the calibration's fitted attributes, the temperatures from the quantiles."""
+        self._forget_conformalization()
         self.confidence_levels_ = levels
         self.conformity_scores_ = true_scores
         self.conformity_classes_ = np.asarray(codes, dtype=np.int64)
@@ -500,6 +698,9 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         self.quantiles_ = quantiles
         self.temperatures_ = level_temperatures(quantiles, self.mapping_alpha_)
         self.temperature_ = float(self.temperatures_[0])
+        if params["randomized"]:
+            seed = check_random_state(params["random_state"]).randint(0, 2**31 - 1)
+            self.randomization_seed_ = int(seed)
         return self
 
     # ------------------------------------------------------------------ predict
@@ -533,14 +734,33 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
 
     def _sets(self, decision: np.ndarray, n_levels: int | None = None) -> np.ndarray:
         """The sets of the first ``n_levels`` levels (all when None), (n_samples, n_classes,
-        n_levels): by a search over the ranks for one quantile per level, from every label's
-        score per class otherwise."""
+        n_levels): randomized when calibrated so; else by a search over the ranks for one
+        quantile per level, from every label's score per class otherwise."""
         z = np.asarray(decision, dtype=np.float64)
         quantiles = self.quantiles_[:n_levels]
+        if hasattr(self, "randomization_seed_"):
+            return self._randomized_sets(z, nonconformity_scores(z, self.mapping_alpha_), n_levels)
         if not self.class_conditional:
             return np.stack([_top_sets(z, self._delta(), q[0]) for q in quantiles], -1)
         scores = nonconformity_scores(z, self.mapping_alpha_)
         return scores[:, :, np.newaxis] <= quantiles.T[np.newaxis]
+
+    def _randomized_sets(
+        self, z: np.ndarray, scores: np.ndarray, n_levels: int | None
+    ) -> np.ndarray:
+        """The randomized sets: each label against the calibration scores of its group
+        (every row, or its class's rows with ``class_conditional``), with the uniform draw
+        of its row (the ``i``-th draw of ``randomization_seed_`` for the ``i``-th row)."""
+        k = len(self.classes_)
+        codes = self.conformity_classes_
+        if self.class_conditional and (codes >= 0).all():
+            groups = [np.sort(self.conformity_scores_[codes == c]) for c in range(k)]
+            label_group = np.arange(k)
+        else:
+            groups, label_group = [np.sort(self.conformity_scores_)], np.zeros(k, dtype=np.int64)
+        u = np.random.default_rng(self.randomization_seed_).random(len(z))
+        levels = self.confidence_levels_[:n_levels]
+        return randomized_sets(scores, groups, label_group, levels, u)
 
     def _delta(self) -> float:
         return 1.0 / (self.mapping_alpha_ - 1.0)
@@ -557,6 +777,10 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         of the set whose probability rounds to 0 (a score within ulps of ``q_hat``) gets the
         smallest positive normal float64, so the support is exactly the set.
 
+        With ``randomized=True``, each row has its own temperature, ``(alpha - 1)`` times
+        (a hair above) the largest score in its set, and a row whose set is empty has
+        probabilities all 0.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -569,6 +793,11 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_conformalized()
         decision = self._decision(X)
+        if hasattr(self, "randomization_seed_"):  # each row at the temperature of its set
+            scores = nonconformity_scores(decision, self.mapping_alpha_)
+            sets = self._randomized_sets(decision, scores, n_levels=1)[:, :, 0]
+            temperature = row_temperatures(scores, sets, self.mapping_alpha_)
+            return calibrated_proba(decision, sets, temperature, self.mapping_alpha_)
         sets = self._sets(decision, n_levels=1)[:, :, 0]  # the first level's only
         return calibrated_proba(decision, sets, self.temperature_, self.mapping_alpha_)
 

@@ -19,7 +19,7 @@ import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_multilabel_classification
 from sklearn.exceptions import DataConversionWarning, NotFittedError
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, RidgeClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
@@ -436,13 +436,16 @@ def test_bad_parameters(data, params, error, match):
         SparseConformalClassifier(**params).fit(X[:100], y[:100])
 
 
-def test_softmax_estimator_needs_an_explicit_alpha(data):
+def test_softmax_estimator_gets_sparsemax_on_its_scores(data):
+    """A softmax model (alpha 1, the LogisticRegression equivalent) has no sparse output:
+    "auto" maps its scores with sparsemax, as for any other classifier."""
     X, y = data
     model = EntmaxClassifier(alpha=1.0, max_epochs=5).fit(X[:200], y[:200])
-    with pytest.raises(ValueError, match="softmax"):
-        SparseConformalClassifier(model, prefit=True).conformalize(X[200:400], y[200:400])
+    auto = SparseConformalClassifier(model, prefit=True).conformalize(X[200:400], y[200:400])
     clf = SparseConformalClassifier(model, prefit=True, mapping_alpha=2.0)
     clf.conformalize(X[200:400], y[200:400])
+    assert auto.mapping_alpha_ == 2.0
+    np.testing.assert_array_equal(auto.predict_proba(X[400:500]), clf.predict_proba(X[400:500]))
     assert np.array_equal(clf.predict_proba(X[400:500]) > 0, clf.predict_set(X[400:500]))
 
 
@@ -450,7 +453,7 @@ def test_softmax_estimator_needs_an_explicit_alpha(data):
 
 #: ``fit`` alone does not conformalize (the protocol is fit, then conformalize on held-out
 #: rows), so every check that calls predict_proba right after fit meets the NotFittedError
-#: that asks for conformalize; ``_ConformalizeOnFit`` runs these checks through the real
+#: that asks for conformalize; ``CROSS_CONFORMAL`` runs these checks through the real
 #: methods below.
 _NOT_CONFORMALIZED = (
     "fit does not conformalize: predict_proba needs conformalize on held-out rows first, "
@@ -472,22 +475,16 @@ CONFORMAL_EXPECTED_FAILURES = dict.fromkeys(
 )
 
 
-class _ConformalizeOnFit(SparseConformalClassifier):
-    """The two-step protocol folded into ``fit`` (calibrating on the training rows), for the
-    checks only: it gives them a conformalized estimator, so that they exercise
-    predict_proba, pickling and the rest through the real methods."""
-
-    def fit(self, X, y, **fit_params):
-        super().fit(X, y, **fit_params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # the checks' tiny data sets
-            return self.conformalize(X, y)
+#: with ``cv``, ``fit`` alone calibrates (on out-of-fold scores), so the wrapper passes every
+#: check through its real methods, predict_proba and pickling included
+#: (RidgeClassifier: a closed-form fit, so the 55 checks take about 2 s)
+CROSS_CONFORMAL = SparseConformalClassifier(RidgeClassifier(), cv=2, random_state=0)
 
 
 @parametrize_with_checks(
-    [SparseConformalClassifier(), _ConformalizeOnFit()],
+    [SparseConformalClassifier(), CROSS_CONFORMAL],
     expected_failed_checks=lambda est: (
-        {} if isinstance(est, _ConformalizeOnFit) else CONFORMAL_EXPECTED_FAILURES
+        {} if est.get_params()["cv"] is not None else CONFORMAL_EXPECTED_FAILURES
     ),
 )
 def test_sklearn_compatible_conformal(estimator, check):

@@ -28,16 +28,13 @@ _HEADER_KEYS = {"format_version", "sk_entmax_version", "estimator", "params", "f
 #: the entry of a model's header that holds its nested estimators (the parameters its class
 #: declares as holding estimators), and the prefix of their tensors
 NESTED = "estimators"
+#: the keys a meta-estimator stored around a model is stored under, as its class declares
+_WRAPPER_KEYS = {
+    cls._saved_state.key for cls in SAVEABLE.values() if isinstance(cls._saved_state, WrapperState)
+}
 #: entries a model's header may have: its nested estimators, and a meta-estimator stored
 #: around it, under the key its class declares
-_OPTIONAL_HEADER_KEYS = {
-    NESTED,
-    *(
-        cls._saved_state.key
-        for cls in SAVEABLE.values()
-        if isinstance(cls._saved_state, WrapperState)
-    ),
-}
+_OPTIONAL_HEADER_KEYS = {NESTED, *_WRAPPER_KEYS}
 
 #: the most a file's header may hold, so that reading it costs tens of MB at most: its bytes
 #: (the tensors' table and the JSON document), then the JSON's values (each costs up to about
@@ -81,7 +78,8 @@ def _parse_header(text: str) -> dict[str, Any]:
         raise _Invalid("the header is not a JSON object")
     _check_version(header, FORMAT_VERSION)
     if header["format_version"] == 2:
-        _check_keys(header, _PIPELINE_KEYS, "the header")
+        # a wrapper stored around the Pipeline (the conformal wrapper) beside it
+        _check_keys(header, _PIPELINE_KEYS, "the header", optional=_WRAPPER_KEYS)
         models = header["models"]
         if not isinstance(models, list) or not all(isinstance(m, dict) for m in models):
             raise _Invalid("the header's models entry is not a list of objects")

@@ -17,6 +17,7 @@ from sk_entmax.persistence._files import _save_target, _write_file
 from sk_entmax.persistence._header import _METADATA_KEY, _check_json_size, _parse_header
 from sk_entmax.persistence._model import build, model_entry, read_model
 from sk_entmax.persistence._reader import DIGEST_KEY, OneRead, digest
+from sk_entmax.persistence._wrapper import read_pipeline_wrapper, wrapped_pipeline, wrapper_entry
 
 
 def save(estimator: Any, path: str | os.PathLike) -> None:
@@ -77,10 +78,16 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
     its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
     target = os.fspath(path)
+    around = wrapped_pipeline(estimator)
     if is_composite(estimator):
         check_is_fitted(estimator)
         _save_target(target)  # refuse a fifo, a device, ... before any work
         header, tensors = pipeline_entry(estimator, model_entry)
+    elif around is not None:  # a wrapper around a Pipeline: the Pipeline, its entry beside
+        key, entry, inner = wrapper_entry(estimator, around[0])
+        _save_target(target)
+        header, tensors = pipeline_entry(inner, model_entry)
+        header[key] = entry
     else:
         header, tensors = model_entry(estimator, target, _save_target)
     _refuse_non_finite(estimator, tensors)
@@ -266,6 +273,14 @@ def load(path: str | os.PathLike, device: str = "cpu") -> Any:
     if pipeline is None:
         return built[0]
     try:
-        return assemble(pipeline, built)
+        pipeline = assemble(pipeline, built)
+        # a wrapper stored around the Pipeline, checked against the Pipeline as loaded
+        wrapped = read_pipeline_wrapper(header, pipeline)
     except _Invalid as error:
         raise ValueError(f"cannot load {name!r}: {printable(str(error))}") from None
+    except (KeyError, TypeError, AttributeError, IndexError) as error:  # a case not foreseen
+        raise ValueError(
+            f"cannot load {name!r}: the header is malformed ({type(error).__name__}: "
+            f"{printable(str(error))})"
+        ) from None
+    return pipeline if wrapped is None else wrapped.around(pipeline)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._saveable import SAVEABLE, saved_state
@@ -23,7 +24,14 @@ from sk_entmax.persistence._codec import _PLAIN, _decode, _encode
 from sk_entmax.persistence._errors import _Invalid, _Unserializable
 from sk_entmax.persistence._header import _check_keys
 
-__all__ = ["WRAPPERS", "Wrapped", "read_wrapper", "wrapper_entry"]
+__all__ = [
+    "WRAPPERS",
+    "Wrapped",
+    "read_pipeline_wrapper",
+    "read_wrapper",
+    "wrapped_pipeline",
+    "wrapper_entry",
+]
 
 #: what a file stores of the parameter that gives the model: None ("default", the class's
 #: own default), the fitted model itself ("fitted"), or an unfitted estimator ("template",
@@ -48,9 +56,13 @@ def wrapper_entry(wrapper: Any, state: WrapperState) -> tuple[str, dict[str, Any
     name = type(wrapper).__name__
     check_is_fitted(wrapper, state.model)
     inner = getattr(wrapper, state.model)
-    if not isinstance(saved_state(inner), ModelState):
+    if not (
+        isinstance(saved_state(inner), ModelState)
+        or (state.facts is not None and isinstance(inner, Pipeline))
+    ):
+        around = " or a Pipeline" if state.facts is not None else ""
         raise TypeError(
-            f"save stores a {name} around a fitted {_models()}; this one wraps a "
+            f"save stores a {name} around a fitted {_models()}{around}; this one wraps a "
             f"{type(inner).__name__}. Use pickle or joblib for it, where the file's source "
             "is trusted"
         )
@@ -100,6 +112,38 @@ class Wrapped:
         return wrapper
 
 
+def wrapped_pipeline(obj: Any) -> tuple[WrapperState, Any] | None:
+    """The state and the model of a fitted wrapper whose model is a Pipeline (stored as a
+    version 2 file, with the wrapper's entry beside the pipeline's), or None."""
+    state = saved_state(obj)
+    if not isinstance(state, WrapperState) or state.facts is None:
+        return None
+    inner = getattr(obj, state.model, None)
+    return (state, inner) if isinstance(inner, Pipeline) else None
+
+
+def read_pipeline_wrapper(header: Mapping[str, Any], pipeline: Any) -> Wrapped | None:
+    """The wrapper entry of a version 2 header, if any, checked against the loaded
+    Pipeline (the facts its class reads of it)."""
+    present = [key for key in WRAPPERS if key in header]
+    if not present:
+        return None
+    state = WRAPPERS[present[0]]._saved_state
+    if state.facts is None or not isinstance(pipeline, Pipeline):
+        raise _Invalid(
+            f"the {present[0]} entry wraps a {type(pipeline).__name__}, which it is not "
+            "stored around"
+        )
+    try:
+        facts = state.facts(pipeline)
+    except (AttributeError, TypeError, ValueError) as error:
+        raise _Invalid(
+            f"the {present[0]} entry wraps a Pipeline it cannot read ({type(error).__name__}: "
+            f"{error})"
+        ) from None
+    return read_wrapper(header, type(pipeline), facts)
+
+
 def read_wrapper(
     header: Mapping[str, Any], model_cls: type, model_fitted: Mapping[str, Any]
 ) -> Wrapped | None:
@@ -119,7 +163,11 @@ def read_wrapper(
     _check_keys(entry, {"params", state.parameter, "fitted"}, f"the {key} entry")
     names = set(cls().get_params(deep=False)) - {state.parameter}
     raw = entry["params"]
-    if not isinstance(raw, dict) or set(raw) != names:
+    # a file may predate a parameter added since: it means the value declared for it
+    if (
+        not isinstance(raw, dict)
+        or not set(names) - set(state.added_parameters) <= set(raw) <= names
+    ):
         raise _Invalid(f"the {key} parameters must be exactly {sorted(names)}")
     params = {k: _decode(v, f"{key} parameter {k}") for k, v in raw.items()}
     plain = (*_PLAIN, np.floating)
@@ -139,6 +187,8 @@ def read_wrapper(
     if unknown:
         raise _Invalid(f"unknown {key} fitted attribute {unknown[0]!r}")
     fitted = {k: _decode(v, f"{key} fitted attribute {k}") for k, v in raw.items()}
+    for name in sorted(names - set(params)):
+        params[name] = state.added_parameters[name]
     try:
         fitted = state.check(params, kind, fitted, model_cls, model_fitted)
     except (ValueError, OverflowError, MemoryError) as error:  # numpy's, on a case not foreseen

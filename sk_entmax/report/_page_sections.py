@@ -348,7 +348,7 @@ def _conformal_sections(sets: ConformalSets | None) -> list[str]:
             "empirical coverage",
             f"{sets.coverage:.3f} ({covered} of {sets.n_rows} sets hold the true label)",
         ),
-        ("calibration rows", f"{sets.n_calibration}, kept out of the fit"),
+        ("calibration rows", f"{sets.n_calibration}, {sets.calibration}"),
     ]
     sizes = [
         (f"{size} {'class' if size == 1 else 'classes'}", f"{count} rows")
@@ -370,11 +370,54 @@ def _conformal_sections(sets: ConformalSets | None) -> list[str]:
         f'<table class="summary conformal">{_rows(summary)}</table>',
         "<p>Set sizes:</p>",
         f'<table class="summary set-sizes">{_rows(sizes)}</table>',
+        _size_histogram(sets.size_counts()),
+        "<p>Coverage per class (on the rows of that class):</p>",
+        _class_table(sets),
         "<p>Sets of the first rows:</p>",
         '<table class="summary conformal-rows"><tr><td>row</td><td>true label</td>'
         "<td>in the set</td><td>ruled out</td><td>covered</td></tr>"
         f"{examples}</table>",
     ]
+
+
+def _size_histogram(counts: list[tuple[int, int]]) -> str:
+    """An inline SVG bar chart of the rows per set size (the page stays one file)."""
+    if not counts:
+        return ""
+    top = max(n for _, n in counts)
+    width, height, bar = 40 * len(counts) + 20, 140, 28
+    parts = [
+        f'<svg class="set-size-histogram" role="img" width="{width}" height="{height + 36}" '
+        f'viewBox="0 0 {width} {height + 36}"><title>Rows per set size</title>'
+    ]
+    for i, (size, n) in enumerate(counts):
+        h = round(height * n / top) if top else 0
+        x = 10 + 40 * i
+        parts.append(
+            f'<rect x="{x}" y="{height - h + 14}" width="{bar}" height="{h}" fill="#3b6ea5">'
+            f"<title>{size} {'class' if size == 1 else 'classes'}: {n} rows</title></rect>"
+            f'<text x="{x + bar / 2}" y="{height - h + 10}" font-size="10" '
+            f'text-anchor="middle">{n}</text>'
+            f'<text x="{x + bar / 2}" y="{height + 28}" font-size="11" '
+            f'text-anchor="middle">{size}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _class_table(sets: ConformalSets) -> str:
+    """The per-class coverage table: class, rows, covered, coverage, calibration rows."""
+    body = "".join(
+        f"<tr><td>{_escape(name)}</td><td>{rows}</td><td>{hit}</td>"
+        f"<td>{'n/a' if rows == 0 else f'{share:.3f}'}</td>"
+        f"<td>{'' if calibration is None else calibration}"
+        f"{' (too few for a class-conditional quantile)' if short else ''}</td></tr>"
+        for name, rows, hit, share, calibration, short in sets.class_coverage()
+    )
+    return (
+        '<table class="summary class-coverage"><tr><td>class</td><td>rows</td>'
+        f"<td>covered</td><td>coverage</td><td>calibration rows</td></tr>{body}</table>"
+    )
 
 
 def _rows(pairs: Sequence[tuple[str, str]]) -> str:
