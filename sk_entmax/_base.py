@@ -380,7 +380,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             n_train -= math.ceil(params["validation_fraction"] * n_samples)
         steps = None if plan.full_batch else plan.max_epochs * math.ceil(n_train / batch_size)
         callbacks, stopper, best, monitor = fit_callbacks(
-            plan, params["early_stopping"], params["verbose"]
+            plan, params["early_stopping"], params["verbose"], name=type(self).__name__
         )
         parallel = data_parallel_group()
         if parallel is not None:  # inside data_parallel(): one fit over the process group

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
@@ -64,6 +65,9 @@ FITTED_ATTRIBUTES: dict[str, Attribute] = {
     "classes_": array("biufUO", (None,), unique=True),
     "multilabel_": boolean(),
     "_y_dtype": dtype_of("biufO", required="multilabel_"),
+    # whether the multi-label target was a sparse matrix: predict then returns CSR, as
+    # OneVsRestClassifier does (files from before it have none: dense)
+    "_y_sparse": Attribute(boolean().check, required=False),
     # an alpha fit accepts, and the alpha of the stored network (a learned one: computed
     # from its stored tensor)
     "alpha_": matching_network(constrained(ALPHA), lambda net: net.alpha, "alpha = "),
@@ -299,6 +303,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         Y = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
         self.classes_ = np.arange(Y.shape[1])
         self._y_dtype = Y.dtype
+        self._y_sparse = scipy.sparse.issparse(y)
         counts = Y.sum(axis=1, dtype=np.float64)
         empty = counts == 0
         if empty.all():
@@ -464,11 +469,15 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             The most probable class (original labels), or for multi-label targets the
             support of :meth:`predict_proba` on every row, ``predict_proba(X) > 0``, as an
             indicator matrix: a row predicts no label exactly where its probabilities are
-            all 0 (all its mass on "no label").
+            all 0 (all its mass on "no label"). The matrix is a scipy CSR matrix when the
+            multi-label ``y`` of the fit was sparse (as ``OneVsRestClassifier`` returns),
+            else a dense array.
         """
         check_is_fitted(self)
         if self.multilabel_:
-            return (self.predict_proba(X) > 0).astype(self._y_dtype)
+            support = (self.predict_proba(X) > 0).astype(self._y_dtype)
+            sparse = getattr(self, "_y_sparse", False)
+            return scipy.sparse.csr_matrix(support) if sparse else support
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):

@@ -112,6 +112,10 @@ _ATTRIBUTES_DOC = """
         per-epoch log).
     n_iter_ : int
         L-BFGS iterations, or Adam epochs, run.
+    device_ : str
+        The torch device the model was trained on: what ``device`` resolved to
+        (``device="auto"`` records ``"cuda"`` or ``"cpu"``); after
+        :func:`~sk_entmax.persistence.load`, the device it was loaded onto.
     coef_ : ndarray of shape (n_classes, n_features) or (1, n_features)
         Weights of the linear model (``hidden_layer_sizes=()`` only); with two classes, one
         row: the second class's weights minus the first's, as in LogisticRegression. For a

@@ -804,3 +804,41 @@ def test_invalid_hidden_layer_sizes_raise_at_fit(sizes):
     clf = EntmaxClassifier(hidden_layer_sizes=sizes, **FAST)
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         clf.fit(X_IRIS, Y_IRIS)
+
+
+# ---------------------------------------------------------------- issue 60, point 6
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_multilabel_predict_follows_a_sparse_target():
+    """A CSR multi-label y gives a CSR predict, as OneVsRestClassifier's; a dense one dense."""
+    X, Y = make_multilabel_classification(n_samples=60, n_features=5, random_state=0)
+    sparse = SparsemaxClassifier(max_iter=50).fit(X, scipy.sparse.csr_matrix(Y))
+    predicted = sparse.predict(X)
+    assert scipy.sparse.issparse(predicted) and predicted.format == "csr"
+    np.testing.assert_array_equal(predicted.toarray(), sparse.predict_proba(X) > 0)
+    dense = SparsemaxClassifier(max_iter=50).fit(X, Y)
+    assert isinstance(dense.predict(X), np.ndarray)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_device_auto_records_its_choice():
+    clf = SparsemaxClassifier(device="auto", max_iter=5)
+    assert not hasattr(clf, "device_")
+    clf.fit(*load_iris(return_X_y=True))
+    assert clf.device_ == ("cuda:0" if torch.cuda.is_available() else "cpu")
+
+
+def test_progress_bar_names_the_estimator_and_the_stop_is_not_printed(capsys):
+    """verbose=1: the bar is labelled with the estimator, and skorch's "Stopping since ..."
+    line is not printed between the caller's lines (issue 60: the demo)."""
+    X, y = load_iris(return_X_y=True)
+    clf = SparsemaxClassifier(
+        solver="adam", max_epochs=200, early_stopping=True, n_iter_no_change=1, verbose=1
+    )
+    clf.fit(X, y)
+    captured = capsys.readouterr()
+    assert clf.n_iter_ < 200  # the stopping rule did stop it
+    assert "Stopping" not in captured.out + captured.err
+    assert "SparsemaxClassifier fit, stopped early" in captured.err
+    assert "Net fit" not in captured.err

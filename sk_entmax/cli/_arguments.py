@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from sk_entmax._version import __version__
 from sk_entmax.cli._task import MAX_AUTO_CLASSES, MIN_DISTINCT_SHARE
 
 MODELS = ("tabnet", "entmax", "sparsemax")
@@ -49,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m sk_entmax",
         description="Exactly sparse probabilities and feature masks: scikit-learn "
         "classifiers built on entmax, and a TabNet regressor with entmax feature masks.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,report}")
     demo = sub.add_parser(
