@@ -130,7 +130,19 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         batches of ``batch_size`` rows; with ``batch_size="auto"``, batches of
         ``len(X) // 32`` rows (at least one), about 32 steps per call whatever the chunk's
         size, so that a single call learns from its chunk (see the module's notes for the
-        measurements behind 32). The linear estimators' L2 penalty (``C``) is scaled by the
+        measurements behind 32).
+
+        The step falls with the stream, as SGDClassifier's does with the samples seen: a
+        call that starts after ``t`` Adam steps of the stream trains at
+        ``lr / (1 + t / 32)``, so with ``batch_size="auto"`` the k-th call trains at about
+        ``lr / k``. Plain passes over blocks (a loop, dask-ml's ``Incremental``,
+        :func:`~sk_entmax.scale_out.fit_blocks`) then settle near the in-memory fit with no
+        schedule of their own. The count is the optimizer's: calls after an Adam
+        :meth:`fit` continue from its steps (as SGDClassifier's count continues from its
+        fit), while the first call after an L-BFGS fit, or on a loaded model, trains at
+        ``lr``.
+
+        The linear estimators' L2 penalty (``C``) is scaled by the
         total sample weight seen so far, so that at the end of a stream it is the full
         objective's; TabNet clips each step's gradient at ``clip_value`` as fit does, and
         the first chunk fixes its columns' encoding (categories, missing indicators), as
