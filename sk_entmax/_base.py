@@ -114,6 +114,19 @@ _STEPS_PER_CALL = 32
 _DECAY_STEPS = _STEPS_PER_CALL
 
 
+#: ``early_stopping="auto"`` holds out ``validation_fraction`` of the rows and stops on them
+#: when the fit has more rows than this, as HistGradientBoosting's ``early_stopping="auto"``
+AUTO_EARLY_STOPPING_ROWS = 10_000
+
+
+def early_stopping_for(early_stopping: bool | str, n_samples: int) -> bool:
+    """Whether a fit on ``n_samples`` rows stops early: ``early_stopping`` itself, or for
+    ``"auto"``, whether ``n_samples`` is above :data:`AUTO_EARLY_STOPPING_ROWS`."""
+    if early_stopping == "auto":
+        return n_samples > AUTO_EARLY_STOPPING_ROWS
+    return bool(early_stopping)
+
+
 def stream_lr(lr: float, steps: int) -> float:
     """The learning rate of a partial_fit call that starts after ``steps`` Adam steps of
     the stream: ``lr / (1 + steps / _DECAY_STEPS)``."""
@@ -400,6 +413,10 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """Build, initialise and train the net; returns it trained (L-BFGS's objective on
         ``n_threads`` workers)."""
         n_samples = X.shape[0]
+        params = {
+            **params,
+            "early_stopping": early_stopping_for(params["early_stopping"], n_samples),
+        }
         batch_size = self._batch_size(params, n_samples)
         seed = self._seed()
         train_split = None

@@ -874,3 +874,35 @@ def test_plain_partial_fit_passes_come_near_the_in_memory_fit():
             rows = slice(start, start + 1000)
             stream.partial_fit(X_train[rows], y_train[rows], classes=[0, 1, 2, 3])
     assert stream.score(X_test, y_test) > memory - 0.01
+
+
+# ---------------------------------------------------------------- issue 60, point 3
+
+
+@pytest.mark.parametrize("cls", [SparsemaxClassifier, EntmaxClassifier])
+def test_the_defaults_converge_on_scaled_tables(cls):
+    """No ConvergenceWarning at the defaults on standardized data (the real tables of the
+    user guide's convergence table need up to 210 iterations: max_iter is 1000)."""
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    assert cls().max_iter == 1000
+    for load in (load_digits, load_breast_cancer):
+        X, y = load(return_X_y=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            clf = cls().fit(StandardScaler().fit_transform(X), y)
+        assert clf.n_iter_ < clf.max_iter
+
+
+# ---------------------------------------------------------------- issue 60, point 4
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(("n_rows", "held_out"), [(10_000, False), (10_001, True)])
+def test_early_stopping_auto_holds_out_rows_above_10000(n_rows, held_out):
+    """early_stopping="auto", as HistGradientBoosting's: a validation split (and its loss in
+    the history) only above 10,000 rows; L-BFGS ignores it."""
+    X, y = make_classification(n_samples=n_rows, n_features=4, random_state=0)
+    clf = SparsemaxClassifier(solver="adam", early_stopping="auto", max_epochs=2).fit(X, y)
+    assert ("valid_loss" in clf.net_.history[-1]) is held_out
+    assert SparsemaxClassifier(early_stopping="auto", max_iter=5).fit(X, y).n_iter_ <= 5

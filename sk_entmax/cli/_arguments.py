@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{demo,report}")
     demo = sub.add_parser(
         "demo",
-        help="fit the classifiers on bundled data, compare them, write a report (< 1 min)",
+        help="fit the classifiers on bundled data, compare them, write a report "
+        "(about 20 s on an idle 2-core machine, minutes on a busy one)",
         description="Fit a softmax baseline, SparsemaxClassifier, EntmaxClassifier and "
         "TabNetEntmaxClassifier on scikit-learn's wine data, print how accurate and how "
         "sparse they are, and write a TabNet feature-mask report (HTML).",

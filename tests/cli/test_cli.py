@@ -917,3 +917,42 @@ def test_dir_of_the_package_lists_only_public_names():
     names = dir(sk_entmax)
     assert set(sk_entmax.__all__) <= set(names)
     assert not {"Any", "annotations", "importlib", "ModuleType"} & set(names)
+
+
+def test_a_convergence_warning_becomes_one_note_of_ours(iris_csv, tmp_path, capsys, monkeypatch):
+    """Issue 60.3: the report says in one line of its own that L-BFGS stopped short, with no
+    raw warning (no site-packages path, no advice to scale what it already scales)."""
+    import warnings
+
+    from sk_entmax import SparsemaxClassifier
+
+    fit = SparsemaxClassifier.fit
+
+    def short_fit(self, X, y, sample_weight=None):
+        self.max_iter = 2
+        return fit(self, X, y, sample_weight)
+
+    monkeypatch.setattr(SparsemaxClassifier, "fit", short_fit)
+    out = tmp_path / "short.html"
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        status = main(
+            [
+                "report",
+                "--data",
+                str(iris_csv),
+                "--target",
+                "species",
+                "--model",
+                "sparsemax",
+                "--out",
+                str(out),
+            ]
+        )
+    assert status == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.out.splitlines() if "L-BFGS" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: L-BFGS stopped at max_iter=2 ")
+    assert notes[0].endswith("the fit has not converged; the model is used as it is")
+    assert "StandardScaler" not in captured.out + captured.err
+    assert not [w for w in escaped if "L-BFGS" in str(w.message)]
