@@ -84,9 +84,11 @@ class TrainedNetMixin:
 
     @property
     def device_(self) -> str:
-        """The torch device the fitted network is on: the one ``device`` resolved to
-        (``"auto"`` records ``"cuda"`` or ``"cpu"``), or the one
-        :func:`~sk_entmax.persistence.load` put it on. Raises ``AttributeError`` before fit."""
+        """The torch device the fitted network is on.
+
+        The one ``device`` resolved to (``"auto"`` records ``"cuda"`` or ``"cpu"``), or the
+        one :func:`~sk_entmax.persistence.load` put it on; ``AttributeError`` before fit.
+        """
         net = self.__dict__.get("net_")
         if net is None:
             raise AttributeError(f"{type(self).__name__} has no device_ before it is fitted")
