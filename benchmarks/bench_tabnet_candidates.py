@@ -62,8 +62,8 @@ def cosine_schedule() -> Iterator[None]:
     ``max_epochs`` (a skorch ``LRScheduler`` added to the fit's callbacks)."""
     original = base.fit_callbacks
 
-    def with_schedule(plan, early_stopping, verbose):
-        callbacks, stopper, best, monitor = original(plan, early_stopping, verbose)
+    def with_schedule(plan, early_stopping, verbose, **kwargs):
+        callbacks, stopper, best, monitor = original(plan, early_stopping, verbose, **kwargs)
         if not plan.full_batch:
             schedule = LRScheduler(policy=CosineAnnealingLR, T_max=plan.max_epochs)
             callbacks = [*callbacks, ("lr_schedule", schedule)]

@@ -12,6 +12,7 @@ core function, raises :class:`InvalidParameterError` (a ``ValueError`` and a ``T
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 from typing import Any
 
 from sk_entmax._version import __version__
@@ -47,4 +48,13 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names (``__all__``) and the sub-packages imported so far (``entmax``,
+    ``metrics``, ...), not this module's own imports (``Any``, ``importlib``)."""
+    modules = {
+        name
+        for name, value in globals().items()
+        if not name.startswith("_")
+        and isinstance(value, ModuleType)
+        and value.__name__.startswith(f"{__name__}.")
+    }
+    return sorted(set(__all__) | modules)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import DataConversionWarning
@@ -64,6 +65,9 @@ FITTED_ATTRIBUTES: dict[str, Attribute] = {
     "classes_": array("biufUO", (None,), unique=True),
     "multilabel_": boolean(),
     "_y_dtype": dtype_of("biufO", required="multilabel_"),
+    # whether the multi-label target was a sparse matrix: predict then returns CSR, as
+    # OneVsRestClassifier does (files from before it have none: dense)
+    "_y_sparse": Attribute(boolean().check, required=False),
     # an alpha fit accepts, and the alpha of the stored network (a learned one: computed
     # from its stored tensor)
     "alpha_": matching_network(constrained(ALPHA), lambda net: net.alpha, "alpha = "),
@@ -126,7 +130,19 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         batches of ``batch_size`` rows; with ``batch_size="auto"``, batches of
         ``len(X) // 32`` rows (at least one), about 32 steps per call whatever the chunk's
         size, so that a single call learns from its chunk (see the module's notes for the
-        measurements behind 32). The linear estimators' L2 penalty (``C``) is scaled by the
+        measurements behind 32).
+
+        The step falls with the stream, as SGDClassifier's does with the samples seen: a
+        call that starts after ``t`` Adam steps of the stream trains at
+        ``lr / (1 + t / 32)``, so with ``batch_size="auto"`` the k-th call trains at about
+        ``lr / k``. Plain passes over blocks (a loop, dask-ml's ``Incremental``,
+        :func:`~sk_entmax.scale_out.fit_blocks`) then settle near the in-memory fit with no
+        schedule of their own. The count is the optimizer's: calls after an Adam
+        :meth:`fit` continue from its steps (as SGDClassifier's count continues from its
+        fit), while the first call after an L-BFGS fit, or on a loaded model, trains at
+        ``lr``.
+
+        The linear estimators' L2 penalty (``C``) is scaled by the
         total sample weight seen so far, so that at the end of a stream it is the full
         objective's; TabNet clips each step's gradient at ``clip_value`` as fit does, and
         the first chunk fixes its columns' encoding (categories, missing indicators), as
@@ -299,6 +315,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         Y = y.toarray() if hasattr(y, "toarray") else np.asarray(y)
         self.classes_ = np.arange(Y.shape[1])
         self._y_dtype = Y.dtype
+        self._y_sparse = scipy.sparse.issparse(y)
         counts = Y.sum(axis=1, dtype=np.float64)
         empty = counts == 0
         if empty.all():
@@ -464,11 +481,15 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
             The most probable class (original labels), or for multi-label targets the
             support of :meth:`predict_proba` on every row, ``predict_proba(X) > 0``, as an
             indicator matrix: a row predicts no label exactly where its probabilities are
-            all 0 (all its mass on "no label").
+            all 0 (all its mass on "no label"). The matrix is a scipy CSR matrix when the
+            multi-label ``y`` of the fit was sparse (as ``OneVsRestClassifier`` returns),
+            else a dense array.
         """
         check_is_fitted(self)
         if self.multilabel_:
-            return (self.predict_proba(X) > 0).astype(self._y_dtype)
+            support = (self.predict_proba(X) > 0).astype(self._y_dtype)
+            sparse = getattr(self, "_y_sparse", False)
+            return scipy.sparse.csr_matrix(support) if sparse else support
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):

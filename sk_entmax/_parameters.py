@@ -82,7 +82,9 @@ SHARED_CONSTRAINTS: dict[str, Constraint] = {
     "lr": Real(0.0, low_open=True),
     "max_epochs": Integer(1),
     "batch_size": AnyOf(Options(("auto",)), Integer(1)),
-    "early_stopping": Boolean(),
+    # "auto": on when the fit has more than AUTO_EARLY_STOPPING_ROWS rows, as
+    # HistGradientBoosting's early_stopping="auto" (resolved by the fit skeleton, _base)
+    "early_stopping": AnyOf(Options(("auto",)), Boolean()),
     "validation_fraction": Real(0.0, 1.0, low_open=True, high_open=True),
     # like scikit-learn's MLP, verbose=True / False mean 1 / 0
     "verbose": Integer(0, bools=True),

@@ -804,3 +804,105 @@ def test_invalid_hidden_layer_sizes_raise_at_fit(sizes):
     clf = EntmaxClassifier(hidden_layer_sizes=sizes, **FAST)
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         clf.fit(X_IRIS, Y_IRIS)
+
+
+# ---------------------------------------------------------------- issue 60, point 6
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_multilabel_predict_follows_a_sparse_target():
+    """A CSR multi-label y gives a CSR predict, as OneVsRestClassifier's; a dense one dense."""
+    X, Y = make_multilabel_classification(n_samples=60, n_features=5, random_state=0)
+    sparse = SparsemaxClassifier(max_iter=50).fit(X, scipy.sparse.csr_matrix(Y))
+    predicted = sparse.predict(X)
+    assert scipy.sparse.issparse(predicted) and predicted.format == "csr"
+    np.testing.assert_array_equal(predicted.toarray(), sparse.predict_proba(X) > 0)
+    dense = SparsemaxClassifier(max_iter=50).fit(X, Y)
+    assert isinstance(dense.predict(X), np.ndarray)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_device_auto_records_its_choice():
+    clf = SparsemaxClassifier(device="auto", max_iter=5)
+    assert not hasattr(clf, "device_")
+    clf.fit(*load_iris(return_X_y=True))
+    assert clf.device_ == ("cuda:0" if torch.cuda.is_available() else "cpu")
+
+
+def test_progress_bar_names_the_estimator_and_the_stop_is_not_printed(capsys):
+    """verbose=1: the bar is labelled with the estimator, and skorch's "Stopping since ..."
+    line is not printed between the caller's lines (issue 60: the demo)."""
+    X, y = load_iris(return_X_y=True)
+    clf = SparsemaxClassifier(
+        solver="adam", max_epochs=200, early_stopping=True, n_iter_no_change=1, verbose=1
+    )
+    clf.fit(X, y)
+    captured = capsys.readouterr()
+    assert clf.n_iter_ < 200  # the stopping rule did stop it
+    assert "Stopping" not in captured.out + captured.err
+    assert "SparsemaxClassifier fit, stopped early" in captured.err
+    assert "Net fit" not in captured.err
+
+
+# ---------------------------------------------------------------- issue 60, point 7
+
+
+def test_partial_fit_decays_its_step_with_the_stream():
+    """Each call trains at lr / (1 + t / 32), t the Adam steps of the stream before it: with
+    batch_size="auto" (160 rows: batches of 5, 32 steps a call) the k-th call at lr / k."""
+    X, y = make_classification(
+        n_samples=160, n_features=4, n_informative=3, n_redundant=0, n_classes=3, random_state=0
+    )
+    clf = SparsemaxClassifier(lr=0.02, random_state=0)
+    for k in range(1, 5):
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+        assert clf.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(0.02 / k)
+        assert max(int(s["step"]) for s in clf.net_.optimizer_.state.values()) == 32 * k
+
+
+def test_plain_partial_fit_passes_come_near_the_in_memory_fit():
+    """Three plain passes over blocks, no schedule of the caller's: within a point of the
+    L-BFGS fit on all the rows (0.5845 both; at a constant rate: 0.5535, 3.1 points short)."""
+    X, y = make_classification(
+        n_samples=8000, n_features=10, n_informative=6, n_classes=4, random_state=3
+    )
+    X_train, X_test, y_train, y_test = X[:6000], X[6000:], y[:6000], y[6000:]
+    memory = SparsemaxClassifier(random_state=0).fit(X_train, y_train).score(X_test, y_test)
+    stream = SparsemaxClassifier(random_state=0)
+    for _ in range(3):
+        for start in range(0, 6000, 1000):
+            rows = slice(start, start + 1000)
+            stream.partial_fit(X_train[rows], y_train[rows], classes=[0, 1, 2, 3])
+    assert stream.score(X_test, y_test) > memory - 0.01
+
+
+# ---------------------------------------------------------------- issue 60, point 3
+
+
+@pytest.mark.parametrize("cls", [SparsemaxClassifier, EntmaxClassifier])
+def test_the_defaults_converge_on_scaled_tables(cls):
+    """No ConvergenceWarning at the defaults on standardized data (the real tables of the
+    user guide's convergence table need up to 210 iterations: max_iter is 1000)."""
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    assert cls().max_iter == 1000
+    for load in (load_digits, load_breast_cancer):
+        X, y = load(return_X_y=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            clf = cls().fit(StandardScaler().fit_transform(X), y)
+        assert clf.n_iter_ < clf.max_iter
+
+
+# ---------------------------------------------------------------- issue 60, point 4
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(("n_rows", "held_out"), [(10_000, False), (10_001, True)])
+def test_early_stopping_auto_holds_out_rows_above_10000(n_rows, held_out):
+    """early_stopping="auto", as HistGradientBoosting's: a validation split (and its loss in
+    the history) only above 10,000 rows; L-BFGS ignores it."""
+    X, y = make_classification(n_samples=n_rows, n_features=4, random_state=0)
+    clf = SparsemaxClassifier(solver="adam", early_stopping="auto", max_epochs=2).fit(X, y)
+    assert ("valid_loss" in clf.net_.history[-1]) is held_out
+    assert SparsemaxClassifier(early_stopping="auto", max_iter=5).fit(X, y).n_iter_ <= 5

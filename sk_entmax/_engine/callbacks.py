@@ -10,6 +10,7 @@ import math
 import sys
 import time
 import warnings
+from typing import Any
 
 import torch
 from skorch import NeuralNet
@@ -133,23 +134,35 @@ class ProgressBar(Callback):
         The history key of the loss the stopping rule watches.
     file : file-like or None, default=None
         Where the bar goes (None: ``sys.stderr`` at the time of the fit).
+    name : str or None, default=None
+        What the bar is labelled with (``"<name> fit"``): the estimator's class name; None
+        for the network's.
     """
 
-    def __init__(self, max_epochs: int | None, monitor: str, file=None):
+    def __init__(self, max_epochs: int | None, monitor: str, file=None, name: str | None = None):
         self.max_epochs = max_epochs
         self.monitor = monitor
         self.file = file
+        self.name = name
 
     def initialize(self):
         self.bar_ = None
+        self.stop_note_ = None
         return self
+
+    def note_stop(self, message: str, **kwargs) -> None:
+        """The stopping rule's sink: its "Stopping since ..." message is kept for the bar's
+        last state, not printed between the bar and the caller's own lines."""
+        self.stop_note_ = message
 
     def on_train_begin(self, net, **kwargs):
         from tqdm import tqdm
 
+        self.stop_note_ = None
+        self.label_ = f"{self.name or type(net.module_).__name__} fit"
         self.bar_ = tqdm(
             total=self.max_epochs,
-            desc=f"{type(net.module_).__name__} fit",
+            desc=self.label_,
             unit="epoch",
             file=self.file if self.file is not None else sys.stderr,
             dynamic_ncols=True,
@@ -173,6 +186,8 @@ class ProgressBar(Callback):
 
     def on_train_end(self, net, **kwargs):
         if self.bar_ is not None:
+            if self.stop_note_ is not None:  # "stopped early" on the bar's last line
+                self.bar_.set_description(f"{self.label_}, stopped early")
             self.bar_.close()
             self.bar_ = None
 
@@ -285,26 +300,31 @@ def recover_after_interrupt(
 
 
 def fit_callbacks(
-    plan: TrainingPlan, early_stopping: bool, verbose: int
+    plan: TrainingPlan, early_stopping: bool, verbose: int, name: str | None = None
 ) -> tuple[list[tuple[str, Callback]], StoppingRule | None, BestWeightsSoFar | None, str]:
     """A fit's callbacks by name, its stopping rule (None for L-BFGS), the keeper of the best
     weights (without early stopping: the fallback of an interrupted fit) and the monitored
-    loss (the validation loss with early stopping, else the training loss)."""
+    loss (the validation loss with early stopping, else the training loss). ``name`` (the
+    estimator's class name) labels the progress bar."""
     callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
     monitor = "valid_loss" if early_stopping and not plan.full_batch else "train_loss"
     if plan.full_batch:  # L-BFGS reports its iterations itself (LbfgsNet)
         return callbacks, None, None, monitor
+    sink: Any = noop
     if verbose == 1:  # a bar with the time left; verbose=2: a plain line per epoch
-        callbacks.append(("progress", ProgressBar(plan.max_epochs, monitor)))
+        bar = ProgressBar(plan.max_epochs, monitor, name=name)
+        callbacks.append(("progress", bar))
+        sink = bar.note_stop  # the stop shows on the bar, not as a line printed inside it
     elif verbose:
         callbacks.append(("progress", ProgressLine(plan.max_epochs, monitor)))
+        sink = print
     stopper = StoppingRule(
         monitor=monitor,
         patience=plan.patience,
         threshold=plan.stopping_threshold,
         threshold_mode="abs",
         load_best=early_stopping,
-        sink=print if verbose else noop,
+        sink=sink,
     )
     best = None
     if not early_stopping:

@@ -82,6 +82,18 @@ class TrainedNetMixin:
     ``net_`` and the estimator's ``_checked``, ``_validate_predict_data``, ``_n_threads`` and
     ``_n_outputs``."""
 
+    @property
+    def device_(self) -> str:
+        """The torch device the fitted network is on.
+
+        The one ``device`` resolved to (``"auto"`` records ``"cuda"`` or ``"cpu"``), or the
+        one :func:`~sk_entmax.persistence.load` put it on; ``AttributeError`` before fit.
+        """
+        net = self.__dict__.get("net_")
+        if net is None:
+            raise AttributeError(f"{type(self).__name__} has no device_ before it is fitted")
+        return str(next(net.module_.parameters()).device)
+
     def _checked_n_jobs(self) -> int | None:
         """``n_jobs``, checked against the constraint table: the one parameter a method after
         fit reads (an invalid value raises the message fit gives)."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import numbers
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +158,10 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
     return _Table(X, y, target, n_rows, n_rows - len(frame), task)
 
 
+#: a cell that is a whole number, as written in a CSV file
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
 def _as_numbers(y: Any) -> Any:
     """``y`` as float64 numbers when pandas kept numbers as objects (integers beyond 64 bits,
     such as ``2**70``), else as it is: such a column is a column of numbers, for ``--task``
@@ -165,6 +171,9 @@ def _as_numbers(y: Any) -> Any:
 
     if pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
         return y
+    if all(isinstance(v, str) and _WHOLE.fullmatch(v) for v in y):
+        # pandas before 2 reads integers beyond 64 bits as their digits: as Python ints
+        y = y.map(int)
     if not all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in y):
         return y
     as_float = pd.to_numeric(y).astype("float64")
@@ -191,4 +200,20 @@ def _find_target(columns: list[str], target: str, path: Path) -> str:
             "mean exactly, spaces included"
         )
     names = ", ".join(map(repr, columns[:12])) + (", ..." if len(columns) > 12 else "")
-    raise UsageError(f"no column {target!r} in {path}; its columns are: {names}")
+    hint = _near_match(columns, target)
+    hint = f" (did you mean {hint!r}?)" if hint is not None else ""
+    raise UsageError(f"no column {target!r} in {path}{hint}; its columns are: {names}")
+
+
+def _near_match(columns: list[str], target: str) -> str | None:
+    """The column ``target`` was probably meant to name: the one that differs only in case
+    (``Vote`` for ``vote``), else the closest name by :func:`difflib.get_close_matches`
+    (similarity at least 0.75, case aside), else None."""
+    folded = {}
+    for column in columns:
+        folded.setdefault(str(column).strip().casefold(), column)
+    key = target.strip().casefold()
+    if key in folded:
+        return folded[key]
+    close = difflib.get_close_matches(key, list(folded), n=1, cutoff=0.75)
+    return folded[close[0]] if close else None

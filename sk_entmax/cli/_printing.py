@@ -21,6 +21,29 @@ def _say(text: str, **kwargs: Any) -> None:
     print(_printable(text), **kwargs)
 
 
+def _warning_notes(caught: list) -> list[str]:
+    """The command line's own one-line note for each distinct warning a fit gave (recorded
+    by ``warnings.catch_warnings(record=True)``), instead of the warning printed raw with
+    the library's file and line. A ``ConvergenceWarning`` keeps its first sentence, what
+    happened, not the advice to scale the features, which the command line already does."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    notes = []
+    for w in caught:
+        message = str(w.message)
+        if w.category is UserWarning:  # the package's own notes, said as they are
+            notes.append(f"note: {message}")
+            continue
+        text = message.strip().splitlines()[0] if message.strip() else ""
+        if issubclass(w.category, ConvergenceWarning):
+            text = text.split(": the fit has not converged")[0].split(". ")[0]
+            text = f"{text}: the fit has not converged; the model is used as it is"
+        else:
+            text = f"{w.category.__name__}: {text}"
+        notes.append(f"note: {text}")
+    return list(dict.fromkeys(notes))
+
+
 def _name(name: Any) -> str:
     """A column name as printed: as it is when that reads unambiguously (not empty,
     printable, without leading or trailing spaces, not starting with a quote), otherwise as

@@ -13,7 +13,12 @@ from typing import Any
 from sk_entmax.cli._csv import _read_table
 from sk_entmax.cli._errors import UsageError, _first_line
 from sk_entmax.cli._notes import _data_notes, _infinite_to_missing
-from sk_entmax.cli._printing import _print_outcome, _print_regression_outcome, _say
+from sk_entmax.cli._printing import (
+    _print_outcome,
+    _print_regression_outcome,
+    _say,
+    _warning_notes,
+)
 from sk_entmax.cli._task import _many_small_classes_note, _why_regression
 
 
@@ -215,10 +220,13 @@ def _fit(
         end="\n" if bar else "",
         flush=True,
     )
+    from sklearn.exceptions import ConvergenceWarning
+
     start = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
+            warnings.simplefilter("always", ConvergenceWarning)
             clf.fit(X_train, y_train)
     except ValueError as exc:
         if not bar:
@@ -227,13 +235,11 @@ def _fit(
         raise UsageError(f"fitting failed: {message}") from None
     seconds = f"{time.perf_counter() - start:.1f} s"
     print(f"fitted in {seconds}" if bar else f" {seconds}")
-    for w in caught:  # other warnings (a ConvergenceWarning) go out as they would have
-        if w.category is not UserWarning:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    said = list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
-    for message in said:
-        _say(f"note: {message}")
-    return said
+    # every warning of the fit becomes one line of ours (a ConvergenceWarning too, without
+    # a site-packages path); the UserWarnings' messages also go into the report
+    for note in _warning_notes(caught):
+        _say(note)
+    return list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
 
 
 def _predict_held_out(

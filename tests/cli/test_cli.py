@@ -892,3 +892,67 @@ def test_a_column_name_too_long_to_print_is_refused_in_one_short_line(capsys, tm
     err = capsys.readouterr().err
     assert f"column 1 has {length:,} characters" in err and len(err) < 500
     assert not out.exists()
+
+
+def test_version_prints_the_package_version(capsys):
+    from sk_entmax import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"python -m sk_entmax {__version__}\n"
+
+
+@pytest.mark.parametrize(("given", "meant"), [("Vote", "vote"), ("votes", "vote")])
+def test_a_missing_target_suggests_the_near_match(tmp_path, capsys, given, meant):
+    path = _write(tmp_path / "votes.csv", b"age,vote\n30,yes\n40,no\n")
+    assert main(["report", "--data", str(path), "--target", given]) == 2
+    error = capsys.readouterr().err.strip()
+    assert f"no column {given!r}" in error and f"(did you mean {meant!r}?)" in error
+
+
+def test_dir_of_the_package_lists_only_public_names():
+    import sk_entmax
+
+    names = dir(sk_entmax)
+    assert set(sk_entmax.__all__) <= set(names)
+    assert not {"Any", "annotations", "importlib", "ModuleType"} & set(names)
+
+
+def test_a_convergence_warning_becomes_one_note_of_ours(iris_csv, tmp_path, capsys, monkeypatch):
+    """Issue 60.3: the report says in one line of its own that L-BFGS stopped short, with no
+    raw warning (no site-packages path, no advice to scale what it already scales)."""
+    import warnings
+
+    from sk_entmax import SparsemaxClassifier
+
+    fit = SparsemaxClassifier.fit
+
+    def short_fit(self, X, y, sample_weight=None):
+        self.max_iter = 2
+        return fit(self, X, y, sample_weight)
+
+    monkeypatch.setattr(SparsemaxClassifier, "fit", short_fit)
+    out = tmp_path / "short.html"
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        status = main(
+            [
+                "report",
+                "--data",
+                str(iris_csv),
+                "--target",
+                "species",
+                "--model",
+                "sparsemax",
+                "--out",
+                str(out),
+            ]
+        )
+    assert status == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.out.splitlines() if "L-BFGS" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: L-BFGS stopped at max_iter=2 ")
+    assert notes[0].endswith("the fit has not converged; the model is used as it is")
+    assert "StandardScaler" not in captured.out + captured.err
+    assert not [w for w in escaped if "L-BFGS" in str(w.message)]

@@ -1,0 +1,90 @@
+"""Plain partial_fit passes over blocks against the in-memory fit (issue 60.7).
+
+A user of dask-ml's ``Incremental``, or of a plain loop, calls ``partial_fit`` block after
+block, pass after pass, with no schedule of their own. This measures where that ends, on two
+kinds of data (``_data``): the training rows cut into blocks of ``--block`` rows and passed
+``--passes`` times in order, one ``partial_fit`` call per block; test accuracy (100,000
+held-out rows) after each pass,
+against ``fit`` on all the training rows (L-BFGS) and against
+``SGDClassifier(loss="log_loss")`` streamed the same way (scikit-learn's reference).
+
+    python benchmarks/bench_partial_fit_passes.py             # 15 blocks of 20,000, 3 passes
+    python benchmarks/bench_partial_fit_passes.py --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.linear_model import SGDClassifier
+from sklearn.preprocessing import StandardScaler
+
+from sk_entmax import EntmaxClassifier, SparsemaxClassifier
+
+
+def _data(kind: str, rows: int, seed: int):
+    """``--rows`` training rows and 100,000 test rows of ``kind``: "rule", 100 standard
+    normal columns and 20 classes from a fixed linear rule (``argmax(X @ W)``, as
+    ``bench_scale_out.py``); "mixed", ``make_classification`` (20 columns, 10 informative,
+    5 classes), standardized on the training rows."""
+    if kind == "rule":
+        W = np.random.default_rng(1).standard_normal((100, 20))
+        X = np.random.default_rng(seed).standard_normal((rows + 100_000, 100))
+        y = np.argmax(X @ W, axis=1)
+        return X[:rows], y[:rows], X[rows:], y[rows:]
+    X, y = make_classification(
+        n_samples=rows + 100_000,
+        n_features=20,
+        n_informative=10,
+        n_classes=5,
+        random_state=seed,
+    )
+    X_train, y_train, X_test, y_test = X[:rows], y[:rows], X[rows:], y[rows:]
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), y_train, scaler.transform(X_test), y_test
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--block", type=int, default=20_000)
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--data", choices=["rule", "mixed"], nargs="+", default=["rule", "mixed"])
+    parser.add_argument("--models", nargs="+", default=["sparsemax", "entmax", "sgd"])
+    args = parser.parse_args()
+    makers = {
+        "sparsemax": lambda s: SparsemaxClassifier(random_state=s),
+        "entmax": lambda s: EntmaxClassifier(random_state=s),
+        "sgd": lambda s: SGDClassifier(loss="log_loss", random_state=s),
+    }
+    print("data | seed | model | in memory | after each pass | gap after the last (points) | s")
+    for kind, seed in [(k, s) for k in args.data for s in args.seeds]:
+        X, y, X_test, y_test = _data(kind, args.rows, seed)
+        classes = np.unique(y)
+        starts = range(0, args.rows, args.block)
+        for name in args.models:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                memory = makers[name](seed).fit(X, y).score(X_test, y_test)
+                clf, scores = makers[name](seed), []
+                start = time.perf_counter()
+                for _ in range(args.passes):
+                    for i in starts:
+                        clf.partial_fit(X[i : i + args.block], y[i : i + args.block], classes)
+                    scores.append(clf.score(X_test, y_test))
+                seconds = time.perf_counter() - start
+            passes = ", ".join(f"{s:.4f}" for s in scores)
+            gap = 100 * (memory - scores[-1])
+            print(
+                f"{kind} | {seed} | {name} | {memory:.4f} | {passes} | {gap:+.2f} | {seconds:.0f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
