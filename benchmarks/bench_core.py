@@ -2,8 +2,15 @@
 
 Run from the repository root (needs the test extra, which brings ``entmax==1.3``)::
 
-    PYTHONPATH=. python3 benchmarks/bench_core.py [--threads 1] [--repeats 15] [--device cpu]
-        [--compiled]
+    PYTHONPATH=. python3 benchmarks/bench_core.py [--threads 1 2] [--repeats 15]
+        [--device cpu] [--compiled] [--scaling]
+
+``--threads 1 2`` runs the whole table at each thread count in turn. On CPU "ours" is the
+fused kernel (:mod:`sk_entmax.entmax.kernels.cpu`, numba) where it loads, and the column
+"ours / torch form" sets it against the traceable torch form of the same call (the kernel
+turned off), timed in the same repeats. ``--scaling`` adds issue 59's scaling figure: the
+throughput of ours at 2 threads over 1 thread at 4096 x 1000 (median of side-by-side ratios;
+bar: at least 1.7).
 
 ``--compiled`` adds ``torch.compile(fullgraph=True)`` of ours as a fourth contender in each
 repeat (issue 33): the columns "compiled / eager" (median ratio, bar: at most 1) and the
@@ -35,6 +42,7 @@ import entmax as reference
 import torch
 
 import sk_entmax.entmax as ours
+from sk_entmax.entmax.kernels import cpu
 
 SHAPES = [(4096, 32), (1024, 1000), (64, 20000)]
 Fn = Callable[[torch.Tensor], torch.Tensor]
@@ -53,13 +61,13 @@ FUNCTIONS: dict[str, tuple[Fn, Fn, float, Fn]] = {
     "sparsemax": (
         ours.sparsemax,
         reference.sparsemax,
-        0.5,
+        0.2,
         lambda X: ours.sparsemax(X, training=False),
     ),
     "entmax15": (
         ours.entmax15,
         reference.entmax15,
-        0.5,
+        0.2,
         lambda X: ours.entmax15(X, training=False),
     ),
     "entmax_bisect a=1.33": (
@@ -86,6 +94,19 @@ MAX_ERR, SUM_ERR = 1e-5, 1e-6
 
 def _softmax(X: torch.Tensor) -> torch.Tensor:
     return torch.softmax(X, -1)
+
+
+def _torch_form(fn: Fn) -> Fn:
+    """``fn`` with the fused CPU kernel off: the traceable torch form of the same call."""
+
+    def run(X: torch.Tensor) -> torch.Tensor:
+        previous = cpu.set_enabled(False)
+        try:
+            return fn(X)
+        finally:
+            cpu.set_enabled(previous)
+
+    return run
 
 
 def _time(fn: Fn, X: torch.Tensor, dY: torch.Tensor) -> float:
@@ -124,7 +145,12 @@ def run(repeats: int, device: str, compiled: bool = False) -> list[dict]:
         X = torch.randn(*shape, generator=gen).to(device)
         dY = torch.randn(*shape, generator=gen).to(device)
         for name, (mine, ref, bar, exact) in FUNCTIONS.items():
-            contenders = [("ours", mine), ("ref", ref), ("softmax", _softmax)]
+            contenders = [
+                ("ours", mine),
+                ("ref", ref),
+                ("softmax", _softmax),
+                ("torch form", _torch_form(mine)),
+            ]
             first_call = None
             if compiled:
                 torch._dynamo.reset()
@@ -133,13 +159,14 @@ def run(repeats: int, device: str, compiled: bool = False) -> list[dict]:
                 contenders.append(("compiled", fast))
             for _, fn in contenders:  # warm up
                 _time(fn, X, dY)
-            to_ref, to_softmax, to_eager, eager_s, compiled_s = [], [], [], [], []
+            to_ref, to_softmax, to_eager, eager_s, compiled_s, to_form = [], [], [], [], [], []
             for _ in range(repeats):
                 order = list(contenders)
                 random.shuffle(order)
                 t = {key: _time(fn, X, dY) for key, fn in order}
                 to_ref.append(t["ours"] / t["ref"])
                 to_softmax.append(t["ours"] / t["softmax"])
+                to_form.append(t["ours"] / t["torch form"])
                 eager_s.append(t["ours"])
                 if compiled:
                     to_eager.append(t["compiled"] / t["ours"])
@@ -152,6 +179,7 @@ def run(repeats: int, device: str, compiled: bool = False) -> list[dict]:
                     "bar": bar,
                     "to_ref": statistics.median(to_ref),
                     "to_softmax": statistics.median(to_softmax),
+                    "to_form": statistics.median(to_form),
                     "sum_err": sum_err,
                     "err": err,
                     "grad_err": grad_err,
@@ -186,14 +214,17 @@ def report(rows: list[dict]) -> bool:
     """Print the per-shape table and the summary with PASS/FAIL; True if all pass."""
     print(
         "| function               | shape     | ours / entmax 1.3 | ours / softmax "
-        "| max err | max abs(sum-1) | grad err (rel) |"
+        "| ours / torch form | max err | max abs(sum-1) | grad err (rel) |"
     )
-    print(f"|{'-' * 24}|{'-' * 11}|{'-' * 19}|{'-' * 16}|{'-' * 9}|{'-' * 16}|{'-' * 16}|")
+    print(
+        f"|{'-' * 24}|{'-' * 11}|{'-' * 19}|{'-' * 16}|{'-' * 19}|{'-' * 9}|{'-' * 16}|{'-' * 16}|"
+    )
     for r in rows:
         shape = f"{r['shape'][0]}x{r['shape'][1]}"
         print(
-            f"| {r['name']:<22} | {shape:<9} | {r['to_ref']:>17.3f} | {r['to_softmax']:>14.1f} "
-            f"| {r['err']:>7.1e} | {r['sum_err']:>14.1e} | {r['grad_err']:>14.1e} |"
+            f"| {r['name']:<22} | {shape:<9} | {r['to_ref']:>17.3f} | {r['to_softmax']:>14.2f} "
+            f"| {r['to_form']:>17.3f} | {r['err']:>7.1e} | {r['sum_err']:>14.1e} "
+            f"| {r['grad_err']:>14.1e} |"
         )
     print(
         "\nmedian over the shapes; accuracy bars: max err <= 1e-5, max abs(sum-1) <= 1e-6\n"
@@ -218,9 +249,38 @@ def report(rows: list[dict]) -> bool:
     return all_pass
 
 
+def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
+    """Throughput of ours at 2 threads over 1 thread at ``shape`` (issue 59: at least 1.7),
+    per function, medians of side-by-side ratios; True if every function meets the bar."""
+    gen = torch.Generator().manual_seed(0)
+    X, dY = torch.randn(*shape, generator=gen), torch.randn(*shape, generator=gen)
+    threads = torch.get_num_threads()
+    print(f"\nscaling at {shape[0]}x{shape[1]}: time at 1 thread / time at 2 threads (bar 1.7)")
+    print("| function               | 1 thread / 2 threads |")
+    print(f"|{'-' * 24}|{'-' * 22}|")
+    ok = True
+    try:
+        for name, (mine, *_) in FUNCTIONS.items():
+            ratios = []
+            for _ in range(repeats):
+                t = {}
+                for n in random.sample([1, 2], 2):
+                    torch.set_num_threads(n)
+                    _time(mine, X, dY)  # (the pool of that thread count warmed up)
+                    t[n] = _time(mine, X, dY)
+                ratios.append(t[1] / t[2])
+            median = statistics.median(ratios)
+            ok &= median >= 1.7
+            print(f"| {name:<22} | {median:>20.2f} |")
+    finally:
+        torch.set_num_threads(threads)
+    return ok
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1])
+    parser.add_argument("--scaling", action="store_true", help="add the 2-thread scaling")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--compiled", action="store_true", help="add torch.compile's columns")
@@ -233,16 +293,22 @@ def main() -> None:
     for name in list(FUNCTIONS):
         if name not in args.functions:
             del FUNCTIONS[name]
-    torch.set_num_threads(args.threads)
-    print(
-        f"torch {torch.__version__}, entmax {reference.__version__}, {args.device}, "
-        f"{args.threads} thread(s), float32, forward+backward, "
-        f"median of {args.repeats} side-by-side ratios per shape\n"
-    )
-    rows = run(args.repeats, args.device, args.compiled)
-    all_pass = report(rows)
-    if args.compiled:
-        all_pass &= report_compiled(rows)
+    kernel = "fused CPU kernel (numba)" if cpu.available() else "torch forms"
+    all_pass = True
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        print(
+            f"torch {torch.__version__}, entmax {reference.__version__}, {args.device}, "
+            f"{threads} thread(s), ours: {kernel}, float32, forward+backward, "
+            f"median of {args.repeats} side-by-side ratios per shape\n"
+        )
+        rows = run(args.repeats, args.device, args.compiled)
+        all_pass &= report(rows)
+        if args.compiled:
+            all_pass &= report_compiled(rows)
+        print()
+    if args.scaling:
+        all_pass &= scaling(args.repeats)
     print(f"\n{'all bars met' if all_pass else 'some bars missed'}")
 
 

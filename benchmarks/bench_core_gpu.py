@@ -346,6 +346,9 @@ def main() -> None:
     parser.add_argument("--lengths", type=int, nargs="+", default=[2048, 8192, 32768])
     args = parser.parse_args()
     random.seed(0)
+    # the kernels are opt-in (SK_ENTMAX_TRITON=1); this benchmark is what measures them, so
+    # "ours" and "Triton" take them here, and the "torch path" columns turn them off again
+    kernels.set_enabled(True)
     print(
         f"torch {torch.__version__}, device {args.device}"
         + (

@@ -24,7 +24,7 @@ import logging
 import signal
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,29 @@ class _Probabilities(nn.Module):
 _NEWTON_PASSES = 12
 
 
+def _repeat(
+    step: Callable[..., tuple[torch.Tensor, ...]], times: int, state: tuple[torch.Tensor, ...]
+) -> tuple[torch.Tensor, ...]:
+    """``state`` after ``times`` calls of ``step(*state)``, as one loop of the graph.
+
+    ``torch.while_loop`` (an ONNX ``Loop``) traces ``step`` once, where a Python loop writes
+    its operations out ``times`` times: each traced operation costs the exporter a few
+    milliseconds (its shapes are symbolic in the batch), and the Newton passes unrolled made
+    most of the graph and of the export time (issue 60). Same operations, same rounding.
+    """
+    if times <= 0:
+        return state
+
+    def more(i: torch.Tensor, *state: torch.Tensor) -> torch.Tensor:
+        return i < times
+
+    def once(i: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (i + 1, *step(*state))
+
+    start = torch.zeros((), dtype=torch.int64, device=state[0].device)
+    return tuple(torch.while_loop(more, once, (start, *state))[1:])
+
+
 def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
     """The sum along the last axis that the core's Newton passes take in the column layout
     of ``predict_proba`` (:func:`~sk_entmax.entmax.activations.columns_map`): the pairwise
@@ -144,25 +167,40 @@ def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
     Z = Z - Z.max(dim=-1, keepdim=True).values
     width = Z.shape[-1]
     tau = ((_summed_as_the_core(Z) - 1) / width).clamp(min=-1)
-    active = torch.ones_like(tau)
-    support = size = None
-    # the supports shrink at each pass until one repeats: a row settles within width + 1
-    for _ in range(min(_NEWTON_PASSES, width + 2)):
+
+    def newton(tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         D = (Z - tau).relu()
-        mass = _summed_as_the_core(D)
         indicator = torch.sign(D)
-        new_size = _summed_as_the_core(indicator).clamp(min=1)
-        step = (mass - 1) / new_size
-        if size is None:
-            tau = tau + step
-            support, size_kept = indicator, new_size
-        else:
-            tau = tau + step * active
+        # both sums in one tree (the rows stacked), as a graph with half the nodes
+        mass, size = _summed_as_the_core(torch.stack((D, indicator))).unbind(0)
+        size = size.clamp(min=1)
+        return indicator, size, (mass - 1) / size
+
+    # the first pass: every row moves
+    support, size, step = newton(tau)
+    tau = tau + step
+    active = torch.ones_like(tau)
+
+    def later_pass(*state: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        tau, active, support, size_kept, size = state
+        indicator, new_size, step = newton(tau)
+        moving = active > 0
+        return (
+            tau + step * active,
+            active * (new_size != size).to(Z.dtype),
             # a row keeps the support of the pass it settles at
-            support = torch.where(active > 0, indicator, support)
-            size_kept = torch.where(active > 0, new_size, size_kept)
-            active = active * (new_size != size).to(Z.dtype)
-        size = new_size
+            torch.where(moving, indicator, support),
+            torch.where(moving, new_size, size_kept),
+            new_size,
+        )
+
+    # the supports shrink at each pass until one repeats: a row settles within width + 1
+    passes = min(_NEWTON_PASSES, width + 2) - 1
+    tau, active, support, size_kept, _ = _repeat(
+        later_pass,
+        passes,
+        (tau, active, support, size, size.clone()),  # (a loop's inputs may not alias)
+    )
     masked = torch.where(support > 0, Z, 0.0)
     tau = (pairwise_row_sum(masked) - 1) / size_kept
     P = (Z - tau).relu()
@@ -202,28 +240,33 @@ def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
     summed = _summed_as_the_core
     eps, tiny = torch.finfo(Z.dtype).eps, torch.finfo(Z.dtype).tiny
     tol = eps * 4.0  # eps * (2 + 4 / m), m = 2
-    tau = torch.full_like(Z[..., :1], -1.0)
-    active = torch.ones_like(tau)
-    last = None
-    for _ in range(_NEWTON_PASSES):
+
+    def newton(tau: torch.Tensor, active: torch.Tensor) -> tuple[torch.Tensor, ...]:
         D = (Z - tau).relu()
-        g_sum = summed(D)
-        total = summed(D * D)
+        g_sum, total = summed(torch.stack((D, D * D))).unbind(0)
         norm = total.sqrt()
         step = (norm - 1) * total / (norm * g_sum).clamp(min=tiny)
         size = step.abs()
-        active = active * (size > tol).to(Z.dtype)
-        if last is not None:
-            moved = torch.maximum(last - 2 * size, size - 4 * tol)
-            active = active * (moved > 0).to(Z.dtype)
-        tau = tau + step * active
-        last = size
+        return step, size, active * (size > tol).to(Z.dtype)
+
+    # the first pass
+    tau = torch.full_like(Z[..., :1], -1.0)
+    step, last, active = newton(tau, torch.ones_like(tau))
+    tau = tau + step * active
+
+    def later_pass(*state: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        tau, active, last = state
+        step, size, active = newton(tau, active)
+        moved = torch.maximum(last - 2 * size, size - 4 * tol)
+        active = active * (moved > 0).to(Z.dtype)
+        return tau + step * active, active, size
+
+    tau, active, _ = _repeat(later_pass, _NEWTON_PASSES - 1, (tau, active, last))
     D = (Z - tau).relu()
     support = (D * D > 0).to(Z.dtype)
     count = support.sum(-1, keepdim=True).clamp(min=1)
     masked = torch.where(support > 0, Z, 0.0)
-    s1 = pairwise_row_sum(masked)
-    s2 = pairwise_row_sum(masked * masked)
+    s1, s2 = pairwise_row_sum(torch.stack((masked, masked * masked))).unbind(0)
     mean = s1 / count
     tau = mean - ((1 - (s2 - s1 * mean)) / count).clamp(min=0).sqrt()
     P = (Z - tau).relu().square()
@@ -348,6 +391,22 @@ def _quiet_exporter() -> Iterator[None]:
             logger.setLevel(level)
 
 
+def _fold(model: Any) -> None:
+    """Fold the exported graph's constants and drop its unused nodes (the ``Constant``,
+    ``Cast`` and ``Reshape`` nodes of slice bounds ...), in place.
+
+    The exporter's own ``optimize=True`` runs onnxscript's rewrite rules as well, which
+    match patterns against every node: on a linear model's graph (about 1,000 nodes) they
+    took 30 % of the export, and 70 % when the graph was larger (issue 60). Their fusions
+    are not needed here, and an arithmetic the graph does not spell out could round
+    otherwise than ``predict_proba``.
+    """
+    from onnxscript import optimizer
+
+    optimizer.fold_constants(model)
+    optimizer.remove_unused_nodes(model)
+
+
 def to_onnx(
     estimator: Any,
     path: str | Path,
@@ -434,9 +493,10 @@ def to_onnx(
                 output_names=[OUTPUT_NAME],
                 dynamic_shapes=({0: Dim("batch", min=1)},),
                 opset_version=opset_version,
-                optimize=True,
+                optimize=False,  # _fold, not the exporter's rewrite rules (minutes)
                 verbose=False,
             )
+            _fold(program.model)
     try:
         data = program.model_proto.SerializeToString()
     except ValueError as error:  # protobuf's 2 GiB limit

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from sk_entmax.entmax.tracing import compiling
+from sk_entmax.entmax.tracing import compiling, exporting
 
 # row_sum: the head of a row summed by a pairwise tree (as narrow rows are), the rest by
 # torch's sums of fixed blocks of this many entries (as fast as a plain sum, nearly)
@@ -28,26 +28,39 @@ def _records(T: torch.Tensor) -> bool:
     return T.requires_grad and torch.is_grad_enabled()
 
 
+def _out_of_place(T: torch.Tensor) -> bool:
+    """Whether :func:`_tree_sum` takes its out-of-place additions: while autograd records
+    ``T``, and while a graph is traced (``torch.export``, the ONNX exporter,
+    ``torch.compile``, ``torch.jit.trace``), where the scratch tensor's in-place adds become
+    slice scatters (``ScatterND``, ``Range``, ``Transpose`` ...): about 40 ONNX nodes a sum
+    instead of about 10, which made a linear model's ONNX export take minutes (issue 60)."""
+    return _records(T) or compiling() or exporting() or torch.jit.is_tracing()
+
+
 def _tree_sum(T: torch.Tensor, dim: int) -> torch.Tensor:
     """The pairwise tree of :func:`row_sum`: entry ``i`` plus entry ``i + h``, ``h`` the
     largest power of two below the length, then the first ``h`` halved the same way.
 
     Without a graph the tree is built in one scratch tensor (``out=`` and in-place adds);
     while autograd records ``T`` (the plain-op path of a mapping called with an input that
-    requires a gradient), by the same additions out of place, equal bit for bit.
+    requires a gradient) or a graph is traced (:func:`_out_of_place`), by the same additions
+    out of place, equal bit for bit.
     """
     n = T.shape[dim]
     if n <= 1:
         return T.sum(dim, keepdim=True)
     h = 1 << ((n - 1).bit_length() - 1)  # h < n <= 2 h
-    if _records(T):
-        acc = T.narrow(dim, 0, n - h) + T.narrow(dim, h, n - h)
+    if _out_of_place(T):
+        # the row padded with zeros to 2 h (x + 0 is x), then each level as a sum over an
+        # axis of two: entry i plus entry i + h (two graph nodes a level, where slices and
+        # their bounds take five)
+        dim = dim % T.dim()
         if n < 2 * h:
-            acc = torch.cat((acc, T.narrow(dim, n - h, 2 * h - n)), dim)
-        while h > 1:
+            T = nn.functional.pad(T, (0, 0) * (T.dim() - 1 - dim) + (0, 2 * h - n))
+        while h >= 1:
+            T = T.unflatten(dim, (2, h)).sum(dim)
             h //= 2
-            acc = acc.narrow(dim, 0, h) + acc.narrow(dim, h, h)
-        return acc
+        return T
     shape = list(T.shape)
     shape[dim] = h
     acc = T.new_empty(shape)

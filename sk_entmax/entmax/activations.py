@@ -116,7 +116,7 @@ def _sparse_map(
     Triton kernels serve it when they can (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
     if not compiling():  # (a traced graph holds no Triton launch)
         alpha = 2.0 if function is SparsemaxFunction else 1.5
-        P = triton_path(X, alpha, dim, None, owner)
+        P = triton_path(X, alpha, dim, None, owner, training)
         if P is not None:
             return with_support(P, dim, return_support_size)
     if training:

@@ -82,6 +82,7 @@ and :func:`case_for` ``mapping_for``; the old names still work, with a deprecati
 from __future__ import annotations
 
 import enum
+import importlib
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -100,6 +101,7 @@ __all__ = [
     "case_for",
     "kernel_for",
     "newton_applies",
+    "offer_cpu",
     "register_kernel",
     "select",
     "triton_path",
@@ -161,6 +163,34 @@ _TRITON_DEVICES: tuple[str, ...] = ("cuda",)
 _TRITON: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
 
+#: the fused CPU kernel's ``(run, wrap)``, which :mod:`sk_entmax.entmax.kernels.cpu` offers
+#: here when it is imported (:func:`offer_cpu`)
+_CPU: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+
+
+_OFFERS_LOADED = False
+
+
+def _load_offers() -> None:
+    """Import the package's kernel modules once, on the first choice made, so that they
+    offer themselves (:func:`offer_cpu`, :func:`offer_triton`) whichever public module the
+    user imported first (the core's names load lazily: ``from sk_entmax.entmax import
+    sparsemax`` alone imports no kernel module). Neither imports numba or Triton here."""
+    global _OFFERS_LOADED
+    if not _OFFERS_LOADED:
+        _OFFERS_LOADED = True
+        importlib.import_module("sk_entmax.entmax.kernels")
+        importlib.import_module("sk_entmax.entmax.kernels.cpu")
+
+
+def offer_cpu(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
+    """Make the fused CPU kernel the default on CPU for the calls it takes: ``run`` for
+    :func:`triton_path` (with ``training``), ``wrap`` for :func:`select` (called once, by
+    :mod:`sk_entmax.entmax.kernels.cpu` as it is imported)."""
+    global _CPU
+    _CPU = (run, wrap)
+
+
 def offer_triton(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
     """Make the package's Triton kernels the default on :data:`_TRITON_DEVICES`: ``run`` for
     :func:`triton_path`, ``wrap`` for :func:`select` (called once, by
@@ -200,18 +230,31 @@ def kernel_for(mapping: Case, device: torch.device) -> Kernel | None:
 
 
 def triton_path(
-    X: torch.Tensor, alpha: Param, dim: int, n_iter: object = None, owner: str | None = None
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int,
+    n_iter: object = None,
+    owner: str | None = None,
+    training: bool = True,
 ) -> torch.Tensor | None:
-    """``P`` of ``X`` by the Triton kernels (:func:`sk_entmax.entmax.kernels.run`) when ``X``
-    is on a device they serve and they take the call, else None.
+    """``P`` of ``X`` by the package's kernels when ``X`` is on a device they serve and they
+    take the call, else None: on CPU the fused kernel
+    (:func:`sk_entmax.entmax.kernels.cpu.run`) for a call with ``training`` (the autograd
+    path; ``training=False`` keeps the traceable plain-op form), on CUDA the Triton kernels
+    (:func:`sk_entmax.entmax.kernels.run`, opt-in).
 
     The functions named after an algorithm (:func:`~sk_entmax.entmax.sparsemax`,
     :func:`~sk_entmax.entmax.entmax15`, :func:`~sk_entmax.entmax.entmax_bisect`) ask this,
     not the registry (a registered kernel may wrap them), so that the package's own
-    kernels serve them on CUDA too; on CPU it costs one comparison.
+    kernels serve them too.
     """
-    if _TRITON is None or not isinstance(X, torch.Tensor) or X.device.type not in _TRITON_DEVICES:
+    if not isinstance(X, torch.Tensor):
         return None
+    _load_offers()
+    if _TRITON is None or X.device.type not in _TRITON_DEVICES:
+        if _CPU is None or not training or X.device.type != "cpu":
+            return None
+        return _CPU[0](X, alpha, dim, n_iter, owner)  # loads numba on first use, if it can
     return _TRITON[0](X, alpha, dim, n_iter, owner)  # imports Triton on first use, if it can
 
 
@@ -233,12 +276,17 @@ def select(
     """
     if case is None:
         case = case_for(alpha)
+    _load_offers()
     if _KERNELS:
         kernel = _KERNELS.get((case, device.type))
         if kernel is not None:
             return kernel
     if _TRITON is not None and device.type in _TRITON_DEVICES:
         kernel = _TRITON[1](case, defaults[case])  # imports Triton on first use, if it can
+        if kernel is not None:
+            return kernel
+    if _CPU is not None and device.type == "cpu":
+        kernel = _CPU[1](case, defaults[case])  # the fused CPU kernel, training calls only
         if kernel is not None:
             return kernel
     return defaults[case]

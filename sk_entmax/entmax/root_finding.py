@@ -206,7 +206,7 @@ def _entmax_bisect(
     (:func:`~sk_entmax.entmax.algorithms.triton_path`). ``case``: ``alpha``'s, when the
     caller decided it (:func:`~sk_entmax.entmax.algorithms.select`), else None."""
     if ensure_sum_one and not compiling():  # (a traced graph holds no Triton launch)
-        P = triton_path(X, alpha, dim, n_iter, owner)
+        P = triton_path(X, alpha, dim, n_iter, owner, training)
         if P is not None:
             return with_support(P, dim, return_support_size)
     Z, dim, dtype = to_last(X, dim, owner)

@@ -34,6 +34,25 @@ _CONFTEST = """\
 import entmax
 
 assert getattr(entmax, "SHIM", False), f"entmax is not the shim: {entmax.__file__}"
+
+# count the calls the fused CPU kernel serves: the suite must pass through it
+from sk_entmax.entmax.kernels import cpu
+
+_calls = [0]
+_kernel = cpu.entmax_cpu
+
+
+def _counted(*args, **kwargs):
+    _calls[0] += 1
+    return _kernel(*args, **kwargs)
+
+
+cpu.entmax_cpu = _counted
+
+
+def pytest_sessionfinish(session):
+    with open("kernel_calls.txt", "w") as f:
+        f.write(f"{_calls[0]} {cpu.available()}")
 """
 
 
@@ -57,7 +76,10 @@ def run_suite(files: list[Path], workdir: Path, extra_path: Path = SHIM) -> tupl
     for f in files:
         shutil.copy(f, workdir / f.name)
     (workdir / "conftest.py").write_text(_CONFTEST)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(extra_path), str(SHIM)])}
+    # the caller's PYTHONPATH after the shim, so that the suite runs against the sk_entmax
+    # the caller imports (a worktree's, not the one an editable install points to)
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(extra_path), str(SHIM), *inherited])}
     env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", "."]
@@ -86,6 +108,9 @@ def test_reference_suite_passes_against_our_core(tmp_path):
     print(out[-3000:])
     assert counts.get("passed") == REFERENCE_TESTS, out[-6000:]
     assert set(counts) == {"passed"}, out[-6000:]
+    calls, loaded = (tmp_path / "reference" / "kernel_calls.txt").read_text().split()
+    if loaded == "True":  # where numba loads, the fused CPU kernel served the suite
+        assert int(calls) > 100, calls
 
 
 def test_the_guard_refuses_the_reference_itself(tmp_path):

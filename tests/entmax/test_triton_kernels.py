@@ -348,6 +348,19 @@ def test_multihead_attention_takes_the_fused_kernel(fused_calls):
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
 
 
+def test_off_unless_asked_for(monkeypatch):
+    """Never measured on a GPU, the kernels are opt-in: ``SK_ENTMAX_TRITON=1`` only."""
+    monkeypatch.delenv("SK_ENTMAX_TRITON", raising=False)
+    assert not kernels.asked_for()
+    monkeypatch.setenv("SK_ENTMAX_TRITON", "0")
+    assert not kernels.asked_for()
+    monkeypatch.setenv("SK_ENTMAX_TRITON", "1")
+    assert kernels.asked_for()
+    monkeypatch.setattr(kernels, "_enabled", False)
+    defaults = dict.fromkeys(algorithms.Case, sparsemax)
+    assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
+
+
 def test_without_triton(monkeypatch):
     """Where Triton does not import, the seam keeps the torch path and says why."""
     monkeypatch.setitem(sys.modules, "triton", None)

@@ -1,9 +1,16 @@
-"""Triton kernels for the mappings on CUDA, an optional path behind the kernel seam.
+"""Triton kernels for the mappings on CUDA, an opt-in path behind the kernel seam.
+
+Opt-in until measured. The kernels have run only under Triton's CPU interpreter, never
+compiled on a GPU, so they are off by default: CUDA tensors take the traceable torch form,
+the path whose CUDA tests were measured (on an H200). ``SK_ENTMAX_TRITON=1`` in the
+environment, or :func:`set_enabled` with True, turns them on. The default changes per case
+once ``benchmarks/cuda_checks.sh`` has shown, on a GPU, a kernel correct against the torch
+form and no slower at every shape, and its figures are in the docs.
 
 :func:`sk_entmax.entmax.algorithms.select` asks :func:`wrap` for the Triton path of a case
-when the scores are on a CUDA device; :func:`wrap` answers None when Triton does not import
-(or :func:`set_enabled` turned the kernels off), and the caller's own torch implementation
-serves. The core imports without Triton: this module imports it on first use only.
+when the scores are on a CUDA device; :func:`wrap` answers None when the kernels are off or
+Triton does not import, and the caller's own torch implementation serves. The core imports
+without Triton: this module imports it on first use only.
 
 The kernels (:mod:`sk_entmax.entmax.kernels._triton`) serve sparsemax, 1.5-entmax and
 alpha-entmax for alpha in ``[1.1, 2]`` (a number, or a tensor with one alpha per row) with
@@ -52,6 +59,7 @@ from sk_entmax.entmax.tracing import compiling
 __all__ = [
     "AttentionPlan",
     "absent_reason",
+    "asked_for",
     "attention_backward",
     "attention_forward",
     "available",
@@ -73,7 +81,15 @@ _LONG_BLOCK = 4096
 
 _module: ModuleType | None = None
 _reason: str | None = None
-_enabled = os.environ.get("SK_ENTMAX_TRITON", "1") != "0"
+
+
+def asked_for() -> bool:
+    """Whether the environment turns the kernels on (``SK_ENTMAX_TRITON=1``): off unless
+    asked for, as they have never been measured on a GPU (module docstring)."""
+    return os.environ.get("SK_ENTMAX_TRITON", "0") == "1"
+
+
+_enabled = asked_for()
 
 
 def _load() -> ModuleType | None:
@@ -100,9 +116,10 @@ def absent_reason() -> str | None:
 
 
 def set_enabled(enabled: bool) -> bool:
-    """Turn the Triton path on or off (for comparisons); returns the previous setting.
+    """Turn the Triton path on or off; returns the previous setting.
 
-    The environment variable ``SK_ENTMAX_TRITON=0`` turns it off from the start.
+    Off by default (never measured on a GPU); the environment variable
+    ``SK_ENTMAX_TRITON=1`` turns it on from the start.
     """
     global _enabled
     previous, _enabled = _enabled, bool(enabled)

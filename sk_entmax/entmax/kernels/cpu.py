@@ -1,0 +1,309 @@
+"""The fused CPU kernel behind the kernel seam: sparsemax, 1.5-entmax and alpha-entmax.
+
+Why numba. The kernel must install from the package registry with no compiler on the user's
+machine (so no C++ extension built on first use); numba compiles the row loops of
+:mod:`sk_entmax.entmax.kernels._numba_maps` with LLVM on first use and keeps them in a disk
+cache (``cache=True``: beside the module, or in ``NUMBA_CACHE_DIR``), so that only the first
+process ever compiles. Measured side by side against the torch forms in
+``doc/benchmarks/bench_core.md``.
+
+What it serves. CPU tensors, float32 and float64 (float16 and bfloat16 through float32), for
+sparsemax, 1.5-entmax (rows of 64 entries or more), and alpha-entmax with alpha in
+``[1.1, 2]`` (a number or one per row; rows of 1,024 entries or more, :data:`MIN_WIDTH`) when
+at least :data:`~sk_entmax.entmax.algorithms.NEWTON_MIN_ITER` bisection steps are asked, in
+the autograd path (``training=True``), forward and backward; the gradient in a tensor alpha
+and a second derivative are formed by torch ops from the saved output. Every
+other call keeps the torch forms: softmax, alpha nearer 1 (the log1p bisection) or above 2,
+fewer steps asked, ``ensure_sum_one=False``, a call being traced (``torch.compile``,
+``torch.export``, ``torch.jit.trace``), and ``training=False``, the traceable plain-op form
+whose graph :func:`sk_entmax.export.to_onnx` writes (so ``predict_proba`` and the ONNX
+graph still agree bit for bit).
+
+When numba does not import, or the kernel does not compile, the torch forms serve, and one
+``RuntimeWarning`` says why. ``SK_ENTMAX_CPU_KERNEL=0`` in the environment, or
+:func:`set_enabled` with False, turns the kernel off.
+
+Threads: blocks of rows are spread over ``torch.get_num_threads()`` threads (numba's own pool,
+at most ``NUMBA_NUM_THREADS``); no sum crosses a row, so the bits do not depend on the number
+of threads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import torch
+from torch.autograd import Function
+
+from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
+from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
+from sk_entmax.entmax._vjp import entmax_vjp
+from sk_entmax.entmax.algorithms import (
+    NEWTON_MIN_ALPHA,
+    NEWTON_MIN_ITER,
+    Case,
+    case_for,
+    newton_applies,
+    offer_cpu,
+)
+from sk_entmax.entmax.tracing import compiling, exporting
+
+__all__ = ["absent_reason", "available", "entmax_cpu", "run", "set_enabled", "wrap"]
+
+SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
+
+#: the dtypes the kernel computes in (others go through float32)
+_NATIVE = (torch.float32, torch.float64)
+_WIDENED = (torch.float16, torch.bfloat16)
+
+#: the narrowest rows the kernel takes, per case: below, the torch forms' column layout
+#: (narrow rows solved across the batch) measured faster (doc/benchmarks/bench_core.md:
+#: at 4096 x 32 the kernel took 1.3 times the torch form's time for 1.5-entmax, 2 to 4 times
+#: at alpha 1.5 and 1.33; at 1024 x 1000, 1.5 times at alpha 1.33)
+MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 64, GENERAL: 1024}
+
+_module: ModuleType | None = None
+_reason: str | None = None
+_enabled = os.environ.get("SK_ENTMAX_CPU_KERNEL", "1") != "0"
+
+
+def _load() -> ModuleType | None:
+    """The kernel's module, imported (and its loops compiled or read from the cache) on
+    first use; None, with one warning naming the reason, when it cannot load."""
+    global _module, _reason
+    if _module is None and _reason is None:
+        try:
+            module = importlib.import_module("sk_entmax.entmax.kernels._numba_maps")
+            _probe(module)
+            _module = module
+        except Exception as exc:  # numba absent, built for another numpy, LLVM failing ...
+            _reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            warnings.warn(
+                f"sk_entmax: the fused CPU kernel (numba) cannot load ({_reason}); the "
+                "traceable torch forms serve sparsemax and entmax on CPU instead, slower",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return _module
+
+
+def _probe(module: ModuleType) -> None:
+    """Compile (or read from the disk cache) the loops for both dtypes, so that a failure
+    shows now, once, rather than in the middle of a training step."""
+    import numpy as np
+
+    for dtype in (np.float32, np.float64):
+        Z = np.zeros((1, 2), dtype=dtype)
+        P, D = np.empty_like(Z), np.empty_like(Z)
+        alphas = np.full(1, 1.5)
+        module.forward_serial(Z, P, alphas, GENERAL)
+        module.backward_serial(P, Z, D, alphas, GENERAL)
+
+
+def available() -> bool:
+    """Whether the kernel loads (numba imports and its loops compile)."""
+    return _load() is not None
+
+
+def absent_reason() -> str | None:
+    """Why the kernel cannot run, or None when it can."""
+    _load()
+    return _reason
+
+
+def set_enabled(enabled: bool) -> bool:
+    """Turn the kernel on or off (for comparisons); returns the previous setting."""
+    global _enabled
+    previous, _enabled = _enabled, bool(enabled)
+    return previous
+
+
+def _calls(module: ModuleType, threads: int) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The forward and backward loops for ``threads`` threads."""
+    if threads <= 1:
+        return module.forward_serial, module.backward_serial
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return module.forward_parallel, module.backward_parallel
+
+
+def _alphas(alpha_rows: torch.Tensor | None, value: float, n_rows: int) -> Any:
+    """One float64 alpha per row, as a numpy array."""
+    if alpha_rows is None:
+        return torch.full((n_rows,), value, dtype=torch.float64).numpy()
+    return alpha_rows.detach().reshape(-1).to(torch.float64).contiguous().numpy()
+
+
+class _CpuMapping(Function):
+    """The kernel as an autograd function of 2-d rows (contiguous, float32 or float64) and
+    of a tensor alpha, one per row (or None); saves only the output (and alpha)."""
+
+    @staticmethod
+    def forward(ctx, Z, alpha_rows, alpha, mode):
+        forward, _ = _calls(_module, torch.get_num_threads())
+        Y = torch.empty_like(Z)
+        forward(Z.detach().numpy(), Y.numpy(), _alphas(alpha_rows, alpha, Z.shape[0]), mode)
+        ctx.save_for_backward(Y, alpha_rows)
+        ctx.alpha, ctx.mode = alpha, mode
+        ctx.set_materialize_grads(False)
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        if dY is None:
+            return None, None, None, None
+        Y, alpha_rows = ctx.saved_tensors
+        alpha = ctx.alpha if alpha_rows is None else alpha_rows
+        dX = d_alpha = None
+        if ctx.needs_input_grad[0]:
+            if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
+                dX = entmax_vjp(dY, _gppr(Y, alpha))
+            else:
+                _, backward = _calls(_module, torch.get_num_threads())
+                dY = dY.to(Y.dtype).contiguous()
+                dX = torch.empty_like(Y)
+                alphas = _alphas(alpha_rows, ctx.alpha, Y.shape[0])
+                backward(Y.detach().numpy(), dY.detach().numpy(), dX.numpy(), alphas, ctx.mode)
+        if alpha_rows is not None and ctx.needs_input_grad[1]:
+            a = alpha_rows.to(Y.dtype)
+            d_alpha = _entmax_alpha_vjp(dY, Y, _gppr(Y, a), a - 1).to(alpha_rows.dtype)
+        return dX, d_alpha, None, None
+
+
+def entmax_cpu(
+    X: torch.Tensor, alpha: Param, dim: int = -1, owner: str | None = "entmax_cpu"
+) -> torch.Tensor:
+    """alpha-entmax of ``X`` along ``dim`` by the fused CPU kernel, differentiable.
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        Scores on CPU, float32 or float64 (float16 and bfloat16 computed in float32);
+        ``-inf`` masks an entry.
+    alpha : float or torch.Tensor
+        2 (sparsemax), 1.5 (1.5-entmax), a number in ``[1.1, 2]``, or a tensor of such
+        values broadcastable to ``X`` with size 1 along ``dim`` (one alpha per row).
+    dim : int, default=-1
+        The axis of the mapping.
+    owner : str or None, default="entmax_cpu"
+        The public name an error about ``dim`` names.
+
+    Returns
+    -------
+    P : torch.Tensor
+        ``X``'s shape and dtype; its rows sum to 1 (0 on a fully masked row, NaN on a row
+        holding a NaN), with exact zeros off the support.
+    """
+    dim = _check_dim(X, dim, owner)
+    if isinstance(alpha, torch.Tensor):
+        mode, value = GENERAL, 1.5
+    elif alpha == 2:
+        mode, value = SPARSEMAX, 2.0
+    elif alpha == 1.5:
+        mode, value = ENTMAX15, 1.5
+    else:
+        mode, value = GENERAL, float(alpha)
+    if X.numel() == 0:
+        return X.clone()
+    dtype = X.dtype
+    Z = X if dim == X.dim() - 1 else X.movedim(dim, -1)
+    shape = Z.shape
+    Z = Z.reshape(-1, shape[-1])
+    if dtype in _WIDENED:
+        Z = Z.float()
+    Z = Z.contiguous()
+    rows = None
+    if isinstance(alpha, torch.Tensor):
+        a = param_to_last(alpha, X, dim, "alpha", owner)
+        rows = a.expand(*shape[:-1], 1).reshape(-1, 1)
+    P = _CpuMapping.apply(Z, rows, value, mode).to(dtype).reshape(shape)
+    return P if dim == X.dim() - 1 else P.movedim(-1, dim)
+
+
+def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int) -> bool:
+    """Whether the kernel takes this call (the module docstring, :data:`MIN_WIDTH`); else
+    the torch forms."""
+    if X.dtype not in _NATIVE + _WIDENED or X.device.type != "cpu":
+        return False
+    if compiling() or exporting() or torch.jit.is_tracing():
+        return False
+    if n_iter is None:
+        steps = 50
+    elif isinstance(n_iter, int) and not isinstance(n_iter, bool) and n_iter >= 1:
+        steps = n_iter
+    else:
+        return False  # the torch path raises its error
+    if steps < NEWTON_MIN_ITER:  # the bisection asked for (entmax_bisect at alpha 2 too)
+        return False
+    mapping = case_for(alpha)
+    if mapping is Case.SPARSEMAX:
+        return width >= MIN_WIDTH[SPARSEMAX]
+    if mapping is Case.ENTMAX15:
+        return width >= MIN_WIDTH[ENTMAX15]
+    if width < MIN_WIDTH[GENERAL]:
+        return False
+    if mapping is Case.ROOT:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+            return False
+        return bool(newton_applies(alpha, steps))
+    if mapping is Case.PER_ROW:
+        if not alpha.is_floating_point() or not bool(newton_applies(1.5, steps)):
+            return False
+        if alpha.requires_grad and X.dtype != alpha.dtype:
+            return False
+        return bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all())
+    return False
+
+
+def run(
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int,
+    n_iter: object = None,
+    owner: str | None = None,
+) -> torch.Tensor | None:
+    """``P`` of ``X`` by the kernel, or None when it does not take the call (module
+    docstring): the caller's torch form then serves it."""
+    if not _enabled or not isinstance(X, torch.Tensor) or X.numel() == 0:
+        return None
+    if not isinstance(dim, int) or not -X.dim() <= dim < X.dim():
+        return None  # the torch form raises its error
+    if not _serves(X, alpha, n_iter, X.shape[dim]) or _load() is None:
+        return None
+    return entmax_cpu(X, alpha, dim, owner)
+
+
+Kernel = Callable[..., Any]
+
+
+def wrap(mapping: Case, default: Kernel) -> Kernel | None:
+    """The kernel's path for ``mapping`` with the kernels' calling convention
+    (:mod:`sk_entmax.entmax.algorithms`), ``default`` serving the calls it does not take
+    (``training=False`` among them); None for softmax or when the kernel is off."""
+    if not _enabled or mapping is Case.SOFTMAX:
+        return None
+
+    def kernel(X, alpha, *, dim, n_iter, training, return_support_size):
+        P = run(X, alpha, dim, n_iter) if training else None
+        if P is None:
+            return default(
+                X,
+                alpha,
+                dim=dim,
+                n_iter=n_iter,
+                training=training,
+                return_support_size=return_support_size,
+            )
+        return with_support(P, dim, return_support_size)
+
+    return kernel
+
+
+offer_cpu(run, wrap)

@@ -1,0 +1,111 @@
+"""The fused CPU kernel (:mod:`sk_entmax.entmax.kernels.cpu`) against the traceable torch form.
+
+Skipped where numba does not import (the torch forms then serve, as
+:func:`test_without_numba_one_warning_and_the_torch_form` checks). Shapes are tiny.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import pytest
+import torch
+
+from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax
+from sk_entmax.entmax.kernels import cpu
+
+needs_kernel = pytest.mark.skipif(
+    not cpu.available(), reason=f"the fused CPU kernel does not load: {cpu.absent_reason()}"
+)
+
+MAPS = {
+    2.0: lambda X, training: sparsemax(X, training=training),
+    1.5: lambda X, training: entmax15(X, training=training),
+    1.33: lambda X, training: entmax_bisect(X, 1.33, training=training),
+}
+WIDTH = 70  # wide enough for the kernel at 2 and 1.5 (cpu.MIN_WIDTH)
+
+
+def _rows(dtype: torch.dtype) -> torch.Tensor:
+    X = torch.randn(40, WIDTH, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    X = (X * 3).to(dtype)
+    X[1, 4:] = float("-inf")  # padding
+    X[2] = float("-inf")  # fully masked: zeros
+    X[3, :5] = torch.tensor([0.2, -0.2, -0.5, -2.0, -2.0], dtype=dtype)  # tau exactly -0.5
+    return X
+
+
+@needs_kernel
+@pytest.mark.parametrize("alpha", list(MAPS))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_kernel_serves_training_calls_with_the_traceable_forms_support(alpha, dtype):
+    X = _rows(dtype)
+    calls = []
+    real = cpu.entmax_cpu
+    cpu.entmax_cpu = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        P = MAPS[alpha](X, True)  # the kernel where the rows are wide enough
+    finally:
+        cpu.entmax_cpu = real
+    R = MAPS[alpha](X, False)  # the traceable torch form
+    assert calls == ([1] if WIDTH >= cpu.MIN_WIDTH[cpu.GENERAL if alpha == 1.33 else 0] else [])
+    if alpha == 1.33:  # narrower than the kernel takes by default: called directly
+        P = cpu.entmax_cpu(X, alpha)
+    assert torch.equal(P > 0, R > 0)
+    torch.testing.assert_close(P, R, atol=1e-6 if dtype == torch.float32 else 1e-12, rtol=0)
+    assert torch.equal(P[2], torch.zeros_like(P[2]))
+    padded = cpu.entmax_cpu(X[1:2, :4], alpha)
+    assert torch.equal(P[1, :4], padded[0])  # padding changes no bit
+
+
+@needs_kernel
+def test_nan_row_and_dim():
+    X = _rows(torch.float32)
+    X[5, 3] = float("nan")
+    P = sparsemax(X)
+    assert torch.isnan(P[5]).all() and not torch.isnan(P[6]).any()
+    X[5, 3] = 0.0
+    assert torch.equal(entmax15(X.T, dim=0), entmax15(X).T)
+
+
+@needs_kernel
+def test_gradients_float64():
+    X = torch.randn(3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    X.requires_grad_()
+    for alpha in (2.0, 1.5, 1.3):
+        assert torch.autograd.gradcheck(lambda X, a=alpha: cpu.entmax_cpu(X, a), (X,))
+    a = torch.full((3, 1), 1.4, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda X, a: cpu.entmax_cpu(X, a), (X, a))
+    assert torch.autograd.gradgradcheck(lambda X: cpu.entmax_cpu(X, 1.5), (X[:1],))
+
+
+@needs_kernel
+def test_the_bits_do_not_depend_on_the_thread_count():
+    X = torch.randn(300, 50, generator=torch.Generator().manual_seed(2))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+        torch.set_num_threads(2)
+        two = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+    finally:
+        torch.set_num_threads(threads)
+    assert all(torch.equal(a, b) for a, b in zip(one, two, strict=True))
+
+
+def test_without_numba_one_warning_and_the_torch_form(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sk_entmax.entmax.kernels._numba_maps", None)
+    monkeypatch.setattr(cpu, "_module", None)
+    monkeypatch.setattr(cpu, "_reason", None)
+    X = _rows(torch.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        P = sparsemax(X)
+        sparsemax(X)
+    said = [w for w in caught if "fused CPU kernel" in str(w.message)]
+    assert len(said) == 1 and "cannot load" in str(said[0].message)
+    R = sparsemax(X, training=False)
+    assert torch.equal(P > 0, R > 0)
+    torch.testing.assert_close(P, R, atol=1e-12, rtol=0)
+    assert cpu.absent_reason() is not None
