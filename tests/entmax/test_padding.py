@@ -3,8 +3,10 @@
 This is what attention with a key-padding mask relies on (the same sentence gets the same
 weights however long its batch's padding), and what the reference ``entmax`` 1.3's own
 ``test_mask`` checks (run against our core in ``tests/dropin``). The exact mappings promise
-it bit for bit, at every width (including a narrow row padded past the column layout's
-width), dtype and batch size; root finding within 2 units of rounding of 1.
+it bit for bit where one form serves both widths, at every width (including a narrow row
+padded past the column layout's width), dtype and batch size; where the fused CPU kernel
+takes the padded row and a torch form the row, the same support and values within 4 units
+of rounding of 1. Root finding within 2 units of rounding of 1.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sk_entmax.entmax import (
     sparsemax_bisect,
 )
 from sk_entmax.entmax._sums import row_sum
+from sk_entmax.entmax.kernels import cpu
 
 NEG_INF = float("-inf")
 WIDTHS = [2, 3, 9, 10, 11, 17, 100, 257]
@@ -36,6 +39,16 @@ EXACT = {
     "entmax(alpha=2)": lambda X: entmax(X, 2.0),
     "eval": lambda X: entmax15(X, training=False),
 }
+
+
+def _one_form(name: str, width: int, padded: int) -> bool:
+    """Whether one form of the mapping serves both widths: the fused CPU kernel takes
+    1.5-entmax rows from ``MIN_WIDTH`` entries on (sparsemax at every width), the torch
+    forms the narrower ones."""
+    if name not in ("entmax15", "Entmax15(k=4)", "entmax_bisect_1.5") or not cpu.available():
+        return True
+    floor = cpu.MIN_WIDTH[cpu.ENTMAX15]
+    return (width >= floor) == (padded >= floor)
 
 
 def _rows(width: int, rows: int, dtype: torch.dtype, seed: int) -> torch.Tensor:
@@ -58,8 +71,14 @@ def test_exact_mappings_ignore_padding_bit_for_bit(name, dtype):
             P = fn(X)
             for pad in PADS:
                 Pp = fn(_padded(X, pad))
-                assert torch.equal(Pp[:, :width], P), (width, rows, pad)
                 assert (Pp[:, width:] == 0).all()
+                if _one_form(name, width, width + pad):
+                    assert torch.equal(Pp[:, :width], P), (width, rows, pad)
+                else:  # the fused CPU kernel takes the padded row, the torch form the row:
+                    # the same support, values within 4 units of rounding of 1 (issue 59)
+                    assert torch.equal(Pp[:, :width] > 0, P > 0), (width, rows, pad)
+                    eps = torch.finfo(dtype).eps
+                    assert (Pp[:, :width] - P).abs().max().item() <= 4 * eps, (width, rows, pad)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
