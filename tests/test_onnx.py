@@ -288,13 +288,17 @@ def test_a_failed_write_leaves_the_old_file_whole(small, tmp_path):
 
 
 def test_a_ctrl_c_during_the_first_export_waits_for_the_export_to_end(
-    small, tmp_path, monkeypatch
+    small, tmp_path, monkeypatch, request
 ):
     """(issue 58, point 19) A SIGINT in the middle of the process's first export (its
     imports) is held until the export ends, then raised: nothing is left half imported."""
     import sk_entmax.export as export
 
     monkeypatch.setattr(export, "_EXPORTED", False)
+    # Python's own handler, as a user's process has it (a test run before this one may
+    # have left another); put back afterwards
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, outer))
     handler = signal.getsignal(signal.SIGINT)
     steps = []
 
