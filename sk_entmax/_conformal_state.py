@@ -108,17 +108,12 @@ def check_conformal(
     return fitted
 
 
-def _check_calibration(
-    fitted: dict[str, Any],
-    params: dict[str, Any],
-    n_classes: int,
-    alpha: float,
-    multilabel: bool,
-    fail: Callable,
-) -> None:
-    """The calibration attributes: the levels are the parameter's, the counts those of the
-    stored scores, and every quantile and temperature what conformalize computes from the
-    stored scores (and rows' classes): each recomputed here, in ``O(n log n + n_levels)``."""
+def _levels_and_scores(
+    fitted: dict[str, Any], params: dict[str, Any], fail: Callable
+) -> tuple[np.ndarray, np.ndarray]:
+    """The stored levels and conformity scores, once the levels are those of
+    ``confidence_level`` and the scores a 1-d float64 array of finite scores >= 0 (else
+    ``fail``)."""
     levels = fitted["confidence_levels_"]
     want_levels, _ = _check_level(params["confidence_level"])
     if not (isinstance(levels, np.ndarray) and np.array_equal(levels, want_levels)):
@@ -132,6 +127,21 @@ def _check_calibration(
         and (scores >= 0).all()
     ):
         fail("conformity_scores_", "a 1-d float64 array of finite scores >= 0 is expected")
+    return levels, scores
+
+
+def _check_calibration(
+    fitted: dict[str, Any],
+    params: dict[str, Any],
+    n_classes: int,
+    alpha: float,
+    multilabel: bool,
+    fail: Callable,
+) -> None:
+    """The calibration attributes: the levels are the parameter's, the counts those of the
+    stored scores, and every quantile and temperature what conformalize computes from the
+    stored scores (and rows' classes): each recomputed here, in ``O(n log n + n_levels)``."""
+    levels, scores = _levels_and_scores(fitted, params, fail)
     n = scores.size
     class_conditional = bool(params["class_conditional"])
     counts = _checked_counts(fitted["n_conformalize_samples_"], n, n_classes, class_conditional)
@@ -215,19 +225,7 @@ def _check_recall(
 ) -> None:
     """A recall-risk calibration: one score, label and row per (row, true label) pair, no
     pair twice, and every threshold and temperature what conformalize computes from them."""
-    levels = fitted["confidence_levels_"]
-    want_levels, _ = _check_level(params["confidence_level"])
-    if not (isinstance(levels, np.ndarray) and np.array_equal(levels, want_levels)):
-        fail("confidence_levels_", "not the levels of confidence_level")
-    scores = fitted["conformity_scores_"]
-    if not (
-        isinstance(scores, np.ndarray)
-        and scores.dtype == np.float64
-        and scores.ndim == 1
-        and np.isfinite(scores).all()
-        and (scores >= 0).all()
-    ):
-        fail("conformity_scores_", "a 1-d float64 array of finite scores >= 0 is expected")
+    levels, scores = _levels_and_scores(fitted, params, fail)
     n_rows = fitted["n_conformalize_samples_"]
     if not (_is_int(n_rows) and 0 <= n_rows < 2**53):
         fail("n_conformalize_samples_", "the number of calibration rows, an int, is expected")
