@@ -130,6 +130,21 @@ def _levels_and_scores(
     return levels, scores
 
 
+def _stored_quantiles(
+    fitted: dict[str, Any], n_levels: int, n_classes: int, fail: Callable
+) -> np.ndarray:
+    """The stored ``quantiles_``, once a float64 array of shape ``(n_levels, n_classes)``
+    (else ``fail``)."""
+    quantiles = fitted["quantiles_"]
+    if not (
+        isinstance(quantiles, np.ndarray)
+        and quantiles.dtype == np.float64
+        and quantiles.shape == (n_levels, n_classes)
+    ):
+        fail("quantiles_", f"a float64 array of shape ({n_levels}, {n_classes}) is expected")
+    return quantiles
+
+
 def _check_calibration(
     fitted: dict[str, Any],
     params: dict[str, Any],
@@ -171,13 +186,7 @@ def _check_calibration(
         codes = codes.astype(np.int64)
         if class_conditional and np.bincount(codes, minlength=n_classes).tolist() != counts:
             fail("n_conformalize_samples_", "not the stored rows per class")
-    quantiles = fitted["quantiles_"]
-    if not (
-        isinstance(quantiles, np.ndarray)
-        and quantiles.dtype == np.float64
-        and quantiles.shape == (len(levels), n_classes)
-    ):
-        fail("quantiles_", f"a float64 array of shape ({len(levels)}, {n_classes}) is expected")
+    quantiles = _stored_quantiles(fitted, len(levels), n_classes, fail)
     if codes is not None or not class_conditional:
         # every quantile recomputed, as conformalize computes it
         groups = np.zeros(n, dtype=np.int64) if codes is None or multilabel else codes
@@ -243,13 +252,7 @@ def _check_recall(
     labels, rows = (v.astype(np.int64) for v in pairs)
     if np.unique(rows * n_classes + labels).size != rows.size:
         fail("conformity_rows_", "a (row, label) pair is stored twice")
-    quantiles = fitted["quantiles_"]
-    if not (
-        isinstance(quantiles, np.ndarray)
-        and quantiles.dtype == np.float64
-        and quantiles.shape == (len(levels), n_classes)
-    ):
-        fail("quantiles_", f"a float64 array of shape ({len(levels)}, {n_classes}) is expected")
+    quantiles = _stored_quantiles(fitted, len(levels), n_classes, fail)
     want = recall_thresholds(scores, rows, n_rows, levels)
     wrong = np.argwhere(quantiles != want[:, np.newaxis])
     if wrong.size:
