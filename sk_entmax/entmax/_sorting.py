@@ -1,11 +1,11 @@
 """Exact thresholds of sparsemax and 1.5-entmax by sorting (or partial sorting).
 
 For a support made of the ``r`` largest entries the threshold has a closed form; sorting the
-row finds the largest ``r`` for which it lies below the ``r``-th entry. ``k`` asks for a
-partial sort of the ``k`` largest entries instead, doubled for the rows whose support fills
-all ``k`` slots (:func:`_threshold`), so that result is exact too. This is the solver of
-``k=``, and the fallback of the traceable form (:mod:`._traceable`) for the rows its Newton
-passes leave unsettled.
+row finds the largest ``r`` for which it lies below the ``r``-th entry. This is the fallback
+of the traceable form (:mod:`._traceable`) for the rows its Newton passes leave unsettled.
+:func:`_threshold` also takes ``k``, a partial sort of the ``k`` largest entries, doubled
+for the rows whose support fills all ``k`` slots (exact too): the reference's private
+threshold functions that its tests import are served by it (``tests/dropin/shim``).
 """
 
 from __future__ import annotations

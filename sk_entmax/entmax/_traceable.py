@@ -113,112 +113,6 @@ def _in_place(scratch: torch.Tensor | None) -> Callable[[torch.Tensor], torch.Te
     return (lambda T: None) if scratch is None else (lambda T: T)
 
 
-def _sparsemax_support(Z: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Newton passes of sparsemax over rows of ``Z`` (maximum 0) along ``dim``: the
-    support's indicator (1 or 0) at the threshold found, and the rows still moving."""
-    scratch = _scratch(Z)
-    kept = _in_place(scratch)
-    tau = ((_tree_sum(Z, dim) - 1) / Z.shape[dim]).clamp(min=-1)
-
-    def step(tau: torch.Tensor, active: torch.Tensor, size: torch.Tensor) -> _State:
-        D = torch.sub(Z, tau, out=scratch).relu_()
-        mass = _tree_sum(D, dim)
-        # a count, exact in any order; the top entry (0 > tau) is always in the support:
-        # 0 only in a fully masked row
-        new_size = D.sign_().sum(dim, keepdim=True).clamp_(min=1)
-        # a row whose support kept its size has its support: it stops where it is
-        moved = torch.ne(new_size, size).to(Z.dtype)
-        active = torch.mul(active, moved, out=kept(active))
-        tau = torch.add(tau, mass.sub_(1).div_(new_size).mul_(active), out=kept(tau))
-        return tau, active, new_size
-
-    # size 0 at the start: no support has it, so every row takes the first step
-    tau, active, _ = _passes(step, (tau, torch.ones_like(tau), torch.zeros_like(tau)))
-    return torch.sub(Z, tau, out=scratch).relu_().sign_(), active
-
-
-def _sparsemax_closed(
-    Z: torch.Tensor, support: torch.Tensor, dim: int, reuse: bool
-) -> torch.Tensor:
-    """Sparsemax of rows ``Z`` (maximum 0) from their support: ``tau = (sum_S z - 1) / |S|``,
-    differentiable in ``Z``; ``reuse``: in place, in the memory of the support's entries
-    (eagerly, with no gradient recorded), else out of place. The same operations."""
-    size = support.sum(dim, keepdim=True).clamp(min=1)
-    masked = torch.where(support > 0, Z, 0.0)
-    tau = (_tree_sum(masked, dim) - 1) / size
-    if reuse:
-        return torch.sub(Z, tau, out=masked).relu_()
-    return (Z - tau).relu()
-
-
-def _entmax15_support(Zb: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Newton passes of 1.5-entmax over halved rows ``Zb`` (maximum 0) along ``dim``:
-    the support's indicator at the threshold found, and the rows still moving."""
-    tol = torch.finfo(Zb.dtype).eps * 4.0  # eps (2 + 4 / m), m = 2
-    tiny = torch.finfo(Zb.dtype).tiny
-    scratch = _scratch(Zb)
-    kept = _in_place(scratch)
-
-    def step(tau: torch.Tensor, active: torch.Tensor, last: torch.Tensor) -> _State:
-        D = torch.sub(Zb, tau, out=scratch).relu_()
-        if scratch is None:  # traced: one tree over both (half the graph's nodes)
-            g_sum, total = _sums(dim, D, D * D)
-        else:  # the same additions
-            g_sum = _tree_sum(D, dim)
-            total = _tree_sum(D.square_(), dim)
-        norm = _sqrt(total)
-        # (N - 1) S / (N sum g); a fully masked row has a zero total and 0 rather than
-        # 0 / 0 as its step
-        step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
-        size = step.abs()
-        # still moving: above tol, and above 4 tol or less than half the step before
-        # (NaN, a NaN row, compares False: that row is done)
-        moved = torch.maximum(last - 2 * size, size - 4 * tol)
-        moved = ((size > tol) & (moved > 0)).to(Zb.dtype)
-        active = torch.mul(active, moved, out=kept(active))
-        return torch.add(tau, step.mul_(active), out=kept(tau)), active, size
-
-    tau = torch.full_like(Zb.narrow(dim, 0, 1), -1.0)
-    start = (tau, torch.ones_like(tau), torch.full_like(tau, float("inf")))
-    tau, active, _ = _passes(step, start)
-    return torch.sub(Zb, tau, out=scratch).relu_().square_().sign_(), active
-
-
-def _entmax15_closed(
-    Zb: torch.Tensor, support: torch.Tensor, dim: int, reuse: bool
-) -> torch.Tensor:
-    """1.5-entmax of halved rows ``Zb`` (maximum 0) from their support: with ``r`` entries,
-    ``sum_i (zb_i - tau)^2 = 1`` gives ``tau = mean - sqrt((1 - ss) / r)``, ``ss`` the
-    support's sum of squared deviations; normalized, since ``tau``'s rounding moves every
-    entry one way. ``reuse`` as in :func:`_sparsemax_closed`."""
-    count = support.sum(dim, keepdim=True).clamp(min=1)
-    masked = torch.where(support > 0, Zb, 0.0)
-    if reuse:
-        s1 = _tree_sum(masked, dim)
-        s2 = _tree_sum(masked.square_(), dim)
-    else:
-        s1, s2 = _sums(dim, masked, masked * masked)
-    mean = s1 / count
-    tau = mean - _sqrt(((1 - (s2 - s1 * mean)) / count).clamp(min=0))
-    if reuse:
-        P = torch.sub(Zb, tau, out=masked).relu_().square_()
-        total = _tree_sum(P, dim)
-        return P.div_(torch.where(total > 0, total, 1.0))
-    P = (Zb - tau).relu().square()
-    (total,) = _sums(dim, P)
-    return P / torch.where(total > 0, total, 1.0)
-
-
-def _sorted_sparsemax(Z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax of rows ``Z`` (maximum 0) by the full sort (the rows still moving)."""
-    return (Z - _threshold(Z, None, _sparsemax_sorted)).clamp_min(0)
-
-
-def _sorted_entmax15(Zb: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax of halved rows ``Zb`` (maximum 0) by the full sort."""
-    return (Zb - _threshold(Zb, None, _entmax15_sorted)).clamp_min(0).square()
-
-
 def _solve(
     Z: torch.Tensor,
     halve: bool,
@@ -260,16 +154,120 @@ def _solve(
     return P
 
 
+def _by_sort(
+    solve: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]], square: bool
+) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The map of rows (maximum 0, halved for 1.5-entmax) by the full sort, with ``solve``
+    the threshold of sorted rows (:mod:`~sk_entmax.entmax._sorting`): the rows still moving."""
+
+    def by_sort(Z: torch.Tensor) -> torch.Tensor:
+        P = (Z - _threshold(Z, None, solve)).clamp_min(0)
+        return P.square() if square else P
+
+    return by_sort
+
+
 def sparsemax_traceable(Z: torch.Tensor) -> torch.Tensor:
     """Sparsemax along the last axis of ``Z`` (the module docstring): plain torch ops that
     run eagerly and trace, differentiable by autograd."""
-    return _solve(Z, False, _sparsemax_support, _sparsemax_closed, _sorted_sparsemax)
+
+    def support_of(Z: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Newton passes of sparsemax over rows of ``Z`` (maximum 0) along ``dim``: the
+        support's indicator (1 or 0) at the threshold found, and the rows still moving."""
+        scratch = _scratch(Z)
+        kept = _in_place(scratch)
+        tau = ((_tree_sum(Z, dim) - 1) / Z.shape[dim]).clamp(min=-1)
+
+        def step(tau: torch.Tensor, active: torch.Tensor, size: torch.Tensor) -> _State:
+            D = torch.sub(Z, tau, out=scratch).relu_()
+            mass = _tree_sum(D, dim)
+            # a count, exact in any order; the top entry (0 > tau) is always in the support:
+            # 0 only in a fully masked row
+            new_size = D.sign_().sum(dim, keepdim=True).clamp_(min=1)
+            # a row whose support kept its size has its support: it stops where it is
+            moved = torch.ne(new_size, size).to(Z.dtype)
+            active = torch.mul(active, moved, out=kept(active))
+            tau = torch.add(tau, mass.sub_(1).div_(new_size).mul_(active), out=kept(tau))
+            return tau, active, new_size
+
+        # size 0 at the start: no support has it, so every row takes the first step
+        tau, active, _ = _passes(step, (tau, torch.ones_like(tau), torch.zeros_like(tau)))
+        return torch.sub(Z, tau, out=scratch).relu_().sign_(), active
+
+    def closed(Z: torch.Tensor, support: torch.Tensor, dim: int, reuse: bool) -> torch.Tensor:
+        """Sparsemax of rows ``Z`` (maximum 0) from their support:
+        ``tau = (sum_S z - 1) / |S|``, differentiable in ``Z``; ``reuse``: in place, in the
+        memory of the support's entries (eagerly, with no gradient recorded), else out of
+        place. The same operations."""
+        size = support.sum(dim, keepdim=True).clamp(min=1)
+        masked = torch.where(support > 0, Z, 0.0)
+        tau = (_tree_sum(masked, dim) - 1) / size
+        if reuse:
+            return torch.sub(Z, tau, out=masked).relu_()
+        return (Z - tau).relu()
+
+    return _solve(Z, False, support_of, closed, _by_sort(_sparsemax_sorted, False))
 
 
 def entmax15_traceable(Z: torch.Tensor) -> torch.Tensor:
     """1.5-entmax along the last axis of ``Z`` (the module docstring): plain torch ops that
     run eagerly and trace, differentiable by autograd."""
-    return _solve(Z, True, _entmax15_support, _entmax15_closed, _sorted_entmax15)
+
+    def support_of(Zb: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Newton passes of 1.5-entmax over halved rows ``Zb`` (maximum 0) along ``dim``:
+        the support's indicator at the threshold found, and the rows still moving."""
+        tol = torch.finfo(Zb.dtype).eps * 4.0  # eps (2 + 4 / m), m = 2
+        tiny = torch.finfo(Zb.dtype).tiny
+        scratch = _scratch(Zb)
+        kept = _in_place(scratch)
+
+        def step(tau: torch.Tensor, active: torch.Tensor, last: torch.Tensor) -> _State:
+            D = torch.sub(Zb, tau, out=scratch).relu_()
+            if scratch is None:  # traced: one tree over both (half the graph's nodes)
+                g_sum, total = _sums(dim, D, D * D)
+            else:  # the same additions
+                g_sum = _tree_sum(D, dim)
+                total = _tree_sum(D.square_(), dim)
+            norm = _sqrt(total)
+            # (N - 1) S / (N sum g); a fully masked row has a zero total and 0 rather than
+            # 0 / 0 as its step
+            step = (norm - 1).mul_(total).div_(norm.mul_(g_sum).clamp_(min=tiny))
+            size = step.abs()
+            # still moving: above tol, and above 4 tol or less than half the step before
+            # (NaN, a NaN row, compares False: that row is done)
+            moved = torch.maximum(last - 2 * size, size - 4 * tol)
+            moved = ((size > tol) & (moved > 0)).to(Zb.dtype)
+            active = torch.mul(active, moved, out=kept(active))
+            return torch.add(tau, step.mul_(active), out=kept(tau)), active, size
+
+        tau = torch.full_like(Zb.narrow(dim, 0, 1), -1.0)
+        start = (tau, torch.ones_like(tau), torch.full_like(tau, float("inf")))
+        tau, active, _ = _passes(step, start)
+        return torch.sub(Zb, tau, out=scratch).relu_().square_().sign_(), active
+
+    def closed(Zb: torch.Tensor, support: torch.Tensor, dim: int, reuse: bool) -> torch.Tensor:
+        """1.5-entmax of halved rows ``Zb`` (maximum 0) from their support: with ``r``
+        entries, ``sum_i (zb_i - tau)^2 = 1`` gives ``tau = mean - sqrt((1 - ss) / r)``, ``ss`` the
+        support's sum of squared deviations; normalized, since ``tau``'s rounding moves every
+        entry one way. ``reuse`` as in :func:`sparsemax_traceable`."""
+        count = support.sum(dim, keepdim=True).clamp(min=1)
+        masked = torch.where(support > 0, Zb, 0.0)
+        if reuse:
+            s1 = _tree_sum(masked, dim)
+            s2 = _tree_sum(masked.square_(), dim)
+        else:
+            s1, s2 = _sums(dim, masked, masked * masked)
+        mean = s1 / count
+        tau = mean - _sqrt(((1 - (s2 - s1 * mean)) / count).clamp(min=0))
+        if reuse:
+            P = torch.sub(Zb, tau, out=masked).relu_().square_()
+            total = _tree_sum(P, dim)
+            return P.div_(torch.where(total > 0, total, 1.0))
+        P = (Zb - tau).relu().square()
+        (total,) = _sums(dim, P)
+        return P / torch.where(total > 0, total, 1.0)
+
+    return _solve(Z, True, support_of, closed, _by_sort(_entmax15_sorted, True))
 
 
 def exact_traceable(Z: torch.Tensor, alpha: float) -> torch.Tensor:

@@ -19,17 +19,17 @@ CUDA (opt-in, :mod:`sk_entmax.entmax.kernels`), and everywhere else the traceabl
 overshoot, a handful of passes over the input instead of a sort, then the threshold in
 closed form from the support found. Rows that have not settled after ``MAX_PASSES`` passes
 (it takes crafted inputs) are solved again by sorting, so the cap bounds the time, never
-the accuracy. ``k`` asks for a partial sort of the ``k`` largest entries instead; rows whose
-support turns out to fill all ``k`` slots are solved again with ``2 k``, and so on, so that
-result is exact too.
+the accuracy. ``k``, the reference's partial sort of the ``k`` largest entries, is accepted
+and needs nothing done: no form sorts a row that settles.
 
 Each map has a custom autograd function whose backward pass uses only the saved output,
 and a plain-op path (``training=False``), the traceable form itself, which
 ``torch.jit.trace``, ``torch.export`` and ONNX can take.
 
 This module holds the public functions, their autograd functions and their modules; the
-forms live beside it: the traceable form (:mod:`~sk_entmax.entmax._traceable`), the sort
-(:mod:`~sk_entmax.entmax._sorting`) and the choice between them (:mod:`~sk_entmax.entmax._exact`).
+forms live beside it: the traceable form (:mod:`~sk_entmax.entmax._traceable`), its sort for
+the rows that do not settle (:mod:`~sk_entmax.entmax._sorting`), the kernels
+(:mod:`sk_entmax.entmax.kernels`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from torch.autograd import Function
 
 from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import apply_last, with_support
-from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
 from sk_entmax.entmax._traceable import exact_traceable as exact_traceable  # predict_proba's
@@ -68,7 +67,7 @@ class SparsemaxFunction(Function):
 
     @staticmethod
     def forward(ctx, Z: torch.Tensor, k: int | None) -> torch.Tensor:
-        Y = _sparsemax_last(Z, k)
+        Y = sparsemax_traceable(Z)  # (k: a hint the exact map does not need)
         ctx.save_for_backward(Y)
         return Y
 
@@ -83,7 +82,7 @@ class Entmax15Function(Function):
 
     @staticmethod
     def forward(ctx, Z: torch.Tensor, k: int | None) -> torch.Tensor:
-        Y = _entmax15_last(Z, k)
+        Y = entmax15_traceable(Z)
         ctx.save_for_backward(Y)
         return Y
 
@@ -176,9 +175,9 @@ def sparsemax(
     dim : int, default=-1
         The axis along which to project; any axis, negative or not.
     k : int or None, default=None
-        Partial-sort only the ``k`` largest entries; best slightly above the expected
-        support size. Rows whose support reaches ``k`` are solved again with ``2 k``, so the
-        result is exact for any ``k``. ``None`` finds the threshold without sorting.
+        The reference's partial sort of the ``k`` largest entries: accepted, for its
+        signature, and not needed here (the threshold is found without sorting; the result
+        is the same exact map for any ``k``).
     training : bool, default=True
         ``True`` uses the custom autograd function (backward from the output alone);
         ``False`` uses the traceable form in plain ops, for ``torch.jit.trace``,
@@ -232,7 +231,7 @@ def entmax15(
     dim : int, default=-1
         The axis along which to apply the mapping.
     k : int or None, default=None
-        Partial-sort size with doubling, as in :func:`sparsemax`.
+        Accepted and not needed, as in :func:`sparsemax`.
     training : bool, default=True
         Custom autograd function (``True``) or traceable plain ops (``False``).
     return_support_size : bool, default=False
@@ -282,7 +281,7 @@ class Sparsemax(_ExactModule):
     dim : int, default=-1
         The axis along which to project.
     k : int or None, default=None
-        Partial-sort size with doubling (see :func:`sparsemax`).
+        Accepted and not needed (see :func:`sparsemax`).
     return_support_size : bool, default=False
         Return ``(P, support_size)`` (see :func:`sparsemax`).
 
@@ -305,7 +304,7 @@ class Entmax15(_ExactModule):
     dim : int, default=-1
         The axis along which to apply the mapping.
     k : int or None, default=None
-        Partial-sort size with doubling (see :func:`sparsemax`).
+        Accepted and not needed (see :func:`sparsemax`).
     return_support_size : bool, default=False
         Return ``(P, support_size)`` (see :func:`sparsemax`).
 
