@@ -6,9 +6,11 @@ that the program serves any number of rows. :func:`to_onnx` writes a fitted
 ``SparsemaxClassifier``, ``EntmaxClassifier`` or ``TabNetEntmaxClassifier`` as an ONNX graph
 from features (float32 by default, or float64: ``input_dtype``) to the probabilities of
 ``predict_proba``: the network in float64 and in evaluation mode, as ``predict_proba`` runs
-it, then the output mapping: for sparsemax and 1.5-entmax the core's Newton steps and
-closed form written out in plain ops, so that rows with entries exactly on the support's
-boundary get the same exact zeros too; bisection (the core's plain-op path) otherwise.
+it, then the output mapping: for sparsemax and 1.5-entmax the core's traceable form
+(:mod:`sk_entmax.entmax._traceable`), traced from the very function ``predict_proba``
+computes (its Newton passes one ONNX ``Loop``), so that rows with entries exactly on the
+support's boundary get the same exact zeros, and the same bits; bisection (the core's
+plain-op path) otherwise.
 ``onnx`` and ``onnxscript`` (for the export) are the optional ``sk-entmax[onnx]`` extra
 (``pip install -e ".[onnx]"`` in a clone); without them :func:`to_onnx` raises an
 ``ImportError`` of one line saying so. The exporter's own log lines and warnings
@@ -24,7 +26,7 @@ import logging
 import signal
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from torch.export import Dim, ExportedProgram
 from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
 from sk_entmax.entmax import entmax
-from sk_entmax.entmax.activations import pairwise_row_sum
+from sk_entmax.entmax.activations import exact_traceable
 from sk_entmax.entmax.constraints import Options, check
 
 __all__ = ["export_module", "to_onnx"]
@@ -107,185 +109,10 @@ class _Probabilities(nn.Module):
         scores = output[0] if isinstance(output, tuple) else output
         if self.temperature != 1.0:
             scores = scores / self.temperature
-        if isinstance(self.alpha, float) and self.alpha == 1.5:
-            return _entmax15_graph(scores)[:, : self.n_classes]
-        if isinstance(self.alpha, float) and self.alpha == 2.0:
-            return _sparsemax_graph(scores)[:, : self.n_classes]
+        if isinstance(self.alpha, float) and self.alpha in (1.5, 2.0):
+            # the core's traceable form, the function predict_proba computes
+            return exact_traceable(scores, self.alpha)[:, : self.n_classes]
         return entmax(scores, self.alpha, training=False)[:, : self.n_classes]
-
-
-#: the Newton passes of the graph's 1.5-entmax (the core allows 40; rows settle in 4 to 10,
-#: and each pass adds about half a second to the export)
-_NEWTON_PASSES = 12
-
-
-def _repeat(
-    step: Callable[..., tuple[torch.Tensor, ...]], times: int, state: tuple[torch.Tensor, ...]
-) -> tuple[torch.Tensor, ...]:
-    """``state`` after ``times`` calls of ``step(*state)``, as one loop of the graph.
-
-    ``torch.while_loop`` (an ONNX ``Loop``) traces ``step`` once, where a Python loop writes
-    its operations out ``times`` times: each traced operation costs the exporter a few
-    milliseconds (its shapes are symbolic in the batch), and the Newton passes unrolled made
-    most of the graph and of the export time (issue 60). Same operations, same rounding.
-    """
-    if times <= 0:
-        return state
-
-    def more(i: torch.Tensor, *state: torch.Tensor) -> torch.Tensor:
-        return i < times
-
-    def once(i: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return (i + 1, *step(*state))
-
-    start = torch.zeros((), dtype=torch.int64, device=state[0].device)
-    return tuple(torch.while_loop(more, once, (start, *state))[1:])
-
-
-def _summed_as_the_core(T: torch.Tensor) -> torch.Tensor:
-    """The sum along the last axis that the core's Newton passes take in the column layout
-    of ``predict_proba`` (:func:`~sk_entmax.entmax.activations.columns_map`): the pairwise
-    tree of :func:`~sk_entmax.entmax._sums.row_sum`, the same additions in the same
-    order."""
-    return pairwise_row_sum(T)
-
-
-def _sparsemax_graph(Z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax along the last axis in plain ops the exporter takes, computed as
-    ``predict_proba`` computes it (``_sparsemax_newton`` in
-    :mod:`sk_entmax.entmax.activations`), so that the graph has its exact zeros on rows
-    with entries tied on the support's boundary too.
-
-    Newton's steps ``tau += (sum [z - tau]_+ - 1) / |S|`` from ``max((sum z - 1) / d,
-    -1)``; a row settles at the first pass whose support has the size of the one before,
-    takes that pass's step and keeps that pass's support; then ``tau`` in closed form from
-    the support with :func:`~sk_entmax.entmax._sums.row_sum`'s tree. Every operation is an
-    IEEE sum, product or quotient, so the graph repeats the core's rounding; a row still
-    moving after the last pass (only rows wider than the passes) takes the full sort, as
-    the core's fallback does.
-    """
-    Z = Z - Z.max(dim=-1, keepdim=True).values
-    width = Z.shape[-1]
-    tau = ((_summed_as_the_core(Z) - 1) / width).clamp(min=-1)
-
-    def newton(tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        D = (Z - tau).relu()
-        indicator = torch.sign(D)
-        # both sums in one tree (the rows stacked), as a graph with half the nodes
-        mass, size = _summed_as_the_core(torch.stack((D, indicator))).unbind(0)
-        size = size.clamp(min=1)
-        return indicator, size, (mass - 1) / size
-
-    # the first pass: every row moves
-    support, size, step = newton(tau)
-    tau = tau + step
-    active = torch.ones_like(tau)
-
-    def later_pass(*state: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        tau, active, support, size_kept, size = state
-        indicator, new_size, step = newton(tau)
-        moving = active > 0
-        return (
-            tau + step * active,
-            active * (new_size != size).to(Z.dtype),
-            # a row keeps the support of the pass it settles at
-            torch.where(moving, indicator, support),
-            torch.where(moving, new_size, size_kept),
-            new_size,
-        )
-
-    # the supports shrink at each pass until one repeats: a row settles within width + 1
-    passes = min(_NEWTON_PASSES, width + 2) - 1
-    tau, active, support, size_kept, _ = _repeat(
-        later_pass,
-        passes,
-        (tau, active, support, size, size.clone()),  # (a loop's inputs may not alias)
-    )
-    masked = torch.where(support > 0, Z, 0.0)
-    tau = (pairwise_row_sum(masked) - 1) / size_kept
-    P = (Z - tau).relu()
-    return torch.where(active > 0, _sparsemax_sorted(Z), P)
-
-
-def _sparsemax_sorted(Z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax of rows whose maximum is 0 by a full sort (the core's fallback)."""
-    Zs = Z.sort(dim=-1, descending=True).values
-    rho = torch.arange(1, Z.shape[-1] + 1, dtype=Z.dtype, device=Z.device)
-    csum = Zs.cumsum(-1) - 1
-    size = (rho * Zs > csum).sum(-1, keepdim=True).clamp_min(1)
-    return (Z - csum.gather(-1, size - 1) / size.to(Z.dtype)).clamp_min(0)
-
-
-def _entmax15_graph(Z: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax along the last axis in plain ops the exporter takes, computed as
-    ``predict_proba`` computes it, so that the graph has its exact zeros.
-
-    Where entries tie on the support's boundary (``[-1, 1, -1, -1, -1]``, whose ``tau`` is
-    exactly the tied ``-1``), whether they get an exact 0 or a rounding's ``1e-32`` depends
-    on how the threshold was found, so the graph finds it as the core does (see
-    ``_power_newton`` in :mod:`sk_entmax.entmax._newton`): Newton's steps from
-    ``tau = -1``, a row frozen once its steps stop shrinking (a settled row no longer
-    moves, so running a fixed number of passes changes nothing for it); the support is
-    where ``(z - tau)^2 > 0``, and the result is computed again from it in closed form,
-    normalized, with the core's sums (the pairwise tree of
-    :func:`~sk_entmax.entmax._sums.row_sum`). A row still moving after the last pass takes
-    the full sort, as the core's fallback does. The Newton sums are added in the order of
-    ``predict_proba``'s column layout (:func:`_summed_as_the_core`), and its square roots are
-    correctly rounded (:func:`~sk_entmax.entmax._sums.ieee_sqrt`), as ONNX Runtime's are:
-    on rows built to lie on a boundary (an entry placed at the threshold, 3 to 30 classes,
-    float32 and float64 inputs) the graph's probabilities equal ``predict_proba``'s bit for
-    bit (``tests/test_onnx.py``).
-    """
-    Z = (Z - Z.max(dim=-1, keepdim=True).values) / 2
-    summed = _summed_as_the_core
-    eps, tiny = torch.finfo(Z.dtype).eps, torch.finfo(Z.dtype).tiny
-    tol = eps * 4.0  # eps * (2 + 4 / m), m = 2
-
-    def newton(tau: torch.Tensor, active: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        D = (Z - tau).relu()
-        g_sum, total = summed(torch.stack((D, D * D))).unbind(0)
-        norm = total.sqrt()
-        step = (norm - 1) * total / (norm * g_sum).clamp(min=tiny)
-        size = step.abs()
-        return step, size, active * (size > tol).to(Z.dtype)
-
-    # the first pass
-    tau = torch.full_like(Z[..., :1], -1.0)
-    step, last, active = newton(tau, torch.ones_like(tau))
-    tau = tau + step * active
-
-    def later_pass(*state: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        tau, active, last = state
-        step, size, active = newton(tau, active)
-        moved = torch.maximum(last - 2 * size, size - 4 * tol)
-        active = active * (moved > 0).to(Z.dtype)
-        return tau + step * active, active, size
-
-    tau, active, _ = _repeat(later_pass, _NEWTON_PASSES - 1, (tau, active, last))
-    D = (Z - tau).relu()
-    support = (D * D > 0).to(Z.dtype)
-    count = support.sum(-1, keepdim=True).clamp(min=1)
-    masked = torch.where(support > 0, Z, 0.0)
-    s1, s2 = pairwise_row_sum(torch.stack((masked, masked * masked))).unbind(0)
-    mean = s1 / count
-    tau = mean - ((1 - (s2 - s1 * mean)) / count).clamp(min=0).sqrt()
-    P = (Z - tau).relu().square()
-    total = pairwise_row_sum(P)
-    P = P / torch.where(total > 0, total, 1.0)
-    # rows still moving: the full sort of the core's fallback
-    return torch.where(active > 0, _entmax15_sorted(Z), P)
-
-
-def _entmax15_sorted(Z: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax of halved rows whose maximum is 0 by a full sort: the support is the
-    largest ``r`` with ``tau_r <= z_r``, ``tau_r`` the threshold of the ``r`` largest."""
-    Zs = Z.sort(dim=-1, descending=True).values
-    rho = torch.arange(1, Z.shape[-1] + 1, dtype=Z.dtype, device=Z.device)
-    mean = Zs.cumsum(-1) / rho
-    mean_sq = (Zs * Zs).cumsum(-1) / rho
-    tau = mean - ((1 - rho * (mean_sq - mean * mean)) / rho).clamp_min(0).sqrt()
-    size = (tau <= Zs).sum(-1, keepdim=True).clamp_min(1)
-    return (Z - tau.gather(-1, size - 1)).clamp_min(0).square()
 
 
 def _categorical_columns(estimator: Any) -> list[str]:

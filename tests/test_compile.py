@@ -126,8 +126,6 @@ def test_block_start_lies_below_the_root(scale):
     Z = Z - Z.amax(-1, keepdim=True)
     minus_one = torch.full_like(Z[:, :1], -1.0)
     cases = [
-        (_traced._sparsemax_passes, Z, (minus_one, torch.zeros_like(minus_one)), 1.0),
-        (_traced._entmax15_passes, Z / 2, (minus_one,), 2.0),
         (
             lambda Zb, tau, last, n: _newton_passes(Zb, tau, last, 3.0, n),
             Z / 3,

@@ -22,9 +22,9 @@ from sk_entmax.entmax import (
 from sk_entmax.entmax._checks import DEFAULT_N_ITER
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _softmax_last
-from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
 from sk_entmax.entmax._newton import _floor_threshold
 from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow
+from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
 from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for
 from sk_entmax.entmax.tracing import compiling
@@ -60,8 +60,8 @@ def _block_scores(
 #: the core's solvers along the last axis, without a graph, with the kernels' convention
 #: (:func:`~sk_entmax.entmax.algorithms.as_kernel`); ``alpha`` and ``n_iter`` arrive checked
 _SOLVERS = {
-    Case.SPARSEMAX: as_kernel(_sparsemax_last, k=None),
-    Case.ENTMAX15: as_kernel(_entmax15_last, k=None),
+    Case.SPARSEMAX: as_kernel(sparsemax_traceable),
+    Case.ENTMAX15: as_kernel(entmax15_traceable),
     Case.SOFTMAX: as_kernel(_softmax_last),
     Case.ROOT: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),
     Case.PER_ROW: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),

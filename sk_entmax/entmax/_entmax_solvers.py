@@ -23,12 +23,11 @@ import torch
 
 from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._devices import cpu_branch
-from sk_entmax.entmax._exact import _sparsemax_fast
 from sk_entmax.entmax._narrow import _from_columns, _narrow, _shifted_columns, _unsettled_rows
-from sk_entmax.entmax._newton import _power_newton, _sparsemax_newton
+from sk_entmax.entmax._newton import _power_newton
 from sk_entmax.entmax._safe_ops import row_stats, safe_div
-from sk_entmax.entmax._sorting import _sparsemax_sorted_rows
 from sk_entmax.entmax._sums import row_sum
+from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
 from sk_entmax.entmax._traced import _block_start, _staged
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
 from sk_entmax.entmax.tracing import compiling, exporting
@@ -409,13 +408,16 @@ def _entmax_newton(
     Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
 ) -> torch.Tensor:
     """alpha-entmax of rows whose max is 0 by Newton steps, for ``1.1 <= alpha <= 2``
-    (``case``: alpha's)."""
+    (``case``: alpha's); alpha 2 and 1.5 by the exact maps' traceable form (normalized,
+    whatever ``ensure_sum_one``)."""
     if case is Case.SPARSEMAX:
-        P = _sparsemax_fast(Z)  # exact: sums to 1 up to rounding
+        P = sparsemax_traceable(Z)  # exact: sums to 1 up to rounding
         if ensure_sum_one:
-            total = row_sum(P)  # the same sum as the column layout's, padding or not
+            total = row_sum(P)  # a sum that -inf padding does not change
             P.div_(torch.where(total > 0, total, 1))
         return P
+    if case is Case.ENTMAX15:
+        return entmax15_traceable(Z)
     beta = alpha - 1
     Zb = Z.mul_(beta)  # Z is ours: scaled in place
     P, settled = _power_newton(Zb, 1 / beta, normalize=ensure_sum_one)
@@ -428,21 +430,13 @@ def _entmax_newton(
 def _entmax_newton_narrow(
     Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
 ) -> torch.Tensor:
-    """:func:`_entmax_newton` for narrow rows (any shift), in the column layout.
+    """:func:`_entmax_newton` for narrow rows (any shift), in the column layout, at an
+    alpha other than 2 and 1.5 (whose traceable form takes the layout itself).
 
     See :func:`~sk_entmax.entmax._narrow._shifted_columns`; the unsettled rows are
-    finished as there, by the sort (alpha = 2) or by bisection.
+    finished by bisection.
     """
     ZT = _shifted_columns(Z)
-    if case is Case.SPARSEMAX:
-        PT, settled = _sparsemax_newton(ZT, dim=0)
-        if ensure_sum_one:
-            total = row_sum(PT, 0)
-            PT.div_(torch.where(total > 0, total, 1))
-            finish = lambda rows: _normalize(_sparsemax_sorted_rows(rows))  # noqa: E731
-        else:
-            finish = _sparsemax_sorted_rows
-        return _from_columns(PT, settled, ZT, Z.shape, finish)
     beta = alpha - 1
     ZbT = ZT.mul_(beta)
     PT, settled = _power_newton(ZbT, 1 / beta, normalize=ensure_sum_one, dim=0)
@@ -565,7 +559,7 @@ def _entmax_bisect_last(
     if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
         # the case of the number solved (a broadcast alpha's, read back, may be sparsemax's)
         case = case_for(value)
-        if _narrow(Z):
+        if _narrow(Z) and case is Case.ROOT:
             return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case)
         max_val, _ = row_stats(Z)
         return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one, case)

@@ -1,12 +1,11 @@
 """Exact thresholds of sparsemax and 1.5-entmax by sorting (or partial sorting).
 
 For a support made of the ``r`` largest entries the threshold has a closed form; sorting the
-row finds the largest ``r`` for which it lies below the ``r``-th entry. ``k`` asks for a
-partial sort of the ``k`` largest entries instead, doubled for the rows whose support fills
-all ``k`` slots (:func:`_threshold`), so that result is exact too. This is the solver of
-``k=``, of the plain-op path (``training=False``, tracing, export: :func:`_sparsemax_plain`,
-:func:`_entmax15_plain`) and the fallback of the Newton solvers (:mod:`._newton`) for the rows
-they leave unsettled.
+row finds the largest ``r`` for which it lies below the ``r``-th entry. This is the fallback
+of the traceable form (:mod:`._traceable`) for the rows its Newton passes leave unsettled.
+:func:`_threshold` also takes ``k``, a partial sort of the ``k`` largest entries, doubled
+for the rows whose support fills all ``k`` slots (exact too): the reference's private
+threshold functions that its tests import are served by it (``tests/dropin/shim``).
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-
-from sk_entmax.entmax._safe_ops import row_stats
 
 _NEG_INF = float("-inf")
 
@@ -80,29 +77,3 @@ def _threshold(Z: torch.Tensor, k: int | None, solve: _Solver) -> torch.Tensor:
         still[unsolved] = (sub_size == k).squeeze(-1)
         unsolved = still
     return tau
-
-
-def _sparsemax_sorted_rows(Z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax of rows whose maximum is 0 by a full sort (the Newton fallback)."""
-    return (Z - _threshold(Z, None, _sparsemax_sorted)).clamp_min(0)
-
-
-def _entmax15_sorted_rows(Z: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax of halved rows whose maximum is 0 by a full sort (the Newton fallback)."""
-    return (Z - _threshold(Z, None, _entmax15_sorted)).clamp_min(0).square()
-
-
-def _sparsemax_plain(Z: torch.Tensor) -> torch.Tensor:
-    """Sparsemax by a full sort, in plain ops that tracing and export can take."""
-    max_val, _ = row_stats(Z)
-    Z = Z - max_val
-    tau = _threshold(Z, None, _sparsemax_sorted)
-    return (Z - tau).clamp_min(0)
-
-
-def _entmax15_plain(Z: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax by a full sort, in plain ops that tracing and export can take."""
-    max_val, _ = row_stats(Z)
-    Z = (Z - max_val) / 2
-    tau = _threshold(Z, None, _entmax15_sorted)
-    return (Z - tau).clamp_min(0).square()

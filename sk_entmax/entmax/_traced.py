@@ -1,9 +1,10 @@
-"""The compiled (``torch.compile``) forms of the Newton solvers: data-independent passes in
-stages, each stage's branch taken by ``torch.cond``.
+"""The compiled (``torch.compile``) form of the alpha-entmax Newton solver: data-independent
+passes in stages, each stage's branch taken by ``torch.cond``. (The exact maps' traceable
+form, :mod:`._traceable`, runs its passes in one ``torch.while_loop`` instead.)
 
 A compiled graph cannot stop as soon as a row settles: the passes run in stages
 (:data:`_TRACED_STAGES`), the result finished after the first stage at which every row has
-settled, the sort (or bisection) taken when one has not after the last. Wide rows start from
+settled, bisection taken when one has not after the last. Wide rows start from
 the threshold of their blocks' maxima (:func:`_block_start`).
 """
 
@@ -14,13 +15,12 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from sk_entmax.entmax._safe_ops import row_stats
-from sk_entmax.entmax._sorting import _NEG_INF, _entmax15_sorted_rows, _sparsemax_sorted_rows
+from sk_entmax.entmax._sorting import _NEG_INF
 
 # The compiled solvers' Newton passes, in stages (a compiled graph cannot stop as soon as it
 # may): after each stage, if every row has settled the result is finished, else the next stage
 # runs, in branches of ``torch.cond`` that run only then; after the last one every row is
-# solved again by the full sort (or bisection). Typical rows settle within the first two
+# solved again by bisection. Typical rows settle within the first two
 # stages: random rows in 4 to 7 passes from -1, in 2 to 4 from the block start of wide rows
 # (:func:`_block_start`). Every pass reads the whole input, so a stage is worth its cond
 # (a host read of one flag) on every input but the smallest.
@@ -84,7 +84,7 @@ def _staged(
 ) -> torch.Tensor:
     """The compiled solvers' stages (:data:`_TRACED_STAGES`, or ``stages``):
     ``passes(Z, *state, n)`` returns ``(settled, *state)`` after ``n`` Newton passes,
-    ``finish(Z, *state)`` the result of a settled state and ``fallback(Z)`` the sort's, taken
+    ``finish(Z, *state)`` the result of a settled state and ``fallback(Z)`` bisection's, taken
     when a row has not settled after the last stage."""
     n, *rest = _TRACED_STAGES if stages is None else stages
     settled, *state = passes(Z, *state, n)
@@ -99,69 +99,3 @@ def _staged(
             return fallback(Z)
 
     return torch.cond(settled.all(), finish, more, (Z, *state))
-
-
-def _sparsemax_passes(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor, n: int):
-    """``n`` steps of :func:`~sk_entmax.entmax._newton._sparsemax_newton` in
-    data-independent ops (no row frozen: a settled row's steps only correct rounding); a row
-    is settled when its support size did not change in the last pass."""
-    for _ in range(n):
-        D = (Z - tau).relu()
-        last, size = size, (D > 0).to(Z.dtype).sum(-1, keepdim=True).clamp(min=1)
-        tau = tau + (D.sum(-1, keepdim=True) - 1) / size
-    return size == last, tau, size
-
-
-def _sparsemax_finish(Z: torch.Tensor, tau: torch.Tensor, size: torch.Tensor) -> torch.Tensor:
-    """Sparsemax from the support ``Z > tau`` of ``size`` entries, its threshold in closed
-    form (as at the end of :func:`~sk_entmax.entmax._newton._sparsemax_newton`)."""
-    tau = (torch.where(Z > tau, Z, 0.0).sum(-1, keepdim=True) - 1) / size
-    return (Z - tau).relu()
-
-
-def _sparsemax_traced(Z: torch.Tensor) -> torch.Tensor:
-    """:func:`~sk_entmax.entmax._exact._sparsemax_last` for ``torch.compile`` (:func:`_staged`)."""
-    max_val, _ = row_stats(Z)
-    Z = Z - max_val
-    tau = Z.sum(-1, keepdim=True).sub(1).div(Z.shape[-1]).clamp(min=-1)
-    state = _block_start(_sparsemax_passes, Z, (tau, torch.zeros_like(tau)))
-    return _staged(_sparsemax_passes, _sparsemax_finish, _sparsemax_sorted_rows, Z, state)
-
-
-def _entmax15_passes(Z: torch.Tensor, tau: torch.Tensor, n: int):
-    """``n`` steps of :func:`~sk_entmax.entmax._newton._power_newton` at ``m = 2`` in
-    data-independent ops; a row is settled when its last step fell within the tolerance (a
-    NaN row is settled)."""
-    tol = torch.finfo(Z.dtype).eps * 4
-    tiny = torch.finfo(Z.dtype).tiny
-    for _ in range(n):
-        D = (Z - tau).relu()
-        g_sum = D.sum(-1, keepdim=True)
-        total = D.square().sum(-1, keepdim=True)
-        norm = total.sqrt()
-        step = (norm - 1) * total / (norm * g_sum).clamp(min=tiny)
-        tau = tau + step
-    return ~(step.abs() > tol), tau
-
-
-def _entmax15_finish(Z: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
-    """1.5-entmax of halved rows from the support ``Z > tau``, in the closed form of
-    :func:`~sk_entmax.entmax._wide_rows.entmax15_closed_form`."""
-    support = Z > tau
-    size = support.sum(-1, keepdim=True).clamp(min=1).to(Z.dtype)
-    Zs = torch.where(support, Z, 0.0)
-    s1 = Zs.sum(-1, keepdim=True)
-    s2 = Zs.square().sum(-1, keepdim=True)
-    mean = s1 / size
-    tau = mean - ((1 - (s2 - s1 * mean)) / size).clamp(min=0).sqrt()
-    P = (Z - tau).relu().square()
-    total = P.sum(-1, keepdim=True)
-    return P / torch.where(total > 0, total, 1)
-
-
-def _entmax15_traced(Z: torch.Tensor) -> torch.Tensor:
-    """:func:`~sk_entmax.entmax._exact._entmax15_last` for ``torch.compile`` (:func:`_staged`)."""
-    max_val, _ = row_stats(Z)
-    Z = (Z - max_val) / 2
-    state = _block_start(_entmax15_passes, Z, (torch.full_like(max_val, -1.0),))
-    return _staged(_entmax15_passes, _entmax15_finish, _entmax15_sorted_rows, Z, state)

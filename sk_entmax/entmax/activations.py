@@ -1,4 +1,4 @@
-"""Exact sparse mappings: sparsemax and 1.5-entmax by sorting (or partial sorting).
+"""The exact sparse mappings sparsemax and 1.5-entmax: functions, autograd functions, modules.
 
 Both maps solve, along one axis,
 
@@ -12,26 +12,24 @@ Astudillo 2016) the solution is :math:`p = [x - \\tau]_+`, for :math:`\\alpha = 
 et al. 2019) it is :math:`p = [x/2 - \\tau]_+^2`. The threshold :math:`\\tau` has a closed form
 once the support is known.
 
-By default (``k=None``) the threshold is found without sorting, by Newton steps that start
-below it and never overshoot (:mod:`sk_entmax.entmax._newton`): a
-handful of passes over the input, each a subtraction, a clamp and two row sums, instead of a
-sort. Sparsemax stops exactly, when the support stops shrinking; 1.5-entmax when the step
-falls to the level of rounding. Rows that have not settled after ``_MAX_PASSES`` passes (it
-takes crafted inputs) are solved again by sorting, so the cap bounds the time, never the
-accuracy. ``k`` asks for a partial sort of the ``k`` largest entries instead; rows whose
-support turns out to fill all ``k`` slots are solved again with ``2 k``, and so on, so that
-result is exact too.
+By default (``k=None``) each map takes one of its three forms: the fused CPU kernel
+(:mod:`sk_entmax.entmax.kernels.cpu`) for the autograd path on CPU, the Triton kernel on
+CUDA (opt-in, :mod:`sk_entmax.entmax.kernels`), and everywhere else the traceable form
+(:mod:`~sk_entmax.entmax._traceable`): Newton steps that start below the threshold and never
+overshoot, a handful of passes over the input instead of a sort, then the threshold in
+closed form from the support found. Rows that have not settled after ``MAX_PASSES`` passes
+(it takes crafted inputs) are solved again by sorting, so the cap bounds the time, never
+the accuracy. ``k``, the reference's partial sort of the ``k`` largest entries, is accepted
+and needs nothing done: no form sorts a row that settles.
 
 Each map has a custom autograd function whose backward pass uses only the saved output,
-and a plain-op path (``training=False``) that ``torch.jit.trace``, ``torch.export`` and ONNX
-can take. The plain path always sorts fully, because the number of Newton passes and the
-doubling of ``k`` both depend on the data.
+and a plain-op path (``training=False``), the traceable form itself, which
+``torch.jit.trace``, ``torch.export`` and ONNX can take.
 
 This module holds the public functions, their autograd functions and their modules; the
-solvers live in named modules beside it: the sort (:mod:`~sk_entmax.entmax._sorting`), the
-Newton steps (:mod:`~sk_entmax.entmax._newton`), the column layout of narrow rows
-(:mod:`~sk_entmax.entmax._narrow`), the compiled stages (:mod:`~sk_entmax.entmax._traced`)
-and the choice among them (:mod:`~sk_entmax.entmax._exact`).
+forms live beside it: the traceable form (:mod:`~sk_entmax.entmax._traceable`), its sort for
+the rows that do not settle (:mod:`~sk_entmax.entmax._sorting`), the kernels
+(:mod:`sk_entmax.entmax.kernels`).
 """
 
 from __future__ import annotations
@@ -43,11 +41,9 @@ from torch.autograd import Function
 
 from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import apply_last, with_support
-from sk_entmax.entmax._exact import _entmax15_last, _sparsemax_last
-from sk_entmax.entmax._exact import columns_map as columns_map  # predict_proba's mapping
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._sorting import _entmax15_plain, _sparsemax_plain
-from sk_entmax.entmax._sums import _tree_sum
+from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
+from sk_entmax.entmax._traceable import exact_traceable as exact_traceable  # predict_proba's
 from sk_entmax.entmax._vjp import entmax_vjp, sqrt_support
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.algorithms import triton_path
@@ -71,7 +67,7 @@ class SparsemaxFunction(Function):
 
     @staticmethod
     def forward(ctx, Z: torch.Tensor, k: int | None) -> torch.Tensor:
-        Y = _sparsemax_last(Z, k)
+        Y = sparsemax_traceable(Z)  # (k: a hint the exact map does not need)
         ctx.save_for_backward(Y)
         return Y
 
@@ -86,7 +82,7 @@ class Entmax15Function(Function):
 
     @staticmethod
     def forward(ctx, Z: torch.Tensor, k: int | None) -> torch.Tensor:
-        Y = _entmax15_last(Z, k)
+        Y = entmax15_traceable(Z)
         ctx.save_for_backward(Y)
         return Y
 
@@ -136,7 +132,7 @@ def _sparsemax(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`sparsemax` with ``k`` already checked by the public function calling it."""
     return _sparse_map(
-        SparsemaxFunction, _sparsemax_plain, X, dim, k, training, return_support_size, owner
+        SparsemaxFunction, sparsemax_traceable, X, dim, k, training, return_support_size, owner
     )
 
 
@@ -150,7 +146,7 @@ def _entmax15(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`entmax15` with ``k`` already checked by the public function calling it."""
     return _sparse_map(
-        Entmax15Function, _entmax15_plain, X, dim, k, training, return_support_size, owner
+        Entmax15Function, entmax15_traceable, X, dim, k, training, return_support_size, owner
     )
 
 
@@ -179,12 +175,12 @@ def sparsemax(
     dim : int, default=-1
         The axis along which to project; any axis, negative or not.
     k : int or None, default=None
-        Partial-sort only the ``k`` largest entries; best slightly above the expected
-        support size. Rows whose support reaches ``k`` are solved again with ``2 k``, so the
-        result is exact for any ``k``. ``None`` sorts fully.
+        The reference's partial sort of the ``k`` largest entries: accepted, for its
+        signature, and not needed here (the threshold is found without sorting; the result
+        is the same exact map for any ``k``).
     training : bool, default=True
         ``True`` uses the custom autograd function (backward from the output alone);
-        ``False`` uses plain ops with a full sort, for ``torch.jit.trace``,
+        ``False`` uses the traceable form in plain ops, for ``torch.jit.trace``,
         ``torch.export`` and ONNX. Both give the same values.
     return_support_size : bool, default=False
         Also return the support size: the number of nonzero entries along ``dim``, an
@@ -235,7 +231,7 @@ def entmax15(
     dim : int, default=-1
         The axis along which to apply the mapping.
     k : int or None, default=None
-        Partial-sort size with doubling, as in :func:`sparsemax`.
+        Accepted and not needed, as in :func:`sparsemax`.
     training : bool, default=True
         Custom autograd function (``True``) or traceable plain ops (``False``).
     return_support_size : bool, default=False
@@ -285,7 +281,7 @@ class Sparsemax(_ExactModule):
     dim : int, default=-1
         The axis along which to project.
     k : int or None, default=None
-        Partial-sort size with doubling (see :func:`sparsemax`).
+        Accepted and not needed (see :func:`sparsemax`).
     return_support_size : bool, default=False
         Return ``(P, support_size)`` (see :func:`sparsemax`).
 
@@ -308,7 +304,7 @@ class Entmax15(_ExactModule):
     dim : int, default=-1
         The axis along which to apply the mapping.
     k : int or None, default=None
-        Partial-sort size with doubling (see :func:`sparsemax`).
+        Accepted and not needed (see :func:`sparsemax`).
     return_support_size : bool, default=False
         Return ``(P, support_size)`` (see :func:`sparsemax`).
 
@@ -321,10 +317,3 @@ class Entmax15(_ExactModule):
     """
 
     _function = staticmethod(entmax15)
-
-
-def pairwise_row_sum(T: torch.Tensor) -> torch.Tensor:
-    """The sums along the last axis (kept, of size 1) that :func:`columns_map` adds in its
-    Newton passes and closed forms: the pairwise tree of elementwise additions, whose order
-    an exported graph repeats (:func:`sk_entmax.export.to_onnx`)."""
-    return _tree_sum(T, -1)

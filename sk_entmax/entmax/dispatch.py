@@ -1,6 +1,6 @@
 """One entry point for any alpha: the exact algorithm where one exists, root finding elsewhere.
 
-``alpha = 1`` is softmax (and cross-entropy), ``alpha = 1.5`` the exact sort-based 1.5-entmax,
+``alpha = 1`` is softmax (and cross-entropy), ``alpha = 1.5`` the exact 1.5-entmax,
 ``alpha = 2`` the exact sparsemax, and any other number, or a tensor alpha (learned or per
 row), goes to bisection. The estimators use these so that ``predict_proba`` applies the very
 mapping the loss was trained with, and its zeros are exact. Both take their algorithm from

@@ -111,7 +111,7 @@ def sparsemax_loss(
         Class indices of shape (n_samples,), ``0 <= target < n_classes``, or a distribution
         of shape (n_samples, n_classes) whose rows sum to 1 (e.g. multi-label ``y / |y|``).
     k : int or None, default=None
-        Partial-sort size for the projection (see :func:`~sk_entmax.entmax.sparsemax`).
+        Accepted and not needed (see :func:`~sk_entmax.entmax.sparsemax`).
     return_support_size : bool, default=False
         Also return the support size of the mapping's output ``p*``: the number of nonzeros
         of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
@@ -184,7 +184,7 @@ def entmax15_loss(
     target : torch.Tensor
         Class indices (n_samples,) or a distribution (n_samples, n_classes).
     k : int or None, default=None
-        Partial-sort size for the projection.
+        Accepted and not needed (see :func:`~sk_entmax.entmax.sparsemax`).
     return_support_size : bool, default=False
         Also return the support size of the mapping's output ``p*``: the number of nonzeros
         of each row, an int64 tensor of shape (n_samples, 1) (as in the ``entmax``
@@ -351,7 +351,7 @@ class SparsemaxLoss(_FenchelYoungLoss):
     Parameters
     ----------
     k : int or None, default=None
-        Partial-sort size for the projection.
+        Accepted and not needed (see :func:`~sk_entmax.entmax.sparsemax`).
     ignore_index : int, default=-100
         Integer targets with this value are ignored (any value, negative included).
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"
@@ -409,7 +409,7 @@ class Entmax15Loss(_FenchelYoungLoss):
     Parameters
     ----------
     k : int or None, default=100
-        Partial-sort size for the projection.
+        Accepted and not needed (see :func:`~sk_entmax.entmax.sparsemax`).
     ignore_index : int, default=-100
         Integer targets with this value are ignored.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default="elementwise_mean"

@@ -23,15 +23,16 @@ def compiling() -> bool:
     """Whether ``torch.compile`` or ``torch.export`` is tracing the caller.
 
     The eager solvers read tensors back to the host (``.item()``, ``bool(...)``) to stop
-    early or to pick a branch; a traced graph cannot, so each such solver takes its
-    data-independent twin (a fixed number of steps, a full sort) while this is True.
+    early or to pick a branch; a traced graph cannot, so each such solver takes its traced
+    form (a ``torch.while_loop``, staged ``torch.cond`` branches, a fixed number of steps)
+    while this is True.
     """
     return torch.compiler.is_compiling()
 
 
 def exporting() -> bool:
     """Whether ``torch.export`` (or the ONNX exporter) is tracing the caller: then the
-    solvers take their plain forms (a full sort, a fixed number of bisection steps), whose
+    root-finding solvers take their plain forms (a fixed number of bisection steps), whose
     graphs hold no ``torch.cond`` (its data-dependent output shapes hold an exported program
     to batches of two rows or more)."""
     return torch.compiler.is_exporting()

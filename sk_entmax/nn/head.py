@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax.activations import columns_map
+from sk_entmax.entmax.activations import exact_traceable
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for, kernel_for
 from sk_entmax.entmax.dispatch import implementations
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
@@ -68,11 +68,11 @@ class EntmaxHead(nn.Module):
     def proba(self, scores: torch.Tensor) -> torch.Tensor:
         """The sparse probabilities of ``scores`` (no gradient to alpha).
 
-        On CPU, sparsemax and 1.5-entmax of scores without a gradient take the column
-        layout at any width (``columns_map`` of the core): the same mapping, its additions
-        in an order an ONNX graph repeats, so the graph's zeros are these. A kernel
-        registered for the case (``register_kernel`` of the core's ``algorithms``) serves it
-        instead."""
+        On CPU, sparsemax and 1.5-entmax of scores without a gradient take the core's
+        traceable form (``exact_traceable``), the very function the ONNX graph of
+        :func:`sk_entmax.export.to_onnx` is traced from, so the graph's probabilities are
+        these, bit for bit. A kernel registered for the case (``register_kernel`` of the
+        core's ``algorithms``) serves it instead."""
         alpha = self.alpha
         if isinstance(alpha, torch.Tensor):
             alpha = alpha.detach()
@@ -83,7 +83,7 @@ class EntmaxHead(nn.Module):
             and not torch.is_grad_enabled()
             and kernel_for(case_for(alpha), scores.device) is None
         ):
-            return columns_map(scores, alpha)
+            return exact_traceable(scores, alpha)
         return entmax(scores, alpha)
 
     @torch.no_grad()

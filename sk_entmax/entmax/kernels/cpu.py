@@ -62,8 +62,8 @@ SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 _NATIVE = (torch.float32, torch.float64)
 _WIDENED = (torch.float16, torch.bfloat16)
 
-#: the narrowest rows the kernel takes, per case: below, the torch forms' column layout
-#: (narrow rows solved across the batch) measured faster (doc/benchmarks/bench_core.md:
+#: the narrowest rows the kernel takes, per case: below, the torch forms (the traceable form
+#: of the exact maps, root finding's Newton solver) measured faster (doc/benchmarks/bench_core.md:
 #: at 4096 x 32 the kernel took 1.3 times the torch form's time for 1.5-entmax, 2 to 4 times
 #: at alpha 1.5 and 1.33; at 1024 x 1000, 1.5 times at alpha 1.33)
 MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 64, GENERAL: 1024}
