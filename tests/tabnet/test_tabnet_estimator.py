@@ -926,3 +926,24 @@ def test_clip_value_wires_gradient_norm_clipping():
     assert "gradient_clipping" not in dict(unclipped.net_.callbacks_)
     with pytest.raises(ValueError, match="clip_value"):
         TabNetEntmaxClassifier(clip_value=0.0, **tiny).fit(X, y)
+
+
+# ---------------------------------------------------------------- issue 60, point 4
+
+
+@pytest.mark.filterwarnings("ignore:TabNetEntmax\\w+'s fit:UserWarning")  # one epoch's fit
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+@pytest.mark.parametrize(("n_rows", "held_out"), [(10_000, False), (10_001, True)])
+def test_early_stopping_is_auto_by_default(kind, n_rows, held_out):
+    """HistGradientBoosting's convention: by default a validation split (and its loss in
+    the history, the one the stopping rule watches) only above 10,000 rows."""
+    from sk_entmax import TabNetEntmaxRegressor
+
+    X, y = make_classification(n_samples=n_rows, n_features=3, n_redundant=0, random_state=0)
+    cls = TabNetEntmaxClassifier if kind == "classifier" else TabNetEntmaxRegressor
+    assert cls().early_stopping == "auto"
+    est = cls(n_d=2, n_a=2, n_steps=1, max_epochs=1, random_state=0).fit(X, y)
+    assert ("valid_loss" in est.net_.history[-1]) is held_out
+    assert dict(est.net_.callbacks_)["early_stopping"].monitor == (
+        "valid_loss" if held_out else "train_loss"
+    )
