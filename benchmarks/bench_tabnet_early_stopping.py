@@ -98,11 +98,12 @@ def summary(rows: list[dict[str, Any]]) -> None:
         off, auto = MODELS[0], MODELS[1]
         d_acc, se_acc = paired_2se([r[auto][0] for r in runs], [r[off][0] for r in runs])
         d_sec, se_sec = paired_2se([r[auto][1] for r in runs], [r[off][1] for r in runs])
+        d_ep, se_ep = paired_2se([r[auto][2] for r in runs], [r[off][2] for r in runs])
         ratio = statistics.median(r[auto][1] / r[off][1] for r in runs)
         print(
             f"{name} | auto - False | accuracy {100 * d_acc:+.2f} ± {100 * se_acc:.2f} "
             f"points | fit time {d_sec:+.1f} ± {se_sec:.1f} s | median time ratio "
-            f"{ratio:.2f}"
+            f"{ratio:.2f} | epochs {d_ep:+.1f} ± {se_ep:.1f}"
         )
 
 
