@@ -213,7 +213,10 @@ def test_the_estimators_read_only_the_columns_the_elimination_keeps(
     before = clf.predict_proba(FRAME)
     # a frame .mask rebuilds (laid out otherwise in memory) and a row-major array: bit for bit
     np.testing.assert_array_equal(clf.predict_proba(FRAME.mask(unread, 1e6)), before)
-    replaced = np.ascontiguousarray(FRAME.to_numpy())
+    # a row-major copy: before pandas 3, FRAME.to_numpy() is a view of FRAME's data (and
+    # already row-major, so ascontiguousarray did not copy it): writing into it changed
+    # FRAME for every later test
+    replaced = np.array(FRAME.to_numpy(), order="C")
     replaced[unread] = -1e6
     replaced = pd.DataFrame(replaced, columns=FRAME.columns)
     np.testing.assert_array_equal(clf.predict_proba(replaced), before)

@@ -132,8 +132,10 @@ def _subset_checks():
         ):
             estimator, check = item
             name, keywords = _check_name_and_keywords(check)
-            # the read-only memmap variants only repeat the input handling of the full runs
-            if name in SUBSET_CHECKS and not keywords:
+            # the read-only memmap variants only repeat the input handling of the full runs;
+            # scikit-learn 1.6 yields check_estimator_cloneable twice: once is enough
+            listed = {p.id for p in params}
+            if name in SUBSET_CHECKS and not keywords and f"{mode}-{name}" not in listed:
                 params.append(pytest.param(estimator, check, id=f"{mode}-{name}"))
     return params
 
@@ -382,6 +384,12 @@ def test_unseen_and_missing_categories_map_to_unknown(fitted_frame, column):
         # the unseen category is announced (tests/test_hostile_inputs.py checks the
         # warning); missing values are silent
         warnings.filterwarnings("ignore", message=".*not seen at fit")
+        # pandas 1.5's own internals under numpy 1.25 (the declared floors), when
+        # scikit-learn's check_array takes .values of a frame with a categorical column:
+        # harmless, and gone from pandas 2.0.2 on
+        warnings.filterwarnings(
+            "ignore", message="np.find_common_type is deprecated", category=DeprecationWarning
+        )
         proba = clf.predict_proba(rows)
         pred = clf.predict(rows)
         M_explain, masks = clf.explain(rows)
@@ -619,7 +627,8 @@ def test_missing_labels_are_an_error_not_dropped():
 
 @pytest.mark.parametrize("as_frame", [True, False])
 def test_infinity_is_an_error_naming_the_column(as_frame):
-    frame = pd.DataFrame(X_MED, columns=[f"f{i}" for i in range(X_MED.shape[1])])
+    # a copy: pandas before 3 makes a frame a view of the array, and X_MED is shared
+    frame = pd.DataFrame(X_MED.copy(), columns=[f"f{i}" for i in range(X_MED.shape[1])])
     frame.loc[7, "f3"] = -np.inf
     frame.loc[9, "f3"] = np.inf
     frame.loc[2, "f1"] = np.nan  # a gap is fine
