@@ -30,7 +30,7 @@ def _data(kind: str, rows: int, seed: int):
     """``--rows`` training rows and 100,000 test rows of ``kind``: "rule", 100 standard
     normal columns and 20 classes from a fixed linear rule (``argmax(X @ W)``, as
     ``bench_scale_out.py``); "mixed", ``make_classification`` (20 columns, 10 informative,
-    5 classes), standardized on the training rows."""
+    5 classes), standardized on the training rows; "binary", the same with 2 classes."""
     if kind == "rule":
         W = np.random.default_rng(1).standard_normal((100, 20))
         X = np.random.default_rng(seed).standard_normal((rows + 100_000, 100))
@@ -40,7 +40,7 @@ def _data(kind: str, rows: int, seed: int):
         n_samples=rows + 100_000,
         n_features=20,
         n_informative=10,
-        n_classes=5,
+        n_classes=2 if kind == "binary" else 5,
         random_state=seed,
     )
     X_train, y_train, X_test, y_test = X[:rows], y[:rows], X[rows:], y[rows:]
@@ -54,7 +54,12 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=20_000)
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--data", choices=["rule", "mixed"], nargs="+", default=["rule", "mixed"])
+    parser.add_argument(
+        "--data",
+        choices=["rule", "mixed", "binary"],
+        nargs="+",
+        default=["binary", "mixed", "rule"],
+    )
     parser.add_argument("--models", nargs="+", default=["sparsemax", "entmax", "sgd"])
     args = parser.parse_args()
     makers = {

@@ -141,10 +141,14 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         same for a few rows as for thousands).
         An int above the number of training rows is clipped to it, with a warning; the last,
         smaller batch is always used (never dropped).
-    early_stopping : bool, default=False
+    early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the data and stop when its loss has not improved
         for ``patience`` epochs, restoring the best weights. When False, training stops once
-        the training loss stops improving for ``patience`` epochs.
+        the training loss stops improving for ``patience`` epochs. ``"auto"``, as
+        HistGradientBoosting's: on when the fit has more than 10,000 rows. With
+        ``faithful_masks``, no epoch of the first mask's warm-up counts towards
+        ``patience`` on either loss, so the held-out loss cannot end a fit while the masks
+        still sharpen.
     validation_fraction : float, default=0.1
         Share of the training data held out for early stopping.
     patience : int, default=20
@@ -253,7 +257,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         lr=0.02,
         max_epochs=100,
         batch_size="auto",
-        early_stopping=False,
+        early_stopping="auto",
         validation_fraction=0.1,
         patience=20,
         class_weight=None,

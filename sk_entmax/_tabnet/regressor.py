@@ -32,8 +32,9 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
     network learns the target standardized column by column (mean 0, standard deviation 1
     over the training rows); :meth:`predict` returns it on its own scale. ``score`` is R²,
     as for every scikit-learn regressor. Without ``early_stopping``, training stops once the
-    training loss has not improved for ``patience`` epochs; with it, once the loss on the
-    held-out ``validation_fraction`` has not, restoring the best weights.
+    training loss has not improved for ``patience`` epochs; with it (by default, ``"auto"``:
+    on more than 10,000 rows), once the loss on the held-out ``validation_fraction`` (rows
+    drawn at random) has not, restoring the best weights.
 
     Parameters
     ----------
@@ -99,7 +100,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         lr=0.02,
         max_epochs=100,
         batch_size="auto",
-        early_stopping=False,
+        early_stopping="auto",
         validation_fraction=0.1,
         patience=20,
         n_jobs=None,

@@ -53,10 +53,15 @@ PLACEHOLDER = "sk_entmax.persistence:model:{}"
 #: numpy's ufuncs) that a stored pipeline may hold: numpy's dtypes (``OneHotEncoder``'s
 #: ``dtype``), scikit-learn's column selector (plain data: a pattern and dtypes) and the
 #: score functions of scikit-learn's univariate feature selection (``SelectKBest``'s
-#: ``score_func``), each named exactly: nothing of another package, nothing of the user's
+#: ``score_func``), each named exactly: nothing of another package, nothing of the user's.
+#: ``_RemainderColsList`` is the list of a fitted ColumnTransformer's remainder columns under
+#: scikit-learn 1.6 (a ``UserList`` of column indices and three flags; from 1.7 on a plain
+#: list): without it, a ColumnTransformer fitted there with a remainder entry cannot be saved
+#: on the declared scikit-learn floor.
 EXTRA_TRUSTED = frozenset(
     {
         "numpy.dtype",
+        "sklearn.compose._column_transformer._RemainderColsList",
         "sklearn.compose._column_transformer.make_column_selector",
         "sklearn.feature_selection._univariate_selection.chi2",
         "sklearn.feature_selection._univariate_selection.f_classif",

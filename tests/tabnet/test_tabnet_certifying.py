@@ -213,7 +213,10 @@ def test_the_estimators_read_only_the_columns_the_elimination_keeps(
     before = clf.predict_proba(FRAME)
     # a frame .mask rebuilds (laid out otherwise in memory) and a row-major array: bit for bit
     np.testing.assert_array_equal(clf.predict_proba(FRAME.mask(unread, 1e6)), before)
-    replaced = np.ascontiguousarray(FRAME.to_numpy())
+    # a row-major copy: before pandas 3, FRAME.to_numpy() is a view of FRAME's data (and
+    # already row-major, so ascontiguousarray did not copy it): writing into it changed
+    # FRAME for every later test
+    replaced = np.array(FRAME.to_numpy(), order="C")
     replaced[unread] = -1e6
     replaced = pd.DataFrame(replaced, columns=FRAME.columns)
     np.testing.assert_array_equal(clf.predict_proba(replaced), before)
@@ -247,12 +250,27 @@ def test_the_stopping_rule_counts_no_epoch_of_the_warmup():
     assert stopped_at == 8 and rule.stopped_ and rule.best_epoch_ == 6
 
 
-def test_a_faithful_fit_runs_through_its_warmup(monkeypatch):
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_a_faithful_fit_runs_through_its_warmup(monkeypatch, early_stopping):
     """With a patience of one epoch a fit would stop as soon as the sharpening raises the
-    loss; it runs until the warm-up (shortened to 60 steps) is over."""
+    loss; it runs until the warm-up (shortened to 60 steps) is over, on the training loss
+    and on the held-out loss of early stopping (issue 60.4), whose best epoch, the one its
+    weights are restored from, is a settled one."""
     monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
     clf = TabNetEntmaxClassifier(
-        faithful_masks=True, n_d=4, n_a=4, max_epochs=30, patience=1, random_state=0
+        faithful_masks=True,
+        n_d=4,
+        n_a=4,
+        max_epochs=30,
+        patience=1,
+        early_stopping=early_stopping,
+        random_state=0,
     ).fit(FRAME, Y)
     assert float(clf.net_.module_.tabnet.first_mask_step) > 60
     assert not clf.net_.module_.settling
+    history = clf.net_.history
+    assert ("valid_loss" in history[-1]) is early_stopping
+    steps = sum("train_loss" in batch for batch in history[0]["batches"])
+    first_settled = math.ceil(60 / steps)  # the first epoch that ends after the warm-up
+    stopper = dict(clf.net_.callbacks_)["early_stopping"]
+    assert stopper.best_epoch_ >= first_settled and clf.n_iter_ > first_settled
