@@ -17,13 +17,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Collapse", "warn_if_collapsed"]
+__all__ = ["Collapse", "restored_note", "warn_if_collapsed", "warn_if_restored"]
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,60 @@ def _user_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def restored_note(
+    estimator: Any, names: Sequence[str] | None = None, name: Callable[[str], str] = repr
+) -> tuple[str, str] | None:
+    """What to say when the check at the end of a faithful fit's column selection put
+    columns back (the estimator has ``restored_features_``): (headline, message); None
+    otherwise.
+
+    Parameters
+    ----------
+    estimator : TabNetEntmaxClassifier or TabNetEntmaxRegressor
+        Fitted.
+    names : sequence of str, default=None
+        One name per feature; default ``feature_names_in_``, else ``x0``, ``x1``, ...
+    name : callable, default=repr
+        How a column's name is written.
+    """
+    restored = getattr(estimator, "restored_features_", None)
+    if restored is None:
+        return None
+    d = int(estimator.n_features_in_)
+    if names is None:
+        names = list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
+    shown = [name(str(names[i])) for i in restored[:8]]
+    more = f" and {len(restored) - 8} more" if len(restored) > 8 else ""
+    first, latest = (float(v) for v in estimator.selection_losses_)
+    return (
+        "Every column was kept.",
+        f"{type(estimator).__name__}'s column selection raised the loss on the training rows "
+        f"it held out while it ran (from {first:.4g} to {latest:.4g}), so the fit put back "
+        f"the {len(restored)} of {d} columns it had left out ({', '.join(shown)}{more}) and "
+        "trained on with every column: the model keeps what they carry, and no feature is "
+        "certified never read (as with faithful_masks=False).",
+    )
+
+
+def warn_if_restored(estimator: Any) -> None:
+    """Warn (a UserWarning) when the check at the end of a faithful fit's column selection
+    put columns back (see :func:`restored_note`).
+
+    Parameters
+    ----------
+    estimator : TabNetEntmaxClassifier or TabNetEntmaxRegressor
+        Just fitted.
+
+    Warns
+    -----
+    UserWarning
+        Naming the columns put back and the two held-out losses.
+    """
+    note = restored_note(estimator)
+    if note is not None:
+        warnings.warn(note[1], UserWarning, stacklevel=_user_stacklevel())
 
 
 def warn_if_collapsed(estimator: Any, X: np.ndarray) -> None:

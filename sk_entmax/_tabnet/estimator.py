@@ -211,6 +211,14 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     feature_importances_ : ndarray of shape (n_features_in_,)
         Non-negative, summing to 1: the share of the training data's ``explain`` attribution
         per original column. Usable by ``SelectFromModel``.
+    restored_features_ : ndarray of shape (n_restored,)
+        Only when the check at the end of a faithful fit's column selection put columns
+        back (the loss on the rows the fit held out rose while the selection ran): the
+        indices of the columns it had left out, which every step may read again; nothing
+        is then certified never read.
+    selection_losses_ : ndarray of shape (2,)
+        With ``restored_features_``: the held-out rows' mean loss when the selection began
+        and when it ended.
 
     Notes
     -----

@@ -7,9 +7,11 @@ import re
 from typing import Any
 
 import numpy as np
+import torch
 
 from sk_entmax._attributes import (
     Attribute,
+    Invalid,
     array,
     categories,
     encoder,
@@ -18,18 +20,25 @@ from sk_entmax._attributes import (
 )
 from sk_entmax._engine.training import ADAM, TrainingPlan
 from sk_entmax._inputs.tabular import TabularInputMixin
-from sk_entmax._tabnet.diagnostics import warn_if_collapsed
+from sk_entmax._tabnet.diagnostics import warn_if_collapsed, warn_if_restored
 from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.nn.tabnet import first_mask_warmup
-from sk_entmax.nn.tabnet_selection import FIRST_STEP_SHARE, SELECTION_BUDGET
+from sk_entmax.nn.tabnet_selection import (
+    FIRST_STEP_SHARE,
+    HELD_OUT_MIN,
+    HELD_OUT_SHARE,
+    SELECTION_BUDGET,
+    HeldOutRows,
+)
 
 __all__ = [
     "LAMBDA_SPARSE",
     "TABNET_FITTED",
     "TABNET_FROM_NETWORK",
     "TabNetEstimatorMixin",
+    "held_out_rows",
     "parameter_entries",
 ]
 
@@ -52,6 +61,20 @@ def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...
     )
 
 
+def column_indices() -> Attribute:
+    """Distinct indices of the network's original columns (``restored_features_``;
+    optional)."""
+    indices = array("iu", (None,), low=0, unique=True)
+
+    def check(value, sizes, fitted):
+        value = indices.check(value, sizes, fitted)
+        if value.size and int(value.max()) >= sizes["n_features"]:
+            raise Invalid(f"it holds an index beyond the network's {sizes['n_features']} columns")
+        return value
+
+    return Attribute(check, required=False)
+
+
 #: the fitted attributes of a TabNet estimator beyond its task's, as
 #: :mod:`sk_entmax.persistence` stores them (shapes and ``equals`` name arguments of the
 #: network)
@@ -67,12 +90,39 @@ TABNET_FITTED: dict[str, Attribute] = {
         "mask alphas ",
     ),
     "feature_importances_": array("f", ("n_features",), low=0.0, total=1.0),
+    # only when the selection's check put columns back (issue 57)
+    "restored_features_": column_indices(),
+    "selection_losses_": array("f", (2,), low=0.0, required=False),
 }
 
 #: the private attributes of a fitted TabNet estimator that are arguments of its network,
 #: set from them on load (the fill values of missing cells: a supervised TabNet started
 #: from a loaded pretrainer takes them)
 TABNET_FROM_NETWORK = {"_missing_fill": "missing_fill"}
+
+
+def held_out_rows(y_enc: np.ndarray, share: float, seed: int) -> np.ndarray:
+    """The sorted indices of ``share`` of the rows, drawn with ``seed``; for a target of
+    class codes (one per row), ``share`` of each class's rows (rounded down), so that a rare
+    class keeps its training rows.
+
+    Parameters
+    ----------
+    y_enc : numpy.ndarray
+        The encoded training target.
+    share : float
+        In (0, 1).
+    seed : int
+        Seeds the draw.
+    """
+    rng = np.random.default_rng(seed)
+    n = y_enc.shape[0]
+    if y_enc.ndim == 1 and np.issubdtype(y_enc.dtype, np.integer):
+        groups = [np.flatnonzero(y_enc == c) for c in np.unique(y_enc)]
+    else:
+        groups = [np.arange(n)]
+    held = [rng.choice(g, int(share * g.size), replace=False) for g in groups]
+    return np.sort(np.concatenate(held)).astype(np.intp)
 
 
 class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInputMixin):
@@ -151,10 +201,63 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "missing_fill": self._missing_fill,
         }
 
+    def _fit_targets(self, X, y, sample_weight, params):
+        """The task's target and weights; a faithful fit's weights are 0 on the rows it
+        holds out of training while its column selection runs (see :meth:`_hand_held_out`)."""
+        y_enc, weight = super()._fit_targets(X, y, sample_weight, params)
+        self.__dict__.pop("_held_out", None)
+        if not params["faithful_masks"] or params.get("warm_start", False):
+            return y_enc, weight
+        held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed())
+        if held.size < HELD_OUT_MIN:
+            return y_enc, weight
+        weight = np.array(weight, copy=True)
+        given = weight[held].copy()
+        weight[held] = 0
+        self.__dict__["_held_out"] = (held, given, weight, X, y_enc)
+        return y_enc, weight
+
+    def _hand_held_out(self, module: torch.nn.Module) -> None:
+        """Give the network the rows :meth:`_fit_targets` held out, for its selection's
+        probes: measured on rows the network has not trained on, a column it overfits
+        does not look needed. When the warm-up ends the network gives them back: their
+        weights are restored in place, in the array the training batches are cut from."""
+        stash = self.__dict__.pop("_held_out", None)
+        if stash is None:
+            return
+        held, given, weight, X, y_enc = stash
+
+        def give_back() -> None:
+            weight[held] = given
+
+        tabnet = module.tabnet
+        if not tabnet._selecting:
+            give_back()
+            return
+        dtype = tabnet.first_mask_logits.dtype
+        rows = torch.as_tensor(np.asarray(X[held]), dtype=dtype)
+        y_held = y_enc[held]
+        balance = np.ones(held.size)
+        if y_held.ndim == 1 and np.issubdtype(y_held.dtype, np.integer):  # classes weigh alike
+            _, codes, counts = np.unique(y_held, return_inverse=True, return_counts=True)
+            balance = held.size / (counts.size * counts[codes])
+        tabnet.hold_out(
+            HeldOutRows(
+                rows, torch.as_tensor(y_held), give_back, torch.as_tensor(balance, dtype=dtype)
+            )
+        )
+
     def _after_fit(self, X: np.ndarray) -> None:
+        tabnet = self.net_.module_.tabnet
+        tabnet.release_held_out()  # a fit that ended in its warm-up
+        check = tabnet.selection_check
+        if check is not None:
+            self.restored_features_ = np.array(check.restored, dtype=np.intp)
+            self.selection_losses_ = np.array([check.first_loss, check.latest_loss])
         super()._after_fit(X)
         self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
+        warn_if_restored(self)  # the selection's check put columns back: issue 57
         warn_if_collapsed(self, X)  # reads one column, predicts one class: issue 57
 
     def __sklearn_tags__(self):

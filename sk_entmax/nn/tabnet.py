@@ -112,6 +112,8 @@ from sk_entmax.nn.tabnet_selection import (
     PROBE_ROWS,
     SELECTION_START,
     BackwardElimination,
+    HeldOutRows,
+    SelectionCheck,
 )
 
 __all__ = [
@@ -370,6 +372,12 @@ class TabNet(ColumnEmbedding):
         self.selection: BackwardElimination | None = None
         self.selection_reduce = None
         self._probe = None
+        #: the rows the probes run on while the fit holds them out (``hold_out``)
+        self.held_out: HeldOutRows | None = None
+        #: set when the check at the end of the warm-up put columns back (see
+        #: :meth:`_check_selection`)
+        self.selection_check: SelectionCheck | None = None
+        self._held_target: tuple[torch.Tensor, torch.Tensor] | None = None
         # the blocks' checks of what TabNet passes on name TabNet, the class the user built
         with called_as("TabNet"):
             self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
@@ -559,6 +567,9 @@ class TabNet(ColumnEmbedding):
         if self._sharpened and self.training and torch.is_grad_enabled():
             with torch.no_grad():
                 self.first_mask_step += 1
+                if self.held_out is not None and not self.settling:
+                    self._check_selection()
+                    self.release_held_out()
                 if self._selecting and keep is None:
                     self._probe = self._run_probes(X)
         decisions = []
@@ -589,6 +600,9 @@ class TabNet(ColumnEmbedding):
 
         Run in training mode, as the step is (its batch statistics); the running statistics
         the probes would update are put back, so the model trains as if they never ran.
+        With held-out rows (:meth:`hold_out`) they run on the next of those instead of the
+        batch, and the loss with nothing occluded is measured at every step of the window,
+        probe or not (the selection's check compares its first and last values).
         """
         step = float(self.first_mask_step)
         if not SELECTION_START * self.first_mask_warmup <= step < self.first_mask_warmup:
@@ -596,9 +610,14 @@ class TabNet(ColumnEmbedding):
         if self.selection is None:
             self.selection = BackwardElimination(self.n_features, self.selection_budget)
         probes = self.selection.probes()
-        if not probes:
+        if not probes and self.held_out is None:
             return None
-        X = X[:PROBE_ROWS]
+        if self.held_out is not None:  # on held-out rows, the base loss even with no probe
+            rows, target, weight = self.held_out.next_rows()
+            X = rows.to(X.device)
+            self._held_target = (target.to(X.device), weight.to(X.device))
+        else:
+            X = X[:PROBE_ROWS]
         saved = [(b, b.clone()) for b in self.buffers() if b is not self.first_mask_step]
         try:
             base = self._scores(X)
@@ -632,10 +651,17 @@ class TabNet(ColumnEmbedding):
         if probe is None:
             return
         base, outputs = probe
+        weight = None
+        if self._held_target is not None:  # the probes ran on held-out rows
+            (target, weight), self._held_target = self._held_target, None
         target = target[: base.shape[0]]
+
+        def mean(rows: torch.Tensor) -> torch.Tensor:
+            return rows.mean() if weight is None else (rows * weight).sum() / weight.sum()
+
         with torch.no_grad():
-            values = [loss(base, target).mean()]
-            values += [loss(scores, target).mean() for _, scores in outputs]
+            values = [mean(loss(base, target))]
+            values += [mean(loss(scores, target)) for _, scores in outputs]
             values = torch.stack(values).to(torch.float64)
             if self.selection_reduce is not None:
                 values = self.selection_reduce(values)
@@ -668,6 +694,40 @@ class TabNet(ColumnEmbedding):
         with torch.no_grad():
             later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
             self.first_mask_logits[later] = _LATER
+
+    def _check_selection(self) -> None:
+        """At the end of the warm-up, on the held-out rows: if the loss rose since the
+        selection began (:meth:`BackwardElimination.loss_rise`), what the selection left
+        out was needed, so every column goes back to every step (the first step reads them
+        all, as before the selection); ``selection_check`` keeps the two losses and the
+        columns put back."""
+        rise = None if self.selection is None else self.selection.loss_rise()
+        if rise is None:
+            return
+        with torch.no_grad():
+            out = self.first_mask_logits != 0
+            back = sorted(set(self._columns_of()[out].tolist()))
+            self.first_mask_logits.zero_()
+        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back))
+
+    def hold_out(self, rows: HeldOutRows) -> None:
+        """Run the selection's probes on ``rows``, which the fit holds out of training
+        until the warm-up ends (then :meth:`release_held_out` gives them back).
+
+        Parameters
+        ----------
+        rows : HeldOutRows
+            The held-out rows and what gives them back to training.
+        """
+        self.held_out = rows
+
+    def release_held_out(self) -> None:
+        """Give the held-out rows back to training (once) and forget them; a no-op without
+        any. Called when the warm-up ends, and by the estimator after its fit (a fit that
+        ends during the warm-up)."""
+        rows, self.held_out, self._held_target = self.held_out, None, None
+        if rows is not None:
+            rows.give_back()
 
     def start_selection(self) -> None:
         """Start the column selection afresh: every column kept, the warm-up at step 0.

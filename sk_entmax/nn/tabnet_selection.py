@@ -3,9 +3,10 @@
 A faithful TabNet (``faithful_masks=True``) with a ``selection_budget`` reads only the
 columns of its *support*. During the warm-up every column is in it; from
 ``SELECTION_START`` of the warm-up on, each training step also runs the network, without
-gradients, on the batch's first ``PROBE_ROWS`` rows with some of the supported columns
-*occluded* (set to their batch-norm mean, 0, as pretraining hides a column), and the rise of
-the task's loss over the same rows unoccluded is one sample of that column's contribution.
+gradients, on held-out rows (below; else on the batch's first ``PROBE_ROWS`` rows) with
+some of the supported columns *occluded* (set to their batch-norm mean, 0, as pretraining
+hides a column), and the rise of the task's loss over the same rows unoccluded is one
+sample of that column's contribution.
 :class:`BackwardElimination` keeps those samples and decides:
 
 - when every supported column has ``SAMPLES`` samples, a column whose contribution is
@@ -25,11 +26,9 @@ After a drop the samples start afresh (the network has changed). A dropped colum
 comes back. Nothing here is random and nothing depends on timing: the same batches give
 the same support.
 
-The estimators' budget is small (``SELECTION_BUDGET``, 3% of the training loss): issue 46's
-30% dropped the whole of a weak signal (a product of two features worth about a tenth of the
-loss) or of one that the network had not yet learned when it was measured. The samples are
-taken on each batch before the step trains on it; a column the model overfits looks needed
-and is kept, so what the measurement gets wrong costs certificate, never signal.
+The estimators' budget is small (``SELECTION_BUDGET``, 3% of the loss): issue 46's 30%
+dropped the whole of a weak signal (a product of two features worth about a tenth of the
+loss) or of one that the network had not yet learned when it was measured.
 
 The elimination also names the columns of the *first decision step* (:meth:`leading`): those
 whose measured contribution is at least ``FIRST_STEP_SHARE`` (half) of the largest. A
@@ -38,6 +37,16 @@ them, so these are the columns most rows need; the network reads them at its fir
 from ``FIRST_STEP_AT`` (80%) of the warm-up on, and its later steps choose per row among the
 other kept columns, which makes the certificate per row.
 
+An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
+``HELD_OUT_SHARE`` of its training rows (of each class) out of training while the warm-up
+runs, and gives them back when it ends. On rows the network trains on, a noise column it has
+learned to overfit looks needed; on held-out rows it does not (issue 57: the switch, product
+and parity families read noise at a later step on most rows). Fewer than ``HELD_OUT_MIN``
+held-out rows are too few to rank columns on: the probes then run on the batch. At the end
+of the warm-up a check (:meth:`BackwardElimination.loss_rise`) compares the held-out loss of
+the last ``SAMPLES`` steps with that of the first ones, before any drop; a rise of more than
+two standard errors puts every column back (:class:`SelectionCheck`).
+
 This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
 probes and owns the support (its ``first_mask_logits``).
 """
@@ -45,11 +54,17 @@ probes and owns the support (its ``first_mask_logits``).
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "FIRST_STEP_AT",
     "FIRST_STEP_SHARE",
+    "HELD_OUT_MIN",
+    "HELD_OUT_PROBE_ROWS",
+    "HELD_OUT_SHARE",
     "NULL_SHARE",
     "PROBES_PER_STEP",
     "PROBE_ROWS",
@@ -57,7 +72,9 @@ __all__ = [
     "SELECTION_BUDGET",
     "SELECTION_START",
     "BackwardElimination",
+    "HeldOutRows",
     "Probe",
+    "SelectionCheck",
 ]
 
 #: the estimators' ``selection_budget``: the share of the training loss the dropped columns
@@ -80,6 +97,71 @@ SAMPLES = 8
 NULL_SHARE = 0.15
 #: the smallest group tested together; below it the lowest candidate goes alone
 _SMALLEST_GROUP = 4
+#: the share of its training rows an estimator's fit holds out of training while the
+#: selection runs (they are given back when the warm-up ends): the probes run on them
+HELD_OUT_SHARE = 0.2
+#: below this many held-out rows the probes run on the batch's first rows instead
+HELD_OUT_MIN = 64
+#: held-out rows a probe runs on (the next ones in turn)
+HELD_OUT_PROBE_ROWS = 256
+
+
+@dataclass(frozen=True)
+class SelectionCheck:
+    """The check at the end of a faithful fit's warm-up, when it put columns back.
+
+    Attributes
+    ----------
+    first_loss, latest_loss : float
+        The held-out rows' mean loss when the selection began (every column read) and at
+        its end; the second is higher by more than two standard errors.
+    restored : tuple of int
+        The original columns put back: those the selection had dropped, or left out of the
+        first step.
+    """
+
+    first_loss: float
+    latest_loss: float
+    restored: tuple[int, ...]
+
+
+@dataclass
+class HeldOutRows:
+    """Rows the fit holds out of training while the selection runs, for the probes.
+
+    Measured on rows the network trains on, a column the model has learned to overfit looks
+    needed; on held-out rows it does not, and a column that matters (alone or only
+    together with another) still does. The estimator zeroes these rows' weights in the
+    loss and hands them here; ``give_back`` (which restores their weights) runs once, when
+    the warm-up ends, so the rest of the fit trains on every row.
+
+    Parameters
+    ----------
+    X, y : torch.Tensor
+        The held-out rows' features (as the network takes them) and targets (as its loss
+        takes them).
+    give_back : callable
+        Called once, with no argument, when the warm-up ends.
+    weight : torch.Tensor
+        Each row's weight in the probes' mean loss: for a classifier, each class's rows
+        weigh alike in all (a column that only a rare class needs still shows), else 1.
+    """
+
+    X: Any
+    y: Any
+    give_back: Callable[[], None]
+    weight: Any
+    _turn: int = 0
+
+    def next_rows(self) -> tuple[Any, Any, Any]:
+        """The next ``HELD_OUT_PROBE_ROWS`` rows (all of them if fewer), in turn: features,
+        targets and weights."""
+        n = self.X.shape[0]
+        size = min(HELD_OUT_PROBE_ROWS, n)
+        start = (self._turn * size) % n
+        self._turn += 1
+        idx = [(start + i) % n for i in range(size)]
+        return self.X[idx], self.y[idx], self.weight[idx]
 
 
 @dataclass(frozen=True)
@@ -112,11 +194,15 @@ class _Moments:
         return self.total / self.n
 
     @property
+    def variance(self) -> float:
+        """The sample variance (needs two samples)."""
+        mean = self.mean
+        return max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
+
+    @property
     def upper(self) -> float:
         """The mean plus two standard errors (needs two samples)."""
-        mean = self.mean
-        variance = max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
-        return mean + 2.0 * math.sqrt(variance / self.n)
+        return self.mean + 2.0 * math.sqrt(self.variance / self.n)
 
 
 @dataclass
@@ -152,6 +238,10 @@ class BackwardElimination:
         self.protected: tuple[int, ...] = ()
         self._restart()
         self._null = _Moments()
+        #: the base loss of the first ``SAMPLES`` steps (before any drop: every column read)
+        self.first_losses = _Moments()
+        #: the base losses of the latest ``SAMPLES`` steps
+        self.latest_losses: deque[float] = deque(maxlen=SAMPLES)
 
     def _restart(self) -> None:
         self._singles = {c: _Moments() for c in self.alive}
@@ -183,6 +273,9 @@ class BackwardElimination:
             Each probe of :meth:`probes` and the mean loss with its columns occluded.
         """
         self._base.add(base)
+        if self.first_losses.n < SAMPLES and len(self.alive) == self.n_columns:
+            self.first_losses.add(base)
+        self.latest_losses.append(base)
         for probe, loss in losses:
             if probe.kind == "null":
                 self._null.add(loss)
@@ -193,6 +286,24 @@ class BackwardElimination:
         if self._group is not None:
             return self._decide_group()
         return self._decide_singles()
+
+    def loss_rise(self) -> tuple[float, float] | None:
+        """``(first, latest)``: the mean base loss of the first ``SAMPLES`` steps (every
+        column read) and of the latest ``SAMPLES``, when the latest is higher by more than
+        two standard errors of the difference; None when it is not, or before both have
+        ``SAMPLES`` samples. Measured on held-out rows, a rise says that the selection (the
+        drops and the first step's narrowing) cost the model more than the training it had
+        since: what it left out was needed."""
+        latest = _Moments()
+        for value in self.latest_losses:
+            latest.add(value)
+        first = self.first_losses
+        if first.n < SAMPLES or latest.n < SAMPLES:
+            return None
+        error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
+        if latest.mean - first.mean > 2.0 * error:
+            return first.mean, latest.mean
+        return None
 
     def leading(self, share: float) -> list[int] | None:
         """The supported columns whose measured contribution (by their latest complete

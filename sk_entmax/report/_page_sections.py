@@ -109,6 +109,20 @@ def _trust_section(intervals: ImportanceIntervals) -> str:
     )
 
 
+def _restored_sections(est: Any, names: list[str]) -> list[str]:
+    """A box when the check at the end of a faithful fit's column selection put columns
+    back (``restored_features_``): which, and why."""
+    from sk_entmax._tabnet.diagnostics import restored_note
+
+    note = restored_note(est, names)
+    if note is None:
+        return []
+    headline, text = note
+    return [
+        f'<div class="collapse warn"><strong>{_escape(headline)}</strong> {_escape(text)}</div>'
+    ]
+
+
 def _collapse_sections(collapse: Collapse, faithful: bool) -> list[str]:
     """A box per sign that the fit collapsed on these rows (it reads at most one column, or
     a classifier predicts one class for every row): the first thing under the summary."""

@@ -30,6 +30,7 @@ from ._page_sections import (
     _never_read_summary,
     _prediction_sections,
     _regressor_summary,
+    _restored_sections,
     _rows,
     _summary,
     _support_sections,
@@ -260,6 +261,7 @@ def feature_mask_report(
     if _is_regressor(est):
         fit = None if y is None else _fit_of(est, clf.predict(X), y, "feature_mask_report")
         sections = [
+            *_restored_sections(est, names),
             *_collapse_sections(_collapse(never, importances), never.faithful),
             *_importance_sections(importances, names, max_features, intervals),
             *_mask_sections(clf, masks, positions, labels, names, max_features, never),
@@ -273,6 +275,7 @@ def feature_mask_report(
         predicted = np.asarray(clf.classes_)[proba.argmax(axis=1)]
     collapse = _collapse(never, importances, predicted, len(clf.classes_))
     sections = [
+        *_restored_sections(est, names),
         *_collapse_sections(collapse, never.faithful),
         *_importance_sections(importances, names, max_features, intervals),
         *_mask_sections(clf, masks, positions, labels, names, max_features, never),

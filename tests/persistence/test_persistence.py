@@ -436,6 +436,12 @@ def test_load_refuses_an_array_dtype_wider_than_its_values(saved, tmp_path):
             {"__ndarray__": "<i8", "shape": [2], "values": [0, 1]},
             "categorical_features_",
         ),
+        (
+            "tabnet",
+            "restored_features_",
+            {"__ndarray__": "<i8", "shape": [1], "values": [99]},
+            "restored_features_.*beyond",
+        ),
     ],
 )
 def test_load_accepts_only_the_documented_fitted_attributes(

@@ -1,0 +1,176 @@
+"""A faithful fit's held-out rows: the selection's probes run on rows the network does
+not train on while it selects, and a check at the end of the warm-up puts the columns back
+when the loss on those rows rose.
+
+The draws and the check's statistics are fed inputs whose right answer is known by
+construction; the estimator is checked for what it promises around them: the rows go back
+to training when the warm-up ends, nothing of them is left on the saved model, and a check
+that put columns back is said in ``fit``'s warnings, the report and saved files, with a
+certificate that then claims nothing.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sk_entmax import TabNetEntmaxClassifier, report
+from sk_entmax._tabnet.shared import held_out_rows
+from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_selection import (
+    HELD_OUT_MIN,
+    HELD_OUT_SHARE,
+    SAMPLES,
+    BackwardElimination,
+    HeldOutRows,
+    SelectionCheck,
+)
+from sk_entmax.persistence import load, save
+
+ROWS = 400
+FRAME = pd.DataFrame(np.random.default_rng(1).normal(size=(ROWS, 5)), columns=list("abcde"))
+Y = (FRAME["a"] - FRAME["b"] > 0).to_numpy().astype(int)
+
+
+def test_the_held_out_rows_are_a_share_of_each_class():
+    y = np.array([0] * 90 + [1] * 10 + [2] * 3)
+    held = held_out_rows(y, 0.2, seed=0)
+    assert np.all(np.diff(held) > 0)  # sorted, no repeat
+    assert np.bincount(y[held], minlength=3).tolist() == [18, 2, 0]  # a class of 3 keeps all
+    np.testing.assert_array_equal(held, held_out_rows(y, 0.2, seed=0))
+    assert not np.array_equal(held, held_out_rows(y, 0.2, seed=1))
+    # a continuous (or multi-label) target: a share of all the rows
+    assert held_out_rows(np.linspace(0, 1, 50), 0.2, seed=0).size == 10
+    assert held_out_rows(np.zeros((50, 3)), 0.2, seed=0).size == 10
+
+
+def test_the_probes_take_the_held_out_rows_in_turn():
+    X = torch.arange(300.0).reshape(300, 1)
+    rows = HeldOutRows(X, X[:, 0], lambda: None, 2 * X[:, 0])
+    first, _, _ = rows.next_rows()
+    second, y, weight = rows.next_rows()
+    assert first[:, 0].tolist() == list(range(256))
+    assert second[:, 0].tolist() == [(256 + i) % 300 for i in range(256)]
+    assert torch.equal(y, second[:, 0]) and torch.equal(weight, 2 * second[:, 0])
+
+
+def test_each_class_weighs_alike_in_the_probes_loss():
+    """Held-out rows of a 5% class weigh as much in all as the other 95%: a column only the
+    rare class needs shows in the probes' loss."""
+    y = np.array([0] * 380 + [1] * 20)
+    frame = pd.DataFrame({"a": np.arange(400.0), "b": np.zeros(400)})
+    clf = TabNetEntmaxClassifier(max_epochs=2, n_d=4, n_a=4, random_state=0)
+    stash = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(TabNet, "hold_out", lambda self, rows: stash.append(rows))
+        clf.fit(frame, y)
+    [rows] = stash
+    weight = rows.weight.numpy()
+    assert rows.y.tolist().count(1) == 4 and len(rows.y) == 80
+    np.testing.assert_allclose([weight[rows.y == c].sum() for c in (0, 1)], [40, 40])
+
+
+def _fed(first: list[float], latest: list[float]) -> BackwardElimination:
+    """An elimination of 4 columns fed these base losses (with no probe losses: nothing
+    is decided), as if a drop came between the two streams."""
+    e = BackwardElimination(4, 0.03)
+    for value in first:
+        e.record(value, [])
+    e.alive = [0, 1]
+    for value in latest:
+        e.record(value, [])
+    return e
+
+
+def test_the_check_sees_a_rise_of_more_than_two_standard_errors():
+    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
+    risen = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
+    assert risen.loss_rise() == pytest.approx((0.5, 0.6))
+    # the same level, a fall, or a rise within the noise: no verdict
+    assert _fed([0.5 + w for w in wobble], [0.5 - w for w in wobble]).loss_rise() is None
+    assert _fed([0.5 + w for w in wobble], [0.4 + w for w in wobble]).loss_rise() is None
+    noisy = [0.2 * (-1) ** i for i in range(SAMPLES)]
+    assert _fed([0.5 + w for w in noisy], [0.55 + w for w in noisy]).loss_rise() is None
+    # too few samples of either: no verdict
+    assert _fed([0.5] * (SAMPLES - 1), [0.9] * SAMPLES).loss_rise() is None
+
+
+def test_the_check_puts_every_column_back_and_the_certificate_claims_nothing():
+    torch.manual_seed(0)
+    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
+    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
+    net.selection = _fed([0.5 + w for w in wobble], [0.7 + w for w in wobble])
+    with torch.no_grad():
+        net.first_mask_logits[1] = -1e6  # dropped
+        net.first_mask_logits[3] = -1e3  # later steps only
+    X = torch.randn(16, 5)
+    net.eval()
+    assert net.never_read(X)[:, 1].all()
+    net._check_selection()
+    assert net.selection_check == SelectionCheck(pytest.approx(0.5), pytest.approx(0.7), (1, 3))
+    assert (net.first_mask_logits == 0).all()
+    assert not net.never_read(X).any()
+
+
+def _fit(**kw) -> TabNetEntmaxClassifier:
+    return TabNetEntmaxClassifier(max_epochs=12, n_d=4, n_a=4, random_state=0, **kw).fit(FRAME, Y)
+
+
+def test_a_faithful_fit_gives_its_held_out_rows_back_and_keeps_nothing_of_them():
+    """The rows are held out (79 of 400, above the minimum) and given back when the
+    warm-up ends; the fitted network keeps no reference to them and pickles."""
+    assert int(HELD_OUT_SHARE * ROWS) >= HELD_OUT_MIN
+    given = []
+    original = HeldOutRows.__init__
+
+    def spy(self, X, y, give_back, _turn=0):
+        def back():
+            given.append(len(X))
+            give_back()
+
+        original(self, X, y, back, _turn)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(HeldOutRows, "__init__", spy)
+        clf = _fit()
+    tabnet = clf.net_.module_.tabnet
+    # once, with the held-out rows: a fifth of each class (rounded down)
+    assert given == [sum(int(HELD_OUT_SHARE * n) for n in np.bincount(Y))]
+    assert tabnet.held_out is None and float(tabnet.first_mask_step) >= tabnet.first_mask_warmup
+    pickle.loads(pickle.dumps(clf))
+
+
+def test_a_small_fit_probes_its_batches():
+    """Below the minimum the probes run on the batches, as before: nothing is held out."""
+    small = int(HELD_OUT_MIN / HELD_OUT_SHARE) - 10
+    clf = TabNetEntmaxClassifier(max_epochs=3, n_d=4, n_a=4, random_state=0)
+    stash = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(TabNet, "hold_out", lambda self, rows: stash.append(rows))
+        clf.fit(FRAME[:small], Y[:small])
+    assert stash == []
+
+
+def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
+    """The wiring after a check that fired (set on the fitted network, as the check sets it
+    at the end of the warm-up): fit's warning names the columns and both losses, the
+    attributes survive a saved file, and the report says it first."""
+    clf = _fit()
+    clf.net_.module_.tabnet.selection_check = SelectionCheck(0.41, 0.52, (2, 4))
+    with pytest.warns(UserWarning, match=r"from 0\.41 to 0\.52.*2 of 5 columns.*'c', 'e'"):
+        clf._after_fit(clf._validate_predict_data(FRAME))
+    assert clf.restored_features_.tolist() == [2, 4]
+    np.testing.assert_allclose(clf.selection_losses_, [0.41, 0.52])
+    save(clf, tmp_path / "m.safetensors")
+    loaded = load(tmp_path / "m.safetensors")
+    assert loaded.restored_features_.tolist() == [2, 4]
+    page = report.feature_mask_report(loaded, FRAME[:20], tmp_path / "r.html").read_text(
+        encoding="utf-8"
+    )
+    assert "Every column was kept." in page and "&#x27;c&#x27;, &#x27;e&#x27;" in page
+    # a fit where the check did not fire has neither attribute
+    assert not hasattr(_fit(), "restored_features_")
