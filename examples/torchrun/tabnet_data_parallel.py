@@ -66,6 +66,9 @@ print(f"rank {rank} of {world}: {model.n_iter_} epochs, test accuracy {accuracy:
 if args.faithful:
     unread = np.flatnonzero(model.never_read(X_test).all(axis=0)).tolist()
     print(f"rank {rank} of {world}: never read {unread}")
+    # the selection's check put back what it had left out (the fit warned why)
+    restored = getattr(model, "restored_features_", np.array([], dtype=int)).tolist()
+    print(f"rank {rank} of {world}: put back {restored}")
 if rank == 0:
     save(model, args.out)
 dist.destroy_process_group()
