@@ -7,7 +7,7 @@ that the program serves any number of rows. :func:`to_onnx` writes a fitted
 from features (float32 by default, or float64: ``input_dtype``) to the probabilities of
 ``predict_proba``: the network in float64 and in evaluation mode, as ``predict_proba`` runs
 it, then the output mapping: for sparsemax and 1.5-entmax the core's traceable form
-(:mod:`sk_entmax.entmax._traceable`), traced from the very function ``predict_proba``
+(``sk_entmax/entmax/_traceable.py``), traced from the very function ``predict_proba``
 computes (its Newton passes one ONNX ``Loop``), so that rows with entries exactly on the
 support's boundary get the same exact zeros, and the same bits; bisection (the core's
 plain-op path) otherwise.

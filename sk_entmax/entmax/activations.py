@@ -15,7 +15,7 @@ once the support is known.
 By default (``k=None``) each map takes one of its three forms: the fused CPU kernel
 (:mod:`sk_entmax.entmax.kernels.cpu`) for the autograd path on CPU, the Triton kernel on
 CUDA (opt-in, :mod:`sk_entmax.entmax.kernels`), and everywhere else the traceable form
-(:mod:`~sk_entmax.entmax._traceable`): Newton steps that start below the threshold and never
+(``sk_entmax/entmax/_traceable.py``): Newton steps that start below the threshold and never
 overshoot, a handful of passes over the input instead of a sort, then the threshold in
 closed form from the support found. Rows that have not settled after ``MAX_PASSES`` passes
 (it takes crafted inputs) are solved again by sorting, so the cap bounds the time, never
@@ -27,7 +27,7 @@ and a plain-op path (``training=False``), the traceable form itself, which
 ``torch.jit.trace``, ``torch.export`` and ONNX can take.
 
 This module holds the public functions, their autograd functions and their modules; the
-forms live beside it: the traceable form (:mod:`~sk_entmax.entmax._traceable`), its sort for
+forms live beside it: the traceable form (``sk_entmax/entmax/_traceable.py``), its sort for
 the rows that do not settle (:mod:`~sk_entmax.entmax._sorting`), the kernels
 (:mod:`sk_entmax.entmax.kernels`).
 """

@@ -711,8 +711,10 @@ class TabNet(ColumnEmbedding):
         self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back))
 
     def hold_out(self, rows: HeldOutRows) -> None:
-        """Run the selection's probes on ``rows``, which the fit holds out of training
-        until the warm-up ends (then :meth:`release_held_out` gives them back).
+        """Run the selection's probes on rows the fit holds out of training.
+
+        The rows stay out until the warm-up ends; then :meth:`release_held_out` gives them
+        back.
 
         Parameters
         ----------
@@ -722,9 +724,11 @@ class TabNet(ColumnEmbedding):
         self.held_out = rows
 
     def release_held_out(self) -> None:
-        """Give the held-out rows back to training (once) and forget them; a no-op without
-        any. Called when the warm-up ends, and by the estimator after its fit (a fit that
-        ends during the warm-up)."""
+        """Give the held-out rows back to training (once) and forget them.
+
+        A no-op without any. Called when the warm-up ends, and by the estimator after its
+        fit (a fit that ends during the warm-up).
+        """
         rows, self.held_out, self._held_target = self.held_out, None, None
         if rows is not None:
             rows.give_back()
