@@ -14,6 +14,7 @@ from sk_entmax._tabnet.shared import (
     TABNET_FITTED,
     TABNET_FROM_NETWORK,
     TabNetEstimatorMixin,
+    attribute_entries,
     parameter_entries,
 )
 from sk_entmax.entmax.constraints import Constraint
@@ -64,14 +65,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
     feature_importances_ : ndarray of shape (n_features_in_,)
         Non-negative, summing to 1: the share of the training data's ``explain`` attribution
         per original column.
-    restored_features_ : ndarray of shape (n_restored,)
-        Only when the check at the end of a faithful fit's column selection put columns
-        back (the loss on the rows the fit held out rose while the selection ran): the
-        indices of the columns it had left out, which every step may read again; nothing
-        is then certified never read.
-    selection_losses_ : ndarray of shape (2,)
-        With ``restored_features_``: the held-out rows' mean loss when the selection began
-        and when it ended.
+{attribute_entries(TabNetEntmaxClassifier.__doc__, ("restored_features_", "selection_losses_"))}
 
     Examples
     --------

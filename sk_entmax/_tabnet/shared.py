@@ -38,6 +38,7 @@ __all__ = [
     "TABNET_FITTED",
     "TABNET_FROM_NETWORK",
     "TabNetEstimatorMixin",
+    "attribute_entries",
     "held_out_rows",
     "parameter_entries",
 ]
@@ -73,6 +74,16 @@ def column_indices() -> Attribute:
         return value
 
     return Attribute(check, required=False)
+
+
+def attribute_entries(doc: str, keep: tuple[str, ...]) -> str:
+    """The "Attributes" entries of the numpydoc docstring ``doc`` named in ``keep``, in
+    its order: attributes every TabNet estimator has are documented once, where
+    :class:`~sk_entmax.TabNetEntmaxClassifier` states them."""
+    section = doc.split("    Attributes\n    ----------\n", 1)[1]
+    section = re.split(r"\n\n    [A-Z]\w+\n    -+\n", section, maxsplit=1)[0]
+    entries = re.split(r"\n(?=    \w+ : )", section.rstrip("\n"))
+    return "\n".join(e for e in entries if e.split(" : ", 1)[0].strip() in keep)
 
 
 #: the fitted attributes of a TabNet estimator beyond its task's, as
