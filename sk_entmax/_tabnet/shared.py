@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from sklearn.utils.class_weight import compute_sample_weight
 
 from sk_entmax._attributes import (
     Attribute,
@@ -217,7 +218,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         holds out of training while its column selection runs (see :meth:`_hand_held_out`)."""
         y_enc, weight = super()._fit_targets(X, y, sample_weight, params)
         self.__dict__.pop("_held_out", None)
-        if not params["faithful_masks"] or params.get("warm_start", False):
+        if not params["faithful_masks"]:
             return y_enc, weight
         held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed())
         if held.size < HELD_OUT_MIN:
@@ -250,8 +251,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         y_held = y_enc[held]
         balance = np.ones(held.size)
         if y_held.ndim == 1 and np.issubdtype(y_held.dtype, np.integer):  # classes weigh alike
-            _, codes, counts = np.unique(y_held, return_inverse=True, return_counts=True)
-            balance = held.size / (counts.size * counts[codes])
+            balance = compute_sample_weight("balanced", y_held)
         tabnet.hold_out(
             HeldOutRows(
                 rows, torch.as_tensor(y_held), give_back, torch.as_tensor(balance, dtype=dtype)
@@ -266,7 +266,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             self.restored_features_ = np.array(check.restored, dtype=np.intp)
             self.selection_losses_ = np.array([check.first_loss, check.latest_loss])
         super()._after_fit(X)
-        self.mask_alpha_ = np.array(self.net_.module_.tabnet.mask_alphas())
+        self.mask_alpha_ = np.array(tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)
         warn_if_restored(self)  # the selection's check put columns back: issue 57
         warn_if_collapsed(self, X)  # reads one column, predicts one class: issue 57

@@ -377,7 +377,6 @@ class TabNet(ColumnEmbedding):
         #: set when the check at the end of the warm-up put columns back (see
         #: :meth:`_check_selection`)
         self.selection_check: SelectionCheck | None = None
-        self._held_target: tuple[torch.Tensor, torch.Tensor] | None = None
         # the blocks' checks of what TabNet passes on name TabNet, the class the user built
         with called_as("TabNet"):
             self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
@@ -612,10 +611,11 @@ class TabNet(ColumnEmbedding):
         probes = self.selection.probes()
         if not probes and self.held_out is None:
             return None
+        held = None  # the held-out rows' targets and weights, for record_selection
         if self.held_out is not None:  # on held-out rows, the base loss even with no probe
             rows, target, weight = self.held_out.next_rows()
             X = rows.to(X.device)
-            self._held_target = (target.to(X.device), weight.to(X.device))
+            held = (target.to(X.device), weight.to(X.device))
         else:
             X = X[:PROBE_ROWS]
         saved = [(b, b.clone()) for b in self.buffers() if b is not self.first_mask_step]
@@ -629,7 +629,7 @@ class TabNet(ColumnEmbedding):
         finally:
             for buffer, value in saved:
                 buffer.copy_(value)
-        return base, outputs
+        return base, outputs, held
 
     def _scores(self, X: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
         return self.final_mapping(sum(d for _, d in self._steps(X, keep)))
@@ -650,10 +650,10 @@ class TabNet(ColumnEmbedding):
         probe, self._probe = self._probe, None
         if probe is None:
             return
-        base, outputs = probe
+        base, outputs, held = probe
         weight = None
-        if self._held_target is not None:  # the probes ran on held-out rows
-            (target, weight), self._held_target = self._held_target, None
+        if held is not None:  # the probes ran on held-out rows
+            target, weight = held
         target = target[: base.shape[0]]
 
         def mean(rows: torch.Tensor) -> torch.Tensor:
@@ -729,7 +729,7 @@ class TabNet(ColumnEmbedding):
         A no-op without any. Called when the warm-up ends, and by the estimator after its
         fit (a fit that ends during the warm-up).
         """
-        rows, self.held_out, self._held_target = self.held_out, None, None
+        rows, self.held_out = self.held_out, None
         if rows is not None:
             rows.give_back()
 

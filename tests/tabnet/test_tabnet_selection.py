@@ -197,7 +197,7 @@ def test_record_selection_drops_every_column_of_a_feature():
     net = _net(d=3, cat_idxs=[1], cat_dims=[4], cat_emb_dims=2)
     net.selection = BackwardElimination(3, 0.4)
     net.selection.record = lambda base, losses: [1]
-    net._probe = (torch.zeros(4, 2), [])
+    net._probe = (torch.zeros(4, 2), [], None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1))
     assert (net.first_mask_logits < 0).tolist() == [False, True, True, False]
     assert net._probe is None
@@ -348,7 +348,7 @@ def test_record_selection_decides_on_the_reduced_losses():
     net.selection.record = lambda base, losses: seen.append((base, [v for _, v in losses])) or []
     net.selection_reduce = lambda values: values * 0 + torch.arange(len(values))
     probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,))]
-    net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes])
+    net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes], None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1) + 5.0)
     assert seen == [(0.0, [1.0, 2.0])]
 
