@@ -98,11 +98,13 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         also measures how much the loss rises when a column is occluded, and columns whose
         contribution fits in 3% of the training loss, in all, are dropped
         (``sk_entmax.nn.tabnet_selection``; this costs about three extra forward passes per
-        warm-up step). At 80% of it the first step is narrowed to the columns whose
-        contribution is at least half the largest (those most rows need); the later steps'
-        masks, computed from what the row has read so far, choose per row among the other
-        kept columns, so each row's certificate is its own: the dropped columns and the
-        kept ones its masks never picked. The later masks' scores are scaled to give each
+        warm-up step). From 40% of it the first step is narrowed (a growing share of the
+        rows at a time, over a fifth of the warm-up, so that the network learns to read
+        the others later) to the columns whose contribution is at least half the largest
+        (those most rows need); the later steps' masks, computed from what the row has
+        read so far, choose per row among the other kept columns, so each row's
+        certificate is its own: the dropped columns and the kept ones its masks never
+        picked. The later masks' scores are scaled to give each
         mode about sparsemax's zeros (see ``entmax_mode``) and the regulariser is the
         entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False is the
         paper's design (and pytorch-tabnet's): the first step reads every feature, so a

@@ -33,8 +33,10 @@ loss) or of one that the network had not yet learned when it was measured.
 The elimination also names the columns of the *first decision step* (:meth:`leading`): those
 whose measured contribution is at least ``FIRST_STEP_SHARE`` (half) of the largest. A
 column's mean contribution is the share of rows that need it times what it is worth to
-them, so these are the columns most rows need; the network reads them at its first step
-from ``FIRST_STEP_AT`` (80%) of the warm-up on, and its later steps choose per row among the
+them, so these are the columns most rows need; from ``FIRST_STEP_AT`` (40%) of the warm-up on the
+other kept columns fade out of the first step's mask over ``FIRST_STEP_RAMP`` (20%) of it,
+so that the network adapts as they go (narrowed at once, the shock raised the held-out
+loss by half and set off the check below), and its later steps choose per row among the
 other kept columns, which makes the certificate per row.
 
 An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
@@ -61,6 +63,7 @@ from typing import Any
 
 __all__ = [
     "FIRST_STEP_AT",
+    "FIRST_STEP_RAMP",
     "FIRST_STEP_SHARE",
     "HELD_OUT_MIN",
     "HELD_OUT_PROBE_ROWS",
@@ -82,8 +85,13 @@ __all__ = [
 SELECTION_BUDGET = 0.03
 #: the share of the warm-up that trains on every column before the first probe
 SELECTION_START = 0.3
-#: the share of the warm-up after which the first decision step reads only its own columns
-FIRST_STEP_AT = 0.8
+#: the share of the warm-up after which the first decision step starts to narrow onto its
+#: own columns
+FIRST_STEP_AT = 0.4
+#: the share of the warm-up over which the first step's other columns fade out of its mask
+#: (their logits fall linearly to the gap where the mapping gives them 0); the rest of the
+#: warm-up lets the network settle before the check
+FIRST_STEP_RAMP = 0.2
 #: the estimators' ``first_step_share``: the first decision step reads the columns whose
 #: measured contribution is at least this share of the largest
 FIRST_STEP_SHARE = 0.5

@@ -14,7 +14,7 @@ import torch
 
 from sk_entmax.nn import tabnet_selection as sel
 from sk_entmax.nn.tabnet import TabNet
-from sk_entmax.nn.tabnet_selection import BackwardElimination
+from sk_entmax.nn.tabnet_selection import FIRST_STEP_AT, FIRST_STEP_RAMP, BackwardElimination
 
 
 def _run(elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400) -> list:
@@ -372,9 +372,10 @@ def test_the_first_step_takes_the_columns_most_rows_need():
 
 def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     """A selecting network told to narrow its first step: once FIRST_STEP_AT of the warm-up
-    has passed, the first mask is uniform over the leading column, the other kept columns
-    are open to the later steps only (their masks are computed per row), and a dropped
-    column is read by no step."""
+    has passed, the other kept columns fade out of the first mask over FIRST_STEP_RAMP of
+    it (their share falls at every step and reaches exactly 0), then the first mask is
+    uniform over the leading column, the other kept columns are open to the later steps
+    only (their masks are computed per row), and a dropped column is read by no step."""
     torch.manual_seed(0)
     net = TabNet(
         4,
@@ -382,18 +383,29 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
         n_d=4,
         n_a=4,
         faithful_masks=True,
-        first_mask_warmup=10,
+        first_mask_warmup=100,
         selection_budget=0.03,
         first_step_share=0.5,
     )
     net.selection = BackwardElimination(4, 0.03)
     net.selection.contributions = {0: 0.1, 1: 1.0, 2: 0.2, 3: 0.0}
     net.first_mask_logits.data[3] = -1e6  # dropped
-    net.first_mask_step.fill_(7)
-    net._choose_first_step()  # 7 < 0.8 x 10: not yet
-    assert (net.first_mask_logits[:3] == 0).all()
-    net.first_mask_step.fill_(8)
+    start = int(FIRST_STEP_AT * 100)
+    net.first_mask_step.fill_(start - 1)
+    net._choose_first_step()  # not yet
+    assert (net.first_mask_logits[:3] == 0).all() and net._narrowing is None
+    net.first_mask_step.fill_(start)
     net._choose_first_step()
+    first = net.attentive_transformers[0].mapping
+    shares = []
+    with torch.no_grad():
+        while net._narrowing is not None:
+            net.first_mask_step += 1
+            net._narrow()
+            shares.append(first(net.first_mask_logits[None], start=True)[0, 0].item())
+    assert len(shares) == int(FIRST_STEP_RAMP * 100)
+    assert all(a > b for a, b in zip(shares, shares[1:], strict=False))  # fading...
+    assert shares[-1] == 0.0  # ...to exactly 0 at the ramp's end
     assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e3, -1e6]
     net.eval()
     X = torch.randn(64, 4)
