@@ -273,8 +273,9 @@ class TabNet(ColumnEmbedding):
         passed, the first step is narrowed, over ``FIRST_STEP_RAMP`` (20%) of it and a
         growing share of the training rows at a time, to the kept columns whose measured
         contribution is at least that share of the largest (those most rows need; the
-        elimination never drops them afterwards), and the later steps' masks, computed from what the row has
-        read so far, choose per row among the other kept columns. A row then reads the
+        elimination never drops them afterwards), and the later steps' masks, computed
+        from what the row has read so far, choose per row among the other kept columns.
+        A row then reads the
         first step's columns and its own later choices, and :meth:`never_read` certifies
         the rest. Unused otherwise.
 

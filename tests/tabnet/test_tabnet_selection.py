@@ -9,6 +9,8 @@ mask, the argument is checked and old networks are what they were.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
@@ -372,10 +374,11 @@ def test_the_first_step_takes_the_columns_most_rows_need():
 
 def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     """A selecting network told to narrow its first step: once FIRST_STEP_AT of the warm-up
-    has passed, the other kept columns fade out of the first mask over FIRST_STEP_RAMP of
-    it (their share falls at every step and reaches exactly 0), then the first mask is
-    uniform over the leading column, the other kept columns are open to the later steps
-    only (their masks are computed per row), and a dropped column is read by no step."""
+    has passed, a growing share of each training batch's rows (all of them at the end of
+    FIRST_STEP_RAMP) reads only the leading column at the first step, while the first
+    mask's logits stay as they were; then the first mask is uniform over the leading
+    column, the other kept columns are open to the later steps only (their masks are
+    computed per row), and a dropped column is read by no step."""
     torch.manual_seed(0)
     net = TabNet(
         4,
@@ -396,17 +399,29 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     assert (net.first_mask_logits[:3] == 0).all() and net._narrowing is None
     net.first_mask_step.fill_(start)
     net._choose_first_step()
-    first = net.attentive_transformers[0].mapping
     shares = []
     with torch.no_grad():
         while net._narrowing is not None:
             net.first_mask_step += 1
-            net._narrow()
-            shares.append(first(net.first_mask_logits[None], start=True)[0, 0].item())
-    assert len(shares) == int(FIRST_STEP_RAMP * 100)
-    assert all(a > b for a, b in zip(shares, shares[1:], strict=False))  # fading...
-    assert shares[-1] == 0.0  # ...to exactly 0 at the ramp's end
+            narrowed = net._narrow(4000, torch.device("cpu"))
+            if narrowed is not None:
+                # only the kept columns outside the first step, whole rows at a time
+                assert not narrowed[:, [1, 3]].any()
+                assert torch.equal(narrowed[:, 0], narrowed[:, 2])
+                assert (net.first_mask_logits[:3] == 0).all()
+                shares.append(narrowed[:, 0].float().mean().item())
+    assert len(shares) == int(FIRST_STEP_RAMP * 100) - 1
+    assert shares[0] < 0.1 and shares[-1] > 0.9
+    assert sum(a < b for a, b in itertools.pairwise(shares)) > 0.8 * len(shares)
     assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e3, -1e6]
+    # in a training step, the rows narrowed read only the leading column at the first step
+    net.first_mask_step.fill_(start)
+    net._narrowing = (float(start), torch.tensor([True, False, True, False]))
+    narrowed = torch.tensor([[True, False, True, False], [False] * 4])
+    net.first_mask_logits.data[:3] = 0.0
+    first, _ = next(net._steps(torch.randn(2, 4), narrowed=narrowed))
+    assert first[0].tolist() == [0.0, 1.0, 0.0, 0.0] and (first[1, :3] > 0).all()
+    net.first_mask_logits.data[[0, 2]] = -1e3
     net.eval()
     X = torch.randn(64, 4)
     masks = [M for M, _ in net._steps(X)]
