@@ -275,9 +275,8 @@ class TabNet(ColumnEmbedding):
         contribution is at least that share of the largest (those most rows need; the
         elimination never drops them afterwards), and the later steps' masks, computed
         from what the row has read so far, choose per row among the other kept columns.
-        A row then reads the
-        first step's columns and its own later choices, and :meth:`never_read` certifies
-        the rest. Unused otherwise.
+        A row then reads the first step's columns and its own later choices, and
+        :meth:`never_read` certifies the rest. Unused otherwise.
 
     Attributes
     ----------
