@@ -216,8 +216,12 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     restored_features_ : ndarray of shape (n_restored,)
         Only when the check at the end of a faithful fit's column selection put columns
         back (the loss on the rows the fit held out rose while the selection ran): the
-        indices of the columns it had left out, which every step may read again; nothing
-        is then certified never read.
+        indices of the columns it put back. If the loss had not risen before the first
+        step began to narrow, the drops did not cost the model and the narrowing did: these
+        are the columns the first step had left to the later steps, which it reads again,
+        and the dropped columns stay certified never read. Else they are every column the
+        selection had left out, which every step may read again: nothing is then
+        certified never read.
     selection_losses_ : ndarray of shape (2,)
         With ``restored_features_``: the held-out rows' mean loss when the selection began
         and when it ended.

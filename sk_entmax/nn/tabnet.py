@@ -711,6 +711,7 @@ class TabNet(ColumnEmbedding):
             return
         later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
         self._narrowing = (float(self.first_mask_step), later)
+        selection.narrowing()
 
     def _narrow(self, n_rows: int, device: torch.device) -> torch.Tensor | None:
         """One training step of the first step's narrowing: which features each of the
@@ -738,18 +739,40 @@ class TabNet(ColumnEmbedding):
     def _check_selection(self) -> None:
         """At the end of the warm-up, on the held-out rows: if the loss rose since the
         selection began (:meth:`BackwardElimination.loss_rise`), what the selection left
-        out was needed, so every column goes back to every step (the first step reads them
-        all, as before the selection); ``selection_check`` keeps the two losses and the
-        columns put back."""
-        rise = None if self.selection is None else self.selection.loss_rise()
+        out was needed. If it had not risen before the first step began to narrow
+        (:meth:`BackwardElimination.drops_cost`), the narrowing is what cost: the first
+        step reads every kept column again and the dropped columns stay out. Else every
+        column goes back to every step (the first step reads them all, as before the
+        selection). ``selection_check`` keeps the two losses and the columns put back."""
+        selection = self.selection
+        rise = None if selection is None else selection.loss_rise()
         if rise is None:
             return
+        logits = self.first_mask_logits
+        later = (logits > _DROPPED / 2) & (logits != 0)
+        first_step_only = bool(later.any()) and not selection.drops_cost()
         with torch.no_grad():
-            out = self.first_mask_logits != 0
+            out = later if first_step_only else logits != 0
             back = sorted(set(self._columns_of()[out].tolist()))
-            self.first_mask_logits.zero_()
+            logits[out] = 0.0
         self._narrowing = None
-        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back))
+        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back), first_step_only)
+
+    def dropped_columns(self) -> list[int]:
+        """The original columns no step reads: those the selection dropped.
+
+        Returns
+        -------
+        list of int
+            Sorted; empty without a ``selection_budget`` or before any drop.
+        """
+        if not self._selecting:
+            return []
+        dropped = self.first_mask_logits < _DROPPED / 2
+        columns = set(self._columns_of()[dropped].tolist())
+        # a column is dropped when all of its features are (they go together)
+        kept = set(self._columns_of()[~dropped].tolist())
+        return sorted(columns - kept)
 
     def hold_out(self, rows: HeldOutRows) -> None:
         """Run the selection's probes on rows the fit holds out of training.

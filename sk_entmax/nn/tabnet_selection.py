@@ -126,11 +126,19 @@ class SelectionCheck:
     restored : tuple of int
         The original columns put back: those the selection had dropped, or left out of the
         first step.
+    first_step_only : bool
+        True when the held-out loss had not risen before the first step was narrowed: the
+        narrowing cost the model, the drops did not, so only the first step was undone
+        (``restored`` is what it had left to the later steps) and the dropped columns stay
+        out.
     """
 
     first_loss: float
     latest_loss: float
     restored: tuple[int, ...]
+    #: True when only the first step's narrowing was undone: the columns the selection
+    #: dropped had not raised the loss, so they stay out of the model
+    first_step_only: bool = False
 
 
 @dataclass
@@ -213,6 +221,20 @@ class _Moments:
         return self.mean + 2.0 * math.sqrt(self.variance / self.n)
 
 
+def _rise(first: _Moments, values: Any) -> tuple[float, float] | None:
+    """``(first mean, mean of values)`` when both have ``SAMPLES`` samples and the second
+    is higher by more than two standard errors of the difference; else None."""
+    latest = _Moments()
+    for value in values:
+        latest.add(value)
+    if first.n < SAMPLES or latest.n < SAMPLES:
+        return None
+    error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
+    if latest.mean - first.mean > 2.0 * error:
+        return first.mean, latest.mean
+    return None
+
+
 @dataclass
 class BackwardElimination:
     """The statistics and decisions of one fit's column elimination (see the module).
@@ -250,6 +272,8 @@ class BackwardElimination:
         self.first_losses = _Moments()
         #: the base losses of the latest ``SAMPLES`` steps
         self.latest_losses: deque[float] = deque(maxlen=SAMPLES)
+        #: those of the ``SAMPLES`` steps before the first step began to narrow
+        self.before_narrowing: tuple[float, ...] = ()
 
     def _restart(self) -> None:
         self._singles = {c: _Moments() for c in self.alive}
@@ -295,6 +319,20 @@ class BackwardElimination:
             return self._decide_group()
         return self._decide_singles()
 
+    def narrowing(self) -> None:
+        """Note that the first step begins to narrow now: the latest base losses become
+        the reference :meth:`drops_cost` compares with."""
+        self.before_narrowing = tuple(self.latest_losses)
+
+    def drops_cost(self) -> bool:
+        """Whether the held-out loss had already risen, by more than two standard errors
+        of the difference, over the ``SAMPLES`` steps before the first step began to
+        narrow (so the drops cost the model); True when that is unknown (no narrowing, or
+        too few samples)."""
+        if len(self.before_narrowing) < SAMPLES:
+            return True
+        return _rise(self.first_losses, self.before_narrowing) is not None
+
     def loss_rise(self) -> tuple[float, float] | None:
         """``(first, latest)``: the mean base loss of the first ``SAMPLES`` steps (every
         column read) and of the latest ``SAMPLES``, when the latest is higher by more than
@@ -302,16 +340,7 @@ class BackwardElimination:
         ``SAMPLES`` samples. Measured on held-out rows, a rise says that the selection (the
         drops and the first step's narrowing) cost the model more than the training it had
         since: what it left out was needed."""
-        latest = _Moments()
-        for value in self.latest_losses:
-            latest.add(value)
-        first = self.first_losses
-        if first.n < SAMPLES or latest.n < SAMPLES:
-            return None
-        error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
-        if latest.mean - first.mean > 2.0 * error:
-            return first.mean, latest.mean
-        return None
+        return _rise(self.first_losses, self.latest_losses)
 
     def leading(self, share: float) -> list[int] | None:
         """The supported columns whose measured contribution (by their latest complete
