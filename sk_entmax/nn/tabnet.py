@@ -726,6 +726,7 @@ class TabNet(ColumnEmbedding):
         up its weights to read them through ever smaller mask entries, and the last step to
         0 was as sharp a shock.)"""
         start, later = self._narrowing
+        later = later & (self.first_mask_logits > _DROPPED / 2)  # not dropped since
         done = (float(self.first_mask_step) - start) / max(
             FIRST_STEP_RAMP * self.first_mask_warmup, 1.0
         )

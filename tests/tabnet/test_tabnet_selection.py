@@ -414,6 +414,22 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     assert shares[0] < 0.1 and shares[-1] > 0.9
     assert sum(a < b for a, b in itertools.pairwise(shares)) > 0.8 * len(shares)
     assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e3, -1e6]
+    # a column dropped while the first step narrows stays dropped, in every row
+    net.first_mask_logits.data[[0, 2]] = 0.0
+    net.first_mask_step.fill_(start)
+    net._narrowing, net.selection.protected = None, ()
+    net._choose_first_step()
+    with torch.no_grad():
+        for _ in range(3):
+            net.first_mask_step += 1
+            net._narrow(50, torch.device("cpu"))
+        net.first_mask_logits[2] = -1e6  # dropped by the elimination
+        net.first_mask_step += 1
+        assert not net._narrow(4000, torch.device("cpu"))[:, 2].any()
+        while net._narrowing is not None:
+            net.first_mask_step += 1
+            net._narrow(50, torch.device("cpu"))
+    assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e6, -1e6]
     # in a training step, the rows narrowed read only the leading column at the first step
     net.first_mask_step.fill_(start)
     net._narrowing = (float(start), torch.tensor([True, False, True, False]))
