@@ -277,12 +277,16 @@ def restored_note(
         "The first step reads every kept column.",
         f"{type(estimator).__name__}'s column selection raised the loss on the training rows "
         f"it held out while its first step narrowed (from {first:.4g} to {latest:.4g}; the "
-        "columns it dropped had not raised it), so the fit put the "
-        f"{len(restored)} columns that step had left to the later steps "
-        f"({_listed(restored, names, name)}) back into it and trained on: every row reads "
-        f"them, and only the {len(dropped)} dropped columns ({_listed(dropped, names, name)}) "
-        "are certified never read, for every row alike.",
+        f"columns it dropped had not raised it), so the fit put {_columns(len(restored))} "
+        f"that step had left to the later steps ({_listed(restored, names, name)}) back "
+        f"into it and trained on: every row reads them, and only the dropped "
+        f"{_columns(len(dropped))} ({_listed(dropped, names, name)}) "
+        f"{'is' if len(dropped) == 1 else 'are'} certified never read, for every row alike.",
     )
+
+
+def _columns(n: int) -> str:
+    return f"{n} column" if n == 1 else f"{n} columns"
 
 
 def _listed(columns: Sequence[int], names: Sequence[str], name: Callable[[str], str]) -> str:

@@ -11,6 +11,8 @@ certificate that then claims nothing.
 
 from __future__ import annotations
 
+import copy
+import functools
 import pickle
 
 import numpy as np
@@ -163,6 +165,16 @@ def _fit(**kw) -> TabNetEntmaxClassifier:
     return TabNetEntmaxClassifier(max_epochs=12, n_d=4, n_a=4, random_state=0, **kw).fit(FRAME, Y)
 
 
+@functools.cache
+def _shared() -> TabNetEntmaxClassifier:
+    """One fit for the tests that only set what the check left on it (on a copy)."""
+    return _fit()
+
+
+def _copied() -> TabNetEntmaxClassifier:
+    return copy.deepcopy(_shared())
+
+
 def test_a_faithful_fit_gives_its_held_out_rows_back_and_keeps_nothing_of_them():
     """The rows are held out (79 of 400, above the minimum) and given back when the
     warm-up ends; the fitted network keeps no reference to them and pickles."""
@@ -202,7 +214,8 @@ def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
     """The wiring after a check that fired (set on the fitted network, as the check sets it
     at the end of the warm-up): fit's warning names the columns and both losses, the
     attributes survive a saved file, and the report says it first."""
-    clf = _fit()
+    clf = _copied()
+    clf.net_.module_.tabnet.first_mask_logits.data.zero_()  # every column back
     clf.net_.module_.tabnet.selection_check = SelectionCheck(0.41, 0.52, (2, 4))
     with pytest.warns(UserWarning, match=r"from 0\.41 to 0\.52.*2 of 5 columns.*'c', 'e'"):
         clf._after_fit(clf._validate_predict_data(FRAME))
@@ -216,19 +229,22 @@ def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
     )
     assert "Every column was kept." in page and "&#x27;c&#x27;, &#x27;e&#x27;" in page
     # a fit where the check did not fire has neither attribute
-    assert not hasattr(_fit(), "restored_features_")
+    assert not hasattr(_shared(), "restored_features_")
 
 
 def test_a_check_that_undid_the_narrowing_only_says_so(tmp_path):
     """When the dropped columns stay out (the narrowing cost, the drops did not), the
     warning and the report name both: the columns back in the first step, and the dropped
     ones, still certified."""
-    clf = _fit()
+    clf = _copied()
     tabnet = clf.net_.module_.tabnet
-    with torch.no_grad():
-        tabnet.first_mask_logits[4] = -1e6  # as if column 'e' had been dropped
-    tabnet.selection_check = SelectionCheck(0.41, 0.52, (2,), first_step_only=True)
-    with pytest.warns(UserWarning, match=r"first step narrowed.*'c'.*1 dropped columns \('e'\)"):
+    with torch.no_grad():  # as the check leaves it: 'e' dropped, the others all read
+        tabnet.first_mask_logits.zero_()
+        tabnet.first_mask_logits[4] = -1e6
+    tabnet.selection_check = SelectionCheck(0.41, 0.52, (0, 1, 2, 3), first_step_only=True)
+    with pytest.warns(
+        UserWarning, match=r"first step narrowed.*put 4 columns.*dropped 1 column \('e'\) is"
+    ):
         clf._after_fit(clf._validate_predict_data(FRAME))
     page = report.feature_mask_report(clf, FRAME[:20], tmp_path / "r.html").read_text(
         encoding="utf-8"
