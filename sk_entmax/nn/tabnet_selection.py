@@ -46,8 +46,10 @@ learned to overfit looks needed; on held-out rows it does not (issue 57: the swi
 and parity families read noise at a later step on most rows). Fewer than ``HELD_OUT_MIN``
 held-out rows are too few to rank columns on: the probes then run on the batch. At the end
 of the warm-up a check (:meth:`BackwardElimination.loss_rise`) compares the held-out loss of
-the last ``SAMPLES`` steps with that of the first ones, before any drop; a rise of more than
-two standard errors puts every column back (:class:`SelectionCheck`).
+the last ``SAMPLES`` steps with that of the first ones, before any drop; after a rise of more
+than two standard errors, if the loss had not risen before the first step began to narrow
+(:meth:`BackwardElimination.drops_cost`), only the narrowing is undone, else every column
+goes back (:class:`SelectionCheck`).
 
 This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
 probes and owns the support (its ``first_mask_logits``).
