@@ -380,8 +380,9 @@ class TabNet(ColumnEmbedding):
         #: set when the check at the end of the warm-up put columns back (see
         #: :meth:`_check_selection`)
         self.selection_check: SelectionCheck | None = None
-        #: while the first step narrows: the step it began and which logits fade
-        self._narrowing: tuple[float, torch.Tensor] | None = None
+        #: while the first step narrows: the step it began, the features it leaves and
+        #: the generator of the rows narrowed at each step
+        self._narrowing: tuple[float, torch.Tensor, torch.Generator] | None = None
         # the blocks' checks of what TabNet passes on name TabNet, the class the user built
         with called_as("TabNet"):
             self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
@@ -710,7 +711,11 @@ class TabNet(ColumnEmbedding):
         if chosen is None:
             return
         later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
-        self._narrowing = (float(self.first_mask_step), later)
+        # the rows narrowed at each step come from a generator of their own, seeded by the
+        # step: the global one is also drawn from by the thread that prepares the batches,
+        # so draws from it here would depend on timing
+        rows = torch.Generator().manual_seed(int(self.first_mask_step))
+        self._narrowing = (float(self.first_mask_step), later, rows)
         selection.narrowing()
 
     def _narrow(self, n_rows: int, device: torch.device) -> torch.Tensor | None:
@@ -725,7 +730,7 @@ class TabNet(ColumnEmbedding):
         while, which set off the check; faded out of the mask instead, the network scaled
         up its weights to read them through ever smaller mask entries, and the last step to
         0 was as sharp a shock.)"""
-        start, later = self._narrowing
+        start, later, generator = self._narrowing
         later = later & (self.first_mask_logits > _DROPPED / 2)  # not dropped since
         done = (float(self.first_mask_step) - start) / max(
             FIRST_STEP_RAMP * self.first_mask_warmup, 1.0
@@ -734,8 +739,8 @@ class TabNet(ColumnEmbedding):
             self.first_mask_logits[later] = _LATER
             self._narrowing = None
             return None
-        rows = torch.rand(n_rows, device=device) < done
-        return rows[:, None] & later.to(device)
+        rows = torch.rand(n_rows, generator=generator) < done
+        return rows.to(device)[:, None] & later.to(device)
 
     def _check_selection(self) -> None:
         """At the end of the warm-up, on the held-out rows: if the loss rose since the

@@ -432,7 +432,7 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e6, -1e6]
     # in a training step, the rows narrowed read only the leading column at the first step
     net.first_mask_step.fill_(start)
-    net._narrowing = (float(start), torch.tensor([True, False, True, False]))
+    net._narrowing = (float(start), torch.tensor([True, False, True, False]), None)
     narrowed = torch.tensor([[True, False, True, False], [False] * 4])
     net.first_mask_logits.data[:3] = 0.0
     first, _ = next(net._steps(torch.randn(2, 4), narrowed=narrowed))
