@@ -138,8 +138,6 @@ class SelectionCheck:
     first_loss: float
     latest_loss: float
     restored: tuple[int, ...]
-    #: True when only the first step's narrowing was undone: the columns the selection
-    #: dropped had not raised the loss, so they stay out of the model
     first_step_only: bool = False
 
 
