@@ -869,8 +869,9 @@ def test_partial_fit_decays_its_step_with_the_stream(average):
 
 
 def test_plain_partial_fit_passes_come_near_the_in_memory_fit():
-    """Three plain passes over blocks, no schedule of the caller's: within a point of the
-    L-BFGS fit on all the rows (0.5845 both; at a constant rate: 0.5535, 3.1 points short)."""
+    """Three plain passes over blocks of 2,000 rows, no schedule of the caller's: within a
+    point of the L-BFGS fit on all the rows (0.5840 against 0.5845; with average=False
+    0.5795; at the constant rate of before, in blocks of 1,000: 0.5535, 3.1 points short)."""
     X, y = make_classification(
         n_samples=8000, n_features=10, n_informative=6, n_classes=4, random_state=3
     )
@@ -878,8 +879,8 @@ def test_plain_partial_fit_passes_come_near_the_in_memory_fit():
     memory = SparsemaxClassifier(random_state=0).fit(X_train, y_train).score(X_test, y_test)
     stream = SparsemaxClassifier(random_state=0)
     for _ in range(3):
-        for start in range(0, 6000, 1000):
-            rows = slice(start, start + 1000)
+        for start in range(0, 6000, 2000):
+            rows = slice(start, start + 2000)
             stream.partial_fit(X_train[rows], y_train[rows], classes=[0, 1, 2, 3])
     assert stream.score(X_test, y_test) > memory - 0.01
 
