@@ -14,8 +14,9 @@ largest difference between the two and whether their zeros agree on every row.
 ``--export-time`` times :func:`~sk_entmax.export.to_onnx` itself instead (issue 60.1): each
 estimator at its defaults fitted on scikit-learn's digits, then ``--repeats`` exports in the
 same process after imports and a first export (reported apart: it includes the exporter's
-own first-call costs), with the graph's size and whether its probabilities have the zeros of
-``predict_proba``::
+own first-call costs), wall-clock and the process's CPU time (on one thread, what the wall
+clock would read on an idle core), with the graph's size and whether its probabilities have
+the zeros of ``predict_proba``::
 
     PYTHONPATH=. python3 benchmarks/bench_onnx.py --export-time --repeats 3
 """
@@ -101,8 +102,8 @@ def export_times(repeats: int, threads: int) -> None:
     print(
         f"torch {torch.__version__}, {threads} thread(s), digits ({X.shape[0]} x {X.shape[1]}, "
         f"10 classes), defaults; to_onnx seconds: the first export, then {repeats} more\n"
-        "| estimator | fit (s) | first export (s) | exports (s), median [min, max] | graph (KB) "
-        "| same zeros |\n|---|---|---|---|---|---|"
+        "| estimator | fit (s) | first export (s) | exports (s), median [min, max] "
+        "| their CPU time (s), median | graph (KB) | same zeros |\n|---|---|---|---|---|---|---|"
     )
     with tempfile.TemporaryDirectory() as folder:
         for estimator in estimators:
@@ -110,11 +111,12 @@ def export_times(repeats: int, threads: int) -> None:
             estimator.fit(X, y)
             fit = time.perf_counter() - start
             path = Path(folder) / f"{type(estimator).__name__}.onnx"
-            seconds = []
+            seconds, cpu = [], []
             for _ in range(repeats + 1):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 to_onnx(estimator, path)
                 seconds.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
             session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
             got = session.run(None, {"X": X.astype(np.float32)})[0]
             same = np.array_equal(got == 0, estimator.predict_proba(X.astype(np.float32)) == 0)
@@ -122,6 +124,7 @@ def export_times(repeats: int, threads: int) -> None:
             print(
                 f"| {type(estimator).__name__} | {fit:.1f} | {seconds[0]:.1f} "
                 f"| {statistics.median(rest):.1f} [{min(rest):.1f}, {max(rest):.1f}] "
+                f"| {statistics.median(cpu[1:]):.1f} "
                 f"| {path.stat().st_size / 1024:.0f} | {'yes' if same else 'NO'} |",
                 flush=True,
             )
