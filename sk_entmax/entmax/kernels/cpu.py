@@ -8,8 +8,8 @@ process ever compiles. Measured side by side against the torch forms in
 ``doc/benchmarks/bench_core.md``.
 
 What it serves. CPU tensors, float32 and float64 (float16 and bfloat16 through float32), for
-sparsemax, 1.5-entmax (rows of 64 entries or more), and alpha-entmax with alpha in
-``[1.1, 2]`` (a number or one per row; rows of 1,024 entries or more, :data:`MIN_WIDTH`) when
+sparsemax, 1.5-entmax, and alpha-entmax with alpha in ``[1.1, 2]`` (a number or one per
+row; rows of any width, :data:`MIN_WIDTH`) when
 at least :data:`~sk_entmax.entmax.algorithms.NEWTON_MIN_ITER` bisection steps are asked, in
 the autograd path (``training=True``), forward and backward; the gradient in a tensor alpha
 and a second derivative are formed by torch ops from the saved output. Every
@@ -62,11 +62,11 @@ SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 _NATIVE = (torch.float32, torch.float64)
 _WIDENED = (torch.float16, torch.bfloat16)
 
-#: the narrowest rows the kernel takes, per case: below, the torch forms (the traceable form
-#: of the exact maps, root finding's Newton solver) measured faster (doc/benchmarks/bench_core.md:
-#: at 4096 x 32 the kernel took 1.3 times the torch form's time for 1.5-entmax, 2 to 4 times
-#: at alpha 1.5 and 1.33; at 1024 x 1000, 1.5 times at alpha 1.33)
-MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 64, GENERAL: 1024}
+#: the narrowest rows the kernel takes, per case (below, the torch forms). Every width since
+#: the kernel's candidates are gathered without branches and its thresholds found without a
+#: sort (doc/benchmarks/bench_core.md, 2026-12-06: at 4096 x 32 the kernel takes 0.2 to 0.7
+#: of the torch form's time)
+MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 1, GENERAL: 1}
 
 _module: ModuleType | None = None
 _reason: str | None = None
