@@ -42,6 +42,9 @@ ROW_BLOCK = 16
 #: Newton steps at most for alpha other than 1.5 and 2 (they rise monotonically to the root)
 MAX_NEWTON = 100
 
+#: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
+_LAST_STEP = 1e-9
+
 #: how far below a subset's bound the candidates' bound is set (rows are shifted to a
 #: maximum of 0 and tau lies in [-1, 0]): a margin for rounding, so that no entry of the
 #: support is ever left out; the exact solve on the candidates decides the support
@@ -72,7 +75,7 @@ def _bound(s, k, a1, mode):
     elif mode == ENTMAX15:
         b = s / k - 1.0 / math.sqrt(k)
     else:
-        b = s / k - math.exp(-a1 * math.log(k))
+        b = s / k - fast_pow(np.float64(k), -a1)
     return b - _MARGIN
 
 
@@ -155,6 +158,27 @@ def _tau_entmax15(y, idx, k, tau):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _raise_bound(y, k, s, a1, mode):
+    """A lower bound on the threshold of the ``k`` candidates summing to ``s``: the bound of
+    the candidates above the last bound, until it stops rising (vectorized passes, no
+    candidate moved)."""
+    low = -1.0 - _MARGIN
+    for _ in range(MAX_NEWTON):
+        b = _bound(s, k, a1, mode)
+        if b <= low:
+            break
+        low = b
+        count = 0
+        s = 0.0
+        for j in range(k):
+            keep = y[j] > low
+            count += keep
+            s += y[j] if keep else 0.0
+        k = count
+    return low
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _compact(y, idx, k, tau):
     """Keep the candidates above ``tau``, as :func:`_keep_above`; returns their number."""
     kept = 0
@@ -178,6 +202,7 @@ def _tau_general(y, idx, k, tau, a1):
     for _ in range(MAX_NEWTON):
         s = 0.0
         t = 0.0
+        count = 0
         for j in range(k):
             d = y[j] - tau
             inside = d > 0.0
@@ -185,14 +210,18 @@ def _tau_general(y, idx, k, tau, a1):
             w = w if inside else 0.0
             t += w
             s += w * d
+            count += inside
         if not t > 0.0:
             break
-        step = s * (1.0 - math.exp(-a1 * math.log(s))) / t
+        if 4 * count < 3 * k:  # a quarter of the candidates left behind: drop them
+            k = _compact(y, idx, k, tau)
+        step = s * (1.0 - fast_pow(s, -a1)) / t
         if not step > 0.0:
             break
         tau += step
-        k = _compact(y, idx, k, tau)
-        if step <= 1e-15 * (1.0 + abs(tau)) or k == 0:
+        # the error after a step of h is about h^2 (Newton's quadratic convergence): a step
+        # below 1e-9 leaves tau to rounding, no further pass needed
+        if step <= _LAST_STEP * (1.0 + abs(tau)) or k == 0:
             break
     return tau, k
 
@@ -237,16 +266,8 @@ def _forward_row(z, p, alpha, mode, y, idx):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
         return
-    low = -1.0 - _MARGIN
-    while True:  # the candidates above the bound of those left, until none leaves
-        b = _bound(s, k, a1, mode)
-        if b <= low:
-            break
-        low = b
-        kept, s = _keep_above(y, idx, k, low)
-        if kept == k:
-            break
-        k = kept
+    low = _raise_bound(y, k, s, a1, mode)
+    k, _ = _keep_above(y, idx, k, low)
     if mode == ENTMAX15:
         tau, k = _tau_entmax15(y, idx, k, low)
     else:
@@ -317,14 +338,15 @@ def _backward_row(p, dy, dx, alpha, mode):
         mean = sgd / sg if sg > 0.0 else 0.0
         for i in range(n):
             dx[i] = dx[i] * (dy[i] - mean)
-    else:  # g once per entry, kept in dx for the second loop; both loops vectorize
+    else:  # g on the support only (most entries are 0), kept in dx for the second loop
         e = 2.0 - alpha
         for i in range(n):
             v = np.float64(p[i])
-            g = fast_pow(v if v > 1e-300 else 1e-300, e)
-            g = g if v > 0.0 else 0.0
-            sg += g
-            sgd += g * dy[i]
+            g = 0.0
+            if v > 0.0:
+                g = fast_pow(v, e)
+                sg += g
+                sgd += g * dy[i]
             dx[i] = g
         mean = sgd / sg if sg > 0.0 else 0.0
         for i in range(n):

@@ -66,7 +66,7 @@ _WIDENED = (torch.float16, torch.bfloat16)
 #: the kernel's candidates are gathered without branches and its thresholds found without a
 #: sort (doc/benchmarks/bench_core.md, 2026-12-06: at 4096 x 32 the kernel takes 0.2 to 0.7
 #: of the torch form's time)
-MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 1, GENERAL: 1}
+MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 1, GENERAL: 96}
 
 _module: ModuleType | None = None
 _reason: str | None = None
@@ -124,9 +124,17 @@ def set_enabled(enabled: bool) -> bool:
     return previous
 
 
-def _calls(module: ModuleType, threads: int) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The forward and backward loops for ``threads`` threads."""
-    if threads <= 1:
+#: below this many entries a call runs on one thread whatever torch's thread count (the
+#: parallel loop's start and join cost more than the rows' work)
+MIN_PARALLEL = 32768
+
+
+def _calls(
+    module: ModuleType, threads: int, size: int
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The forward and backward loops for ``threads`` threads and ``size`` entries (numba's
+    thread count is set per calling thread, so it is set on every call)."""
+    if threads <= 1 or size < MIN_PARALLEL:
         return module.forward_serial, module.backward_serial
     import numba
 
@@ -147,7 +155,7 @@ class _CpuMapping(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha_rows, alpha, mode):
-        forward, _ = _calls(_module, torch.get_num_threads())
+        forward, _ = _calls(_module, torch.get_num_threads(), Z.numel())
         Y = torch.empty_like(Z)
         forward(Z.detach().numpy(), Y.numpy(), _alphas(alpha_rows, alpha, Z.shape[0]), mode)
         ctx.save_for_backward(Y, alpha_rows)
@@ -166,7 +174,7 @@ class _CpuMapping(Function):
             if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
                 dX = entmax_vjp(dY, _gppr(Y, alpha))
             else:
-                _, backward = _calls(_module, torch.get_num_threads())
+                _, backward = _calls(_module, torch.get_num_threads(), Y.numel())
                 dY = dY.to(Y.dtype).contiguous()
                 dX = torch.empty_like(Y)
                 alphas = _alphas(alpha_rows, ctx.alpha, Y.shape[0])
