@@ -60,6 +60,21 @@ def test_the_kernel_serves_training_calls_with_the_traceable_forms_support(alpha
 
 
 @needs_kernel
+@pytest.mark.parametrize("alpha", [1.1, 1.25, 1.7, 1.9])
+def test_other_alphas_against_the_float64_solution(alpha):
+    """Rows of every scale and width, a few candidates or many (the bound on the threshold
+    rises over several rounds), against the torch form in float64 (100 steps)."""
+    gen = torch.Generator().manual_seed(3)
+    scale = torch.tensor([0.05, 1.0, 8.0], dtype=torch.float64).repeat(22)[:64, None]
+    for width in (2, 5, 17, 33):
+        X = torch.randn(64, width, generator=gen, dtype=torch.float64) * scale
+        exact = entmax_bisect(X, alpha, n_iter=100, training=False)
+        for dtype, atol in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
+            P = cpu.entmax_cpu(X.to(dtype), alpha).double()
+            torch.testing.assert_close(P, exact, atol=atol, rtol=0)
+
+
+@needs_kernel
 def test_nan_row_and_dim():
     X = _rows(torch.float32)
     X[5, 3] = float("nan")

@@ -163,8 +163,9 @@ def _raise_bound(y, k, s, a1, mode):
     the candidates above the last bound, until it stops rising (vectorized passes, no
     candidate moved)."""
     low = -1.0 - _MARGIN
+    count = k
     for _ in range(MAX_NEWTON):
-        b = _bound(s, k, a1, mode)
+        b = _bound(s, count, a1, mode)
         if b <= low:
             break
         low = b
@@ -174,7 +175,6 @@ def _raise_bound(y, k, s, a1, mode):
             keep = y[j] > low
             count += keep
             s += y[j] if keep else 0.0
-        k = count
     return low
 
 
@@ -280,7 +280,13 @@ def _forward_row(z, p, alpha, mode, y, idx):
             q = d * d if d > 0.0 else 0.0
             y[j] = q
             total += q
-    else:
+    elif p.itemsize == 8:  # float64 output: libm's power, correctly rounded or nearly
+        for j in range(k):
+            d = y[j] - tau
+            q = d**power if d > 0.0 else 0.0
+            y[j] = q
+            total += q
+    else:  # float32 output: the vectorized power, far below its rounding
         for j in range(k):
             d = y[j] - tau
             q = fast_pow(d if d > 1e-300 else 1e-300, power)
@@ -329,25 +335,23 @@ def _backward_row(p, dy, dx, alpha, mode):
         for i in range(n):
             g = 1.0 if p[i] > 0 else 0.0
             dx[i] = g * (dy[i] - mean)
-    elif mode == ENTMAX15:  # g kept in dx for the second loop
+    else:
+        # g into dx first, then the sums in a loop that stores nothing: a loop that stores
+        # and sums at once is vectorized behind a check that dx lies apart from p and dy,
+        # and small tensors allocated side by side fail it, so that the sums' order (their
+        # bits) would depend on where the allocator put them
+        if mode == ENTMAX15:
+            for i in range(n):
+                dx[i] = math.sqrt(np.float64(p[i]))
+        else:  # the power on the support only (most entries are 0)
+            e = 2.0 - alpha
+            for i in range(n):
+                v = np.float64(p[i])
+                dx[i] = fast_pow(v, e) if v > 0.0 else 0.0
         for i in range(n):
-            g = math.sqrt(np.float64(p[i]))
+            g = np.float64(dx[i])
             sg += g
             sgd += g * dy[i]
-            dx[i] = g
-        mean = sgd / sg if sg > 0.0 else 0.0
-        for i in range(n):
-            dx[i] = dx[i] * (dy[i] - mean)
-    else:  # g on the support only (most entries are 0), kept in dx for the second loop
-        e = 2.0 - alpha
-        for i in range(n):
-            v = np.float64(p[i])
-            g = 0.0
-            if v > 0.0:
-                g = fast_pow(v, e)
-                sg += g
-                sgd += g * dy[i]
-            dx[i] = g
         mean = sgd / sg if sg > 0.0 else 0.0
         for i in range(n):
             dx[i] = dx[i] * (dy[i] - mean)
