@@ -97,13 +97,17 @@ def test_gradients_float64():
 
 @needs_kernel
 def test_the_bits_do_not_depend_on_the_thread_count():
-    X = torch.randn(300, 50, generator=torch.Generator().manual_seed(2))
+    # more entries than cpu.MIN_PARALLEL, so that two threads run the parallel loop; rows
+    # of every scale, so that some have many candidates (their sums vectorized)
+    assert 700 * 50 >= cpu.MIN_PARALLEL
+    X = torch.randn(700, 50, generator=torch.Generator().manual_seed(2))
+    X = X * torch.tensor([0.05, 1.0, 8.0]).repeat(234)[:700, None]
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+        one = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)] + [cpu.entmax_cpu(X.double(), 1.5)]
         torch.set_num_threads(2)
-        two = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+        two = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)] + [cpu.entmax_cpu(X.double(), 1.5)]
     finally:
         torch.set_num_threads(threads)
     assert all(torch.equal(a, b) for a, b in zip(one, two, strict=True))
