@@ -42,6 +42,9 @@ ROW_BLOCK = 16
 #: Newton steps at most for alpha other than 1.5 and 2 (they rise monotonically to the root)
 MAX_NEWTON = 100
 
+#: from this width on, sparsemax gathers its candidates by :func:`_candidates_rising`
+_RISING_WIDTH = 256
+
 #: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
 _LAST_STEP = 1e-9
 
@@ -97,14 +100,25 @@ def _keep_above(y, idx, k, tau):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _tau_sparsemax(y, idx, k, s):
-    """Sparsemax's threshold of the ``k`` candidates summing to ``s`` (a superset of the
-    support): Michelot's iteration, ``tau = (sum_S y - 1) / |S|`` then ``S = {y > tau}``,
-    until ``S`` repeats; returns ``(tau, |S|)`` with ``S`` first in ``y``."""
+def _sum(y, k):
+    """The sum of ``y[:k]``, in an order that depends on ``k`` alone."""
+    s = 0.0
+    for j in range(k):
+        s += y[j]
+    return s
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _tau_sparsemax(y, idx, k):
+    """Sparsemax's threshold of the ``k`` candidates (a superset of the support): Michelot's
+    iteration, ``tau = (sum_S y - 1) / |S|`` then ``S = {y > tau}``, until ``S`` repeats;
+    returns ``(tau, |S|)`` with ``S`` first in ``y``. Each sum is :func:`_sum`'s, so that the
+    result depends on the support alone, not on the candidates it started from (a row
+    padded with -inf gives the row's bits)."""
     tau = -1.0
     for _ in range(k + 1):
-        tau = (s - 1.0) / k
-        kept, s = _keep_above(y, idx, k, tau)
+        tau = (_sum(y, k) - 1.0) / k
+        kept = _compact(y, idx, k, tau)
         if kept == k or kept == 0:
             break
         k = kept
@@ -247,6 +261,30 @@ def _candidates(z, m, a1, y, idx):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _candidates_rising(z, m, y, idx):
+    """Sparsemax's candidates of a wide row: the entries above a bound that rises as they
+    come (``(sum_S - 1) / |S|`` of those kept so far, a lower bound on the threshold), by a
+    branch that is rarely taken, so well predicted: on wide rows fewer candidates, and
+    fewer stores, than :func:`_candidates`. Returns what it returns."""
+    k = 0
+    s = 0.0
+    nan = False
+    low = -1.0 - _MARGIN
+    for i in range(z.shape[0]):
+        v = np.float64(z[i]) - m
+        if v > low:
+            y[k] = v
+            idx[k] = i
+            k += 1
+            s += v
+            b = (s - 1.0) / k - _MARGIN
+            low = b if b > low else low
+        elif v != v:
+            nan = True
+    return k, s, nan
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_row(z, p, alpha, mode, y, idx):
     n = z.shape[0]
     m = _row_max(z)
@@ -255,13 +293,16 @@ def _forward_row(z, p, alpha, mode, y, idx):
     if m == -np.inf:  # a fully masked row: zeros
         return
     a1 = alpha - 1.0
-    k, s, nan = _candidates(z, m, a1, y, idx)
+    if mode == SPARSEMAX and n >= _RISING_WIDTH:
+        k, s, nan = _candidates_rising(z, m, y, idx)
+    else:
+        k, s, nan = _candidates(z, m, a1, y, idx)
     if nan or m != m:
         for i in range(n):
             p[i] = np.nan
         return
     if mode == SPARSEMAX:
-        tau, k = _tau_sparsemax(y, idx, k, s)
+        tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
