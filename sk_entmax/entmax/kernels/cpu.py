@@ -8,8 +8,8 @@ process ever compiles. Measured side by side against the torch forms in
 ``doc/benchmarks/bench_core.md``.
 
 What it serves. CPU tensors, float32 and float64 (float16 and bfloat16 through float32), for
-sparsemax, 1.5-entmax, and alpha-entmax with alpha in ``[1.1, 2]`` (a number or one per
-row; rows of any width, :data:`MIN_WIDTH`) when
+sparsemax and 1.5-entmax (rows of any width), and alpha-entmax with alpha in ``[1.1, 2]``
+(a number or one per row; rows of 96 entries or more, :data:`MIN_WIDTH`) when
 at least :data:`~sk_entmax.entmax.algorithms.NEWTON_MIN_ITER` bisection steps are asked, in
 the autograd path (``training=True``), forward and backward; the gradient in a tensor alpha
 and a second derivative are formed by torch ops from the saved output. Every
@@ -62,10 +62,11 @@ SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 _NATIVE = (torch.float32, torch.float64)
 _WIDENED = (torch.float16, torch.bfloat16)
 
-#: the narrowest rows the kernel takes, per case (below, the torch forms). Every width since
-#: the kernel's candidates are gathered without branches and its thresholds found without a
-#: sort (doc/benchmarks/bench_core.md, 2026-12-06: at 4096 x 32 the kernel takes 0.2 to 0.7
-#: of the torch form's time)
+#: the narrowest rows the kernel takes, per case (below, the torch forms): sparsemax and
+#: 1.5-entmax at every width (the kernel took 0.36 to 0.88 of the traceable form's time at 8
+#: to 64 entries); alpha-entmax from 96 (the torch form, batched over rows, is faster below:
+#: the kernel took 1.74 times its time at 4096 x 32, 0.75 at 1024 x 128;
+#: doc/benchmarks/bench_core.md, 2026-12-06)
 MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 1, GENERAL: 96}
 
 _module: ModuleType | None = None
