@@ -7,21 +7,25 @@ C-contiguous float32 or float64 arrays, one row at a time while it sits in cache
 forward
     the row's maximum; the candidates, the entries of the row shifted to a maximum of 0 and
     scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau`` does), kept with their
-    indices in a scratch row by a loop without branches; ``tau`` from the candidates alone,
-    in float64: sparsemax by Michelot's iteration (the closed form of the candidates, then
-    those above it, until they repeat: exact); other alphas first drop the candidates below
-    the bound of those left (any subset ``S`` bounds it: ``tau >= mean_S - |S|^(1 - alpha)``,
-    by convexity), then take Newton steps on the ``1 / (alpha - 1)``-norm of
-    ``[y - tau]_+`` minus 1, convex and decreasing, so that they rise to the root without
-    overshooting it, dropping the candidates they pass; 1.5-entmax stops as soon as the
-    closed form of the candidates left lies below all of them (then it is exact), other
-    alphas at a step below rounding. Then the row is zeroed and the candidates above ``tau``
-    written, normalized where alpha is not 2. Every entry off the support is an exact 0.
-    The powers of the other alphas are :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`,
-    whose loops vectorize;
+    indices in a scratch row by a loop without branches (sparsemax rows of 256 entries or
+    more: behind a bound that rises as they come, a rarely taken branch); ``tau`` from the
+    candidates alone, in float64: sparsemax by Michelot's iteration (the closed form of the
+    candidates, then those above it, until they repeat: exact); alphas other than 1.5 and 2
+    first drop the candidates below the bound of those left (any subset ``S`` bounds it:
+    ``tau >= mean_S - |S|^(1 - alpha)``, by convexity; 1.5-entmax starts from -1, its rounds
+    measured slower than the passes they save); then Newton steps on the
+    ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1, convex and decreasing, so that they
+    rise to the root without overshooting it, dropping the candidates they pass; 1.5-entmax
+    stops as soon as the closed form of the candidates left lies below all of them (then it
+    is exact), other alphas at a step below rounding. Then the row is zeroed and the
+    candidates above ``tau`` written, normalized where alpha is not 2. Every entry off the
+    support is an exact 0. The powers of the other alphas are
+    :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize (libm's for
+    a float64 output);
 backward
-    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64, ``g``
-    computed once (kept in ``dx`` between the two loops).
+    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64: ``g``
+    written into ``dx``, then the sums in a loop that stores nothing (so that their order,
+    and their bits, do not depend on where the arrays lie), then ``dx``.
 
 Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange`` over the
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
@@ -307,8 +311,10 @@ def _forward_row(z, p, alpha, mode, y, idx):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
         return
-    low = _raise_bound(y, k, s, a1, mode)
-    k, _ = _keep_above(y, idx, k, low)
+    low = -1.0 - _MARGIN
+    if mode != ENTMAX15:
+        low = _raise_bound(y, k, s, a1, mode)
+        k, _ = _keep_above(y, idx, k, low)
     if mode == ENTMAX15:
         tau, k = _tau_entmax15(y, idx, k, low)
     else:
