@@ -10,6 +10,15 @@ the latency), writes each with :func:`sk_entmax.export.to_onnx`, and times one r
 over 200 calls, per call) and the ``--rows`` batch (median of ``--repeats``), onnxruntime and
 ``predict_proba`` back to back in shuffled order, at the same thread count. It also reports the
 largest difference between the two and whether their zeros agree on every row.
+
+``--export-time`` times :func:`~sk_entmax.export.to_onnx` itself instead (issue 60.1): each
+estimator at its defaults fitted on scikit-learn's digits, then ``--repeats`` exports in the
+same process after imports and a first export (reported apart: it includes the exporter's
+own first-call costs), wall-clock and the process's CPU time (on one thread, what the wall
+clock would read on an idle core), with the graph's size and whether its probabilities have
+the zeros of ``predict_proba``::
+
+    PYTHONPATH=. python3 benchmarks/bench_onnx.py --export-time --repeats 3
 """
 
 from __future__ import annotations
@@ -77,13 +86,61 @@ def measure(estimator, X: np.ndarray, repeats: int, threads: int, folder: Path) 
     return result
 
 
+def export_times(repeats: int, threads: int) -> None:
+    """Print the seconds of ``to_onnx`` for each estimator at its defaults, fitted on digits:
+    the first export of the process, then the median and range of ``repeats`` more."""
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    estimators = [
+        SparsemaxClassifier(n_jobs=threads),
+        EntmaxClassifier(n_jobs=threads),
+        TabNetEntmaxClassifier(random_state=0, n_jobs=threads),
+    ]
+    print(
+        f"torch {torch.__version__}, {threads} thread(s), digits ({X.shape[0]} x {X.shape[1]}, "
+        f"10 classes), defaults; to_onnx seconds: the first export, then {repeats} more\n"
+        "| estimator | fit (s) | first export (s) | exports (s), median [min, max] "
+        "| their CPU time (s), median | graph (KB) | same zeros |\n|---|---|---|---|---|---|---|"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        for estimator in estimators:
+            start = time.perf_counter()
+            estimator.fit(X, y)
+            fit = time.perf_counter() - start
+            path = Path(folder) / f"{type(estimator).__name__}.onnx"
+            seconds, cpu = [], []
+            for _ in range(repeats + 1):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                to_onnx(estimator, path)
+                seconds.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
+            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            got = session.run(None, {"X": X.astype(np.float32)})[0]
+            same = np.array_equal(got == 0, estimator.predict_proba(X.astype(np.float32)) == 0)
+            rest = seconds[1:]
+            print(
+                f"| {type(estimator).__name__} | {fit:.1f} | {seconds[0]:.1f} "
+                f"| {statistics.median(rest):.1f} [{min(rest):.1f}, {max(rest):.1f}] "
+                f"| {statistics.median(cpu[1:]):.1f} "
+                f"| {path.stat().st_size / 1024:.0f} | {'yes' if same else 'NO'} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--rows", type=int, default=10000)
+    parser.add_argument("--export-time", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.export_time:
+        export_times(args.repeats, args.threads)
+        return
     X, y = _data(args.rows)
     estimators = [
         SparsemaxClassifier(max_epochs=5, random_state=0, n_jobs=args.threads),

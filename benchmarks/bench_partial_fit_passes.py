@@ -10,11 +10,20 @@ against ``fit`` on all the training rows (L-BFGS) and against
 
     python benchmarks/bench_partial_fit_passes.py             # 15 blocks of 20,000, 3 passes
     python benchmarks/bench_partial_fit_passes.py --seeds 0 1 2
+
+"sparsemax" and "entmax" are the estimators at their defaults (``average=True``: they
+predict with the average of the stream's weights); "sparsemax-last" and "entmax-last" set
+``average=False`` (the last iterate, at the schedule of a plain stream), the package before
+averaging. After the rows, a summary per data set: the mean gap after the last pass over the
+seeds, each model against the first one named, as the mean of the paired differences and its
+standard error (seed by seed, the same data).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import time
 import warnings
 
@@ -60,22 +69,35 @@ def main() -> None:
         nargs="+",
         default=["binary", "mixed", "rule"],
     )
-    parser.add_argument("--models", nargs="+", default=["sparsemax", "entmax", "sgd"])
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=["sparsemax", "sparsemax-last", "entmax", "entmax-last", "sgd"],
+        default=["sparsemax", "sparsemax-last", "entmax", "sgd"],
+    )
     args = parser.parse_args()
     makers = {
         "sparsemax": lambda s: SparsemaxClassifier(random_state=s),
+        "sparsemax-last": lambda s: SparsemaxClassifier(random_state=s, average=False),
         "entmax": lambda s: EntmaxClassifier(random_state=s),
+        "entmax-last": lambda s: EntmaxClassifier(random_state=s, average=False),
         "sgd": lambda s: SGDClassifier(loss="log_loss", random_state=s),
     }
+    gaps: dict[tuple[str, str], dict[int, float]] = {}
     print("data | seed | model | in memory | after each pass | gap after the last (points) | s")
     for kind, seed in [(k, s) for k in args.data for s in args.seeds]:
         X, y, X_test, y_test = _data(kind, args.rows, seed)
         classes = np.unique(y)
         starts = range(0, args.rows, args.block)
+        memories: dict[str, float] = {}
         for name in args.models:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                memory = makers[name](seed).fit(X, y).score(X_test, y_test)
+                # the in-memory fit does not depend on average: one per estimator class
+                family = name.removesuffix("-last")
+                if family not in memories:
+                    memories[family] = makers[family](seed).fit(X, y).score(X_test, y_test)
+                memory = memories[family]
                 clf, scores = makers[name](seed), []
                 start = time.perf_counter()
                 for _ in range(args.passes):
@@ -85,10 +107,30 @@ def main() -> None:
                 seconds = time.perf_counter() - start
             passes = ", ".join(f"{s:.4f}" for s in scores)
             gap = 100 * (memory - scores[-1])
+            gaps.setdefault((kind, name), {})[seed] = gap
             print(
                 f"{kind} | {seed} | {name} | {memory:.4f} | {passes} | {gap:+.2f} | {seconds:.0f}",
                 flush=True,
             )
+    _summary(gaps, args.data, args.models)
+
+
+def _summary(gaps: dict, kinds: list[str], models: list[str]) -> None:
+    """Per data set and model, the mean gap over the seeds, and the paired difference with
+    the first model (mean and standard error over the seeds)."""
+    print("\ndata | model | seeds | mean gap (points) | minus the first model's, paired (SE)")
+    first = models[0]
+    for kind in kinds:
+        for name in models:
+            by_seed = gaps[(kind, name)]
+            seeds = sorted(by_seed)
+            mean = statistics.fmean(by_seed.values())
+            paired = "-"
+            if name != first and len(seeds) > 1:
+                diffs = [by_seed[s] - gaps[(kind, first)][s] for s in seeds]
+                se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+                paired = f"{statistics.fmean(diffs):+.2f} ({se:.2f})"
+            print(f"{kind} | {name} | {len(seeds)} | {mean:+.2f} | {paired}", flush=True)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from skorch.callbacks import GradientNormClipping
 from skorch.dataset import ValidSplit
 
-from sk_entmax._attributes import Attribute, array, integer
+from sk_entmax._attributes import Attribute, array, integer, real
 from sk_entmax._engine.callbacks import (
     BestWeightsSoFar,
     FiniteLossCheck,
@@ -85,6 +85,9 @@ ESTIMATOR_FITTED: dict[str, Attribute] = {
     "n_features_in_": integer(1, equals="n_features"),
     "feature_names_in_": array("O", ("n_features",), strings=True, unique=True, required=False),
     "n_iter_": integer(0),
+    # a partial_fit stream's total sample weight so far (the L2 penalty's scale), so that a
+    # saved stream goes on where it stopped; a model never streamed has none
+    "_weight_seen_": real(0.0, required=False),
 }
 
 
@@ -127,9 +130,25 @@ def early_stopping_for(early_stopping: bool | str, n_samples: int) -> bool:
     return bool(early_stopping)
 
 
-def stream_lr(lr: float, steps: int) -> float:
+#: Adam steps of one partial_fit call with batch_size="auto" when the stream averages its
+#: weights (:class:`StreamAverage`): the average smooths out the noise of small batches, so
+#: more, smaller steps learn more from a chunk (batches of ``len(chunk) // 128`` rows)
+_AVERAGED_STEPS_PER_CALL = 128
+
+#: the rate of an averaging stream's first call, in units of ``lr``: the average lags the
+#: running weights, so they may move faster than the last iterate of a plain stream can
+_AVERAGED_LR_SCALE = 3.0
+
+
+def stream_lr(lr: float, steps: int, averaged: bool = False) -> float:
     """The learning rate of a partial_fit call that starts after ``steps`` Adam steps of
-    the stream: ``lr / (1 + steps / _DECAY_STEPS)``."""
+    the stream. Without averaging, ``lr / (1 + steps / _DECAY_STEPS)`` (about ``lr / k`` in
+    the k-th call): the last iterate is what predicts, and it must settle. With averaging,
+    ``3 * lr / sqrt(1 + steps / 128)`` (about ``3 * lr / sqrt(k)``): a slower decay, whose
+    noise the average removes (Polyak and Juditsky, 1992), while the running weights keep
+    moving towards the optimum."""
+    if averaged:
+        return _AVERAGED_LR_SCALE * lr / math.sqrt(1.0 + steps / _AVERAGED_STEPS_PER_CALL)
     return lr / (1.0 + steps / _DECAY_STEPS)
 
 
@@ -142,12 +161,98 @@ def stream_steps(net: Any) -> int:
     return int(max(steps)) if steps else 0
 
 
-def stream_batch_size(batch_size: Any, n_samples: int) -> int:
+def average_weight(lr: float, step: int) -> float:
+    """The weight in a stream's average of its weights of the iterate after Adam step
+    ``step`` (counted over the optimizer's steps, from 1), taken at rate ``lr`` (issue 60.7;
+    see :class:`StreamAverage`): ``step`` itself, so that the average leans on the later
+    iterates, nearer the optimum (polynomial-decay averaging, Shamir and Zhang, 2013)."""
+    return float(step)
+
+
+class StreamAverage:
+    """The average of a stream's weights over its Adam steps, and the running weights.
+
+    ``partial_fit`` trains the running weights (the iterate) and, after each Adam step,
+    folds them into a weighted average (Polyak-Ruppert averaging, as scikit-learn's
+    ``SGDClassifier(average=True)``): step ``t``, taken at rate ``lr_t``, weighs
+    :func:`average_weight` ``(lr_t)``. The network the estimator holds between calls has the
+    averaged weights (what ``predict_proba``, ``coef_``, save and export see); this object
+    keeps the running weights and the weights' total, for the next call. It is replaced,
+    never changed, by each call (:meth:`train`), so a call that fails leaves the previous
+    one in place.
+
+    Parameters
+    ----------
+    iterate : dict of str to torch.Tensor
+        The running weights (the module's floating-point parameters), by name.
+    average : dict of str to torch.Tensor
+        Their weighted average over the steps so far.
+    total : float
+        The sum of the steps' weights.
+    """
+
+    def __init__(
+        self, iterate: dict[str, torch.Tensor], average: dict[str, torch.Tensor], total: float
+    ):
+        self.iterate = iterate
+        self.average = average
+        self.total = total
+
+    @staticmethod
+    def _parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+        return {name: p for name, p in module.named_parameters() if p.is_floating_point()}
+
+    @classmethod
+    def train(
+        cls, previous: StreamAverage | None, net: Any, lr: float, steps: int, run: Any
+    ) -> StreamAverage:
+        """Run ``run()`` (one training call of ``net``, at rate ``lr``) from the running
+        weights of ``previous`` (None: from the module's weights, a new average), folding
+        each Adam step into the average; leaves the averaged weights in ``net.module_`` and
+        returns the new state. If ``run`` raises, the module is left with the running
+        weights (the caller's checkpoint puts it back)."""
+        params = cls._parameters(net.module_)
+        with torch.no_grad():
+            if previous is not None:
+                for name, p in params.items():
+                    p.copy_(previous.iterate[name])
+                average = {k: v.clone() for k, v in previous.average.items()}
+                total = previous.total
+            else:
+                average = {name: p.detach().clone() for name, p in params.items()}
+                total = 0.0
+        state = cls({}, average, total)
+        count = [steps]
+
+        def fold(optimizer: Any, args: Any, kwargs: Any) -> None:
+            count[0] += 1
+            weight = average_weight(lr, count[0])
+            state.total += weight
+            share = weight / state.total
+            with torch.no_grad():
+                for name, p in params.items():
+                    state.average[name].lerp_(p.detach(), share)
+
+        handle = net.optimizer_.register_step_post_hook(fold)
+        try:
+            run()
+        finally:
+            handle.remove()
+        with torch.no_grad():
+            state.iterate = {name: p.detach().clone() for name, p in params.items()}
+            for name, p in params.items():
+                p.copy_(state.average[name])
+        return state
+
+
+def stream_batch_size(batch_size: Any, n_samples: int, averaged: bool = False) -> int:
     """The batch size of a partial_fit call on ``n_samples`` rows: ``batch_size`` if an int
-    (at most the chunk), else rows for about :data:`_STEPS_PER_CALL` steps (at least 1)."""
+    (at most the chunk), else rows for about :data:`_STEPS_PER_CALL` steps (at least 1), or
+    :data:`_AVERAGED_STEPS_PER_CALL` when the stream averages its weights."""
     if batch_size != "auto":
         return min(batch_size, n_samples)
-    return max(1, n_samples // _STEPS_PER_CALL)
+    steps = _AVERAGED_STEPS_PER_CALL if averaged else _STEPS_PER_CALL
+    return max(1, n_samples // steps)
 
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
@@ -364,6 +469,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         """Delete the fitted attributes (by scikit-learn's convention, those ending in ``_``)."""
         for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, attr)
+        self.__dict__.pop("_stream_average", None)  # a partial_fit stream's running weights
 
     def _n_threads(
         self,
@@ -483,6 +589,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         estimator's learning rate, penalty and gradient clipping."""
         raise NotImplementedError
 
+    def _stream_averages(self, params: dict[str, Any]) -> bool:
+        """Whether ``partial_fit`` keeps the average of the weights over its steps and
+        predicts with it (:class:`StreamAverage`); no by default."""
+        return False
+
     def _validate_stream_data(self, X, y, first: bool) -> tuple[Any, Any]:
         """A validated ``partial_fit`` chunk (its input mixin's: the first chunk fixes the
         columns, as fit's data do) and its raw target."""
@@ -513,16 +624,31 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             # n_jobs is resolved as every call resolves it (a value above the cores warns),
             # but one torch thread trains whatever it is: n_jobs cannot change the model
             self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
-            batch_size = stream_batch_size(params["batch_size"], X.shape[0])
+            averaged = self._stream_averages(params)
+            batch_size = stream_batch_size(params["batch_size"], X.shape[0], averaged)
             with torch_threads(TRAINING_THREADS):
                 net = self._stream_net(params, plan, X, batch_size)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
-                lr = stream_lr(params["lr"], stream_steps(net))
+                steps = stream_steps(net)
+                lr = stream_lr(params["lr"], steps, averaged)
                 net.set_params(batch_size=batch_size, total_weight=seen, lr=lr)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
-                net.partial_fit(data, y_enc, epochs=1)
+                if averaged:
+                    # the running weights continue only on the net they were trained on
+                    own = net is getattr(self, "net_", None)
+                    previous_average = self.__dict__.get("_stream_average") if own else None
+                    self._stream_average = StreamAverage.train(
+                        previous_average,
+                        net,
+                        lr,
+                        steps,
+                        lambda: net.partial_fit(data, y_enc, epochs=1),
+                    )
+                else:
+                    self.__dict__.pop("_stream_average", None)
+                    net.partial_fit(data, y_enc, epochs=1)
                 self.net_ = net
                 self._weight_seen_ = seen
                 self.n_iter_ = 1 if first else self.n_iter_ + 1
@@ -578,9 +704,13 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         still to be loaded: :func:`sk_entmax.persistence.load` rebuilds a saved model's net
         with it. The initial weights are drawn from a private generator and thrown away
         (torch's global generator is left alone); a later ``partial_fit`` shuffles with a
-        generator seeded by ``random_state``, as a fitted net does."""
+        generator seeded by ``random_state``, as a fitted net does. A model whose fitted
+        attributes (set before) say it was last trained by ``partial_fit`` gets the net of
+        its stream plan (Adam, float32), else the net of ``fit``'s plan."""
         params = self._checked(*self._constraints)
-        plan = self._plan(params)
+        # a partial_fit stream's net (its fitted attributes set first) is an Adam net
+        streamed = "_weight_seen_" in vars(self)
+        plan = self._stream_plan(params) if streamed else self._plan(params)
         net = make_net(
             module,
             module_kwargs,

@@ -135,12 +135,19 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         The step falls with the stream, as SGDClassifier's does with the samples seen: a
         call that starts after ``t`` Adam steps of the stream trains at
         ``lr / (1 + t / 32)``, so with ``batch_size="auto"`` the k-th call trains at about
-        ``lr / k``. Plain passes over blocks (a loop, dask-ml's ``Incremental``,
+        ``lr / k``. The linear estimators at their default ``average=True`` predict with
+        the average of the stream's weights instead of the last ones (as
+        ``SGDClassifier(average=True)``), the iterate after step ``t`` weighted by ``t``;
+        the noise of the steps then averages out, so they take smaller batches (about 128
+        steps per call with ``batch_size="auto"``, batches of ``len(X) // 128`` rows) at a
+        slower decay, ``3 * lr / sqrt(1 + t / 128)`` (about ``3 * lr / sqrt(k)`` in the
+        k-th call). Plain passes over blocks (a loop, dask-ml's ``Incremental``,
         :func:`~sk_entmax.scale_out.fit_blocks`) then settle near the in-memory fit with no
         schedule of their own. The count is the optimizer's: calls after an Adam
         :meth:`fit` continue from its steps (as SGDClassifier's count continues from its
-        fit), while the first call after an L-BFGS fit, or on a loaded model, trains at
-        ``lr``.
+        fit), while the first call after an L-BFGS fit, or on a loaded model, starts the
+        count, and the average, anew (a saved model holds the averaged weights, not the
+        running ones nor Adam's state).
 
         The linear estimators' L2 penalty (``C``) is scaled by the
         total sample weight seen so far, so that at the end of a stream it is the full

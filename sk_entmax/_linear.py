@@ -67,6 +67,11 @@ _PARAMS_DOC = """
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into ``sample_weight``; "balanced" uses
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
+    average : bool, default=True
+        ``partial_fit`` only: keep the average of the weights over the stream's Adam steps,
+        each step weighted by its rate (Polyak-Ruppert averaging, as
+        ``SGDClassifier(average=True)``), and predict with it; the running weights go on
+        training. False predicts with the running weights. See ``partial_fit``.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's weights (same features and classes) instead of
         from scratch. A fit that fails keeps the previous fit, so its weights stay there to
@@ -214,6 +219,7 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
+        average=True,
         warm_start=False,
         n_jobs=None,
         device="cpu",
@@ -235,6 +241,7 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.class_weight = class_weight
+        self.average = average
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.device = device
@@ -245,7 +252,9 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
     _fitted_schema: ClassVar[dict[str, Attribute]] = {**FITTED_ATTRIBUTES}
     #: what :mod:`sk_entmax.persistence` stores besides: the network, and the classes
     #: checked against its outputs
-    _saved_state: ClassVar[ModelState] = ModelState(EntmaxLinearNet, check=check_outputs)
+    _saved_state: ClassVar[ModelState] = ModelState(
+        EntmaxLinearNet, check=check_outputs, added_parameters={"average": False}
+    )
 
     _constraints: ClassVar[dict[str, Constraint]] = {
         **SHARED_CONSTRAINTS,
@@ -284,6 +293,9 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         """One epoch of Adam on a partial_fit chunk, whatever solver fit uses, with the L2
         penalty of ``C``."""
         return TrainingPlan(solver=ADAM, lr=params["lr"], l2=1.0 / params["C"])
+
+    def _stream_averages(self, params: dict[str, Any]) -> bool:
+        return params["average"]
 
     def _plan(self, params: dict[str, Any]) -> TrainingPlan:
         solver = params["solver"]
@@ -401,6 +413,7 @@ class SparsemaxClassifier(EntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
+        average=True,
         warm_start=False,
         n_jobs=None,
         device="cpu",
@@ -421,6 +434,7 @@ class SparsemaxClassifier(EntmaxClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.class_weight = class_weight
+        self.average = average
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.device = device

@@ -133,6 +133,7 @@ LINEAR_CONSTRAINTS: dict[str, Constraint] = {
     "max_iter": Integer(1),
     "n_iter_no_change": Integer(1),
     "warm_start": Boolean(),
+    "average": Boolean(),
 }
 
 

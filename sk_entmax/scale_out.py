@@ -94,8 +94,8 @@ def fit_blocks(
         estimator's ``lr`` set to ``lr * lr_decay ** p`` (for an estimator that has an
         ``lr`` parameter; another one's ``partial_fit`` runs as it is), and its own ``lr``
         is put back at the end. 1.0, the default, adds nothing: this package's
-        ``partial_fit`` decays its step with the stream itself (``lr / (1 + t / 32)`` after
-        ``t`` Adam steps), which is what settling Adam's last iterate needs, so plain
+        ``partial_fit`` decays its step with the stream itself (and the linear estimators
+        predict with the average of the stream's weights, see their ``average``), so plain
         passes here, in a loop or through dask-ml's ``Incremental`` end alike.
     shuffle : bool, default=True
         Visit the blocks in a random order in each pass (drawn from ``random_state``);

@@ -2,9 +2,11 @@
 of eager mode.
 
 Graph breaks are a Dynamo matter, so most cases compile with the ``aot_eager`` backend (Dynamo
-and AOTAutograd, no code generation: seconds instead of tens of seconds), the learned alphas
-(whose bisection branch is long to trace) with the ``eager`` backend (Dynamo alone); one case
-goes through Inductor, whose ``torch.cond`` branches the compiled solvers rely on.
+and AOTAutograd, no code generation: seconds instead of tens of seconds), the cases of root
+finding (whose bisection branch is long to trace: learned alphas, the loss, wide rows and
+attention at alpha 1.33) with the ``eager`` backend (Dynamo alone, which is where torch
+2.14 broke on root finding's autograd context); one case goes through Inductor, whose
+``torch.cond`` branches the compiled solvers rely on.
 ``fullgraph=True`` turns any graph break into an error.
 """
 
@@ -69,13 +71,20 @@ MAPPINGS = {
 }
 
 
+#: the cases whose root finding (bisection's torch.cond branch, unrolled) is long to trace
+#: compile with Dynamo alone: graph breaks, and the ctx of root finding's autograd function
+#: that torch 2.14's Dynamo lost, are Dynamo's matter (issue 60: CI time)
+ROOT_FINDING = ("entmax_bisect tensor alpha", "entmax_bisect_loss")
+
+
 @pytest.mark.parametrize("name", list(MAPPINGS))
 def test_core_compiles_without_graph_break(name):
     X = _scores(6, 10)
     X[0, 4] = float("-inf")  # a masked entry
-    learned = "tensor alpha" in name
-    extra = (ALPHA,) if learned else ()
-    _assert_same(MAPPINGS[name], X, *extra, backend="eager" if learned else "aot_eager")
+    extra = (ALPHA,) if "tensor alpha" in name else ()
+    _assert_same(
+        MAPPINGS[name], X, *extra, backend="eager" if name in ROOT_FINDING else "aot_eager"
+    )
 
 
 def test_inductor_matches_eager():
@@ -109,7 +118,7 @@ def test_wide_rows_start_from_the_blocks(name):
     X[1, :100] = float("-inf")
     X[3] = float("-inf")
     assert X.shape[-1] >= _traced._BLOCKED_WIDTH
-    _assert_same(WIDE[name], X)
+    _assert_same(WIDE[name], X, backend="eager" if name == "entmax_bisect" else "aot_eager")
 
 
 def _mass(Z: torch.Tensor, tau: torch.Tensor, m: float) -> torch.Tensor:
@@ -147,7 +156,8 @@ def test_loss_modules_compile():
 @pytest.mark.parametrize("alpha", [1.5, 1.33])
 def test_entmax_attention_compiles(alpha):
     q, k, v = (_scores(2, 3, 7, 4, seed=s) for s in range(3))
-    _assert_same(lambda q_: E.entmax_attention(q_, k, v, alpha=alpha), q)
+    backend = "eager" if alpha == 1.33 else "aot_eager"  # root finding: Dynamo alone
+    _assert_same(lambda q_: E.entmax_attention(q_, k, v, alpha=alpha), q, backend=backend)
 
 
 @pytest.mark.parametrize("learn_alpha", [False, True])

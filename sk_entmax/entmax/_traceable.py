@@ -5,8 +5,7 @@ the Triton kernel on CUDA (:mod:`sk_entmax.entmax.kernels`, opt-in), and this on
 serves everything the kernels do not take: ``training=False`` (so ``predict_proba``), the
 graphs of ``torch.compile``, ``torch.export``, ``torch.jit.trace`` and the ONNX graph that
 :func:`sk_entmax.export.to_onnx` traces from these very functions, the devices without a
-kernel (MPS, CUDA without Triton), and the calls the CPU kernel leaves (it turned off,
-narrow 1.5-entmax rows below its width).
+kernel (MPS, CUDA without Triton), and the calls the CPU kernel leaves (it turned off).
 
 The threshold is found without sorting, by Newton steps that start below it and never
 overshoot. Sparsemax: ``f(tau) = sum_i [z_i - tau]_+ - 1`` is convex, decreasing and

@@ -94,12 +94,19 @@ class EntmaxBisectFunction(Function):
     """alpha-entmax along the last axis; saves only the output (and a tensor alpha)."""
 
     @staticmethod
-    def forward(ctx, Z, alpha, n_iter, ensure_sum_one):
-        # an output that reaches the loss without a gradient (a Fenchel-Young loss takes the
+    def forward(Z, alpha, n_iter, ensure_sum_one):
+        return _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        # The context is set here, apart from the solve: under torch.compile (torch 2.14),
+        # a context changed in forward before the solver's torch.cond lost the attributes
+        # set after it (ctx.alpha), and the backward failed.
+        # An output that reaches the loss without a gradient (a Fenchel-Young loss takes the
         # mapping as optimal) gets None, not zeros: at large alpha the Jacobian's weights
-        # p ** (2 - alpha) overflow, and zeros times them would make NaNs
+        # p ** (2 - alpha) overflow, and zeros times them would make NaNs.
         ctx.set_materialize_grads(False)
-        return save_alpha(ctx, _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one), alpha)
+        save_alpha(ctx, output, inputs[1])
 
     @staticmethod
     def backward(ctx, dY):

@@ -402,6 +402,9 @@ def build(model: Model, name: str, device: str) -> Any:
     for inner in model.nested:
         build(inner, name, device)
     estimator = model.estimator
+    # first: the fitted attributes say which net to build (a partial_fit stream's, Adam's)
+    for key, value in model.fitted.items():
+        setattr(estimator, key, value)
     # initialised under fit's lock: the draws (overwritten below) never interleave with a
     # fit's seeded ones in another thread, and the global generator is left as found
     net = estimator._net_for(
@@ -419,8 +422,6 @@ def build(model: Model, name: str, device: str) -> Any:
     net.module_.load_state_dict({key: tensors[src] for key, src in source.items()})
     net.module_.eval()
     net.history = History(model.history)
-    for key, value in model.fitted.items():
-        setattr(estimator, key, value)
     for key, argument in model.state.from_network.items():
         value = model.kwargs.get(argument)
         if value is not None:  # (a file may predate the argument)

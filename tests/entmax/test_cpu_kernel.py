@@ -60,6 +60,21 @@ def test_the_kernel_serves_training_calls_with_the_traceable_forms_support(alpha
 
 
 @needs_kernel
+@pytest.mark.parametrize("alpha", [1.1, 1.25, 1.7, 1.9])
+def test_other_alphas_against_the_float64_solution(alpha):
+    """Rows of every scale and width, a few candidates or many (the bound on the threshold
+    rises over several rounds), against the torch form in float64 (100 steps)."""
+    gen = torch.Generator().manual_seed(3)
+    scale = torch.tensor([0.05, 1.0, 8.0], dtype=torch.float64).repeat(22)[:64, None]
+    for width in (2, 5, 17, 33):
+        X = torch.randn(64, width, generator=gen, dtype=torch.float64) * scale
+        exact = entmax_bisect(X, alpha, n_iter=100, training=False)
+        for dtype, atol in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
+            P = cpu.entmax_cpu(X.to(dtype), alpha).double()
+            torch.testing.assert_close(P, exact, atol=atol, rtol=0)
+
+
+@needs_kernel
 def test_nan_row_and_dim():
     X = _rows(torch.float32)
     X[5, 3] = float("nan")
@@ -82,13 +97,17 @@ def test_gradients_float64():
 
 @needs_kernel
 def test_the_bits_do_not_depend_on_the_thread_count():
-    X = torch.randn(300, 50, generator=torch.Generator().manual_seed(2))
+    # more entries than cpu.MIN_PARALLEL, so that two threads run the parallel loop; rows
+    # of every scale, so that some have many candidates (their sums vectorized)
+    assert 700 * 50 >= cpu.MIN_PARALLEL
+    X = torch.randn(700, 50, generator=torch.Generator().manual_seed(2))
+    X = X * torch.tensor([0.05, 1.0, 8.0]).repeat(234)[:700, None]
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+        one = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)] + [cpu.entmax_cpu(X.double(), 1.5)]
         torch.set_num_threads(2)
-        two = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)]
+        two = [cpu.entmax_cpu(X, a) for a in (2.0, 1.5, 1.3)] + [cpu.entmax_cpu(X.double(), 1.5)]
     finally:
         torch.set_num_threads(threads)
     assert all(torch.equal(a, b) for a, b in zip(one, two, strict=True))

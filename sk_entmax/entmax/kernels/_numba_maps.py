@@ -5,17 +5,27 @@ forms, with one warning, when this module cannot load. Every function here works
 C-contiguous float32 or float64 arrays, one row at a time while it sits in cache:
 
 forward
-    the row's maximum; the candidates, the entries above a lower bound on the threshold
-    ``tau`` that rises as they come (any subset ``S`` of the row bounds it:
-    ``tau >= mean_S - |S|^(1 - alpha)``, by convexity, for the row shifted to a maximum of 0
-    and scaled by ``alpha - 1``), kept with their indices in a scratch row; ``tau`` from the
-    candidates alone, in float64 (sparsemax and 1.5-entmax: a sort of the candidates and
-    their closed form; other alphas: Newton steps from the bound, which rise to the root
-    without overshooting it, as ``f(tau) = sum [y - tau]_+^(1 / (alpha - 1)) - 1`` is
-    convex and decreasing); then the row is zeroed and the candidates above ``tau`` written,
-    normalized where alpha is not 2. Every entry off the support is an exact 0;
+    the row's maximum; the candidates, the entries of the row shifted to a maximum of 0 and
+    scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau`` does), kept with their
+    indices in a scratch row by a loop without branches (sparsemax rows of 256 entries or
+    more: behind a bound that rises as they come, a rarely taken branch); ``tau`` from the
+    candidates alone, in float64: sparsemax by Michelot's iteration (the closed form of the
+    candidates, then those above it, until they repeat: exact); alphas other than 1.5 and 2
+    first drop the candidates below the bound of those left (any subset ``S`` bounds it:
+    ``tau >= mean_S - |S|^(1 - alpha)``, by convexity; 1.5-entmax starts from -1, its rounds
+    measured slower than the passes they save); then Newton steps on the
+    ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1, convex and decreasing, so that they
+    rise to the root without overshooting it, dropping the candidates they pass; 1.5-entmax
+    stops as soon as the closed form of the candidates left lies below all of them (then it
+    is exact), other alphas at a step below rounding. Then the row is zeroed and the
+    candidates above ``tau`` written, normalized where alpha is not 2. Every entry off the
+    support is an exact 0. The powers of the other alphas are
+    :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize (libm's for
+    a float64 output);
 backward
-    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64.
+    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64: ``g``
+    written into ``dx``, then the sums in a loop that stores nothing (so that their order,
+    and their bits, do not depend on where the arrays lie), then ``dx``.
 
 Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange`` over the
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
@@ -28,11 +38,19 @@ import math
 import numba
 import numpy as np
 
+from sk_entmax.entmax.kernels._fast_pow import fast_pow
+
 #: rows per block of the parallel loop
 ROW_BLOCK = 16
 
 #: Newton steps at most for alpha other than 1.5 and 2 (they rise monotonically to the root)
 MAX_NEWTON = 100
+
+#: from this width on, sparsemax gathers its candidates by :func:`_candidates_rising`
+_RISING_WIDTH = 256
+
+#: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
+_LAST_STEP = 1e-9
 
 #: how far below a subset's bound the candidates' bound is set (rows are shifted to a
 #: maximum of 0 and tau lies in [-1, 0]): a margin for rounding, so that no entry of the
@@ -48,7 +66,7 @@ _FAST_MAX = {"nsz", "arcp", "contract", "reassoc", "nnan"}
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 
 
-@numba.njit(cache=True, fastmath=_FAST_MAX, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST_MAX, nogil=True, error_model="numpy")
 def _row_max(z):
     m = -np.inf
     for i in range(z.shape[0]):
@@ -56,7 +74,7 @@ def _row_max(z):
     return m
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _bound(s, k, a1, mode):
     """A lower bound on tau from a subset of ``k`` entries summing to ``s``."""
     if mode == SPARSEMAX:
@@ -64,58 +82,213 @@ def _bound(s, k, a1, mode):
     elif mode == ENTMAX15:
         b = s / k - 1.0 / math.sqrt(k)
     else:
-        b = s / k - math.exp(-a1 * math.log(k))
+        b = s / k - fast_pow(np.float64(k), -a1)
     return b - _MARGIN
 
 
-@numba.njit(cache=True, nogil=True)
-def _tau_sorted(y, k, mode):
-    """The threshold of the ``k`` candidates ``y`` (maximum 0) by their sort: sparsemax's
-    ``(cumsum_r - 1) / r`` or 1.5-entmax's closed form at the largest valid ``r``."""
-    s = np.sort(y[:k])
-    c1 = 0.0
-    c2 = 0.0
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _keep_above(y, idx, k, tau):
+    """Keep the candidates above ``tau`` (in place, in order, without a branch: every
+    candidate is written, the count moves only for those kept); returns
+    ``(their number, their sum)``."""
+    kept = 0
+    s = 0.0
+    for j in range(k):
+        v = y[j]
+        y[kept] = v
+        idx[kept] = idx[j]
+        keep = v > tau
+        s += v if keep else 0.0
+        kept += keep
+    return kept, s
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _sum(y, k):
+    """The sum of ``y[:k]``, in an order that depends on ``k`` alone."""
+    s = 0.0
+    for j in range(k):
+        s += y[j]
+    return s
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _tau_sparsemax(y, idx, k):
+    """Sparsemax's threshold of the ``k`` candidates (a superset of the support): Michelot's
+    iteration, ``tau = (sum_S y - 1) / |S|`` then ``S = {y > tau}``, until ``S`` repeats;
+    returns ``(tau, |S|)`` with ``S`` first in ``y``. Each sum is :func:`_sum`'s, so that the
+    result depends on the support alone, not on the candidates it started from (a row
+    padded with -inf gives the row's bits)."""
     tau = -1.0
-    for r in range(1, k + 1):
-        v = s[k - r]
-        c1 += v
-        if mode == SPARSEMAX:
-            t = (c1 - 1.0) / r
-        else:
-            c2 += v * v
-            mean = c1 / r
-            delta = (1.0 - (c2 - c1 * mean)) / r
-            t = mean - math.sqrt(delta if delta > 0.0 else 0.0)
-        if r > 1 and t >= v:
+    for _ in range(k + 1):
+        tau = (_sum(y, k) - 1.0) / k
+        kept = _compact(y, idx, k, tau)
+        if kept == k or kept == 0:
             break
-        tau = t
-    return tau
+        k = kept
+    return tau, k
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True)
-def _tau_newton(y, k, power, low):
-    """The threshold of the ``k`` candidates ``y`` (maximum 0) for ``p = [y - tau]^power``,
-    ``power = 1 / (alpha - 1) >= 1``: Newton steps from ``low``, a lower bound."""
-    tau = low
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _tau_entmax15(y, idx, k, tau):
+    """1.5-entmax's threshold of the ``k`` candidates of a halved row (a superset of the
+    support), from ``tau`` below it: Newton steps on ``||[y - tau]_+||_2 - 1`` (convex and
+    decreasing: they rise to the root without overshooting it), each dropping the
+    candidates it passes, until the closed form of the candidates left,
+    ``mean - sqrt((1 - ss) / r)``, lies below all of them: then it is the threshold, exactly
+    (any entry dropped lies below the root). Returns ``(tau, |S|)``."""
     for _ in range(MAX_NEWTON):
-        f = -1.0
-        df = 0.0
-        for i in range(k):
-            d = y[i] - tau
-            if d > 0.0:
-                q = math.exp((power - 1.0) * math.log(d))
-                f += q * d
-                df += q
-        if f <= 0.0 or df <= 0.0:
+        c1 = 0.0
+        c2 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        low = np.inf
+        kept = 0
+        for j in range(k):
+            v = y[j]
+            d = v - tau
+            y[kept] = v
+            idx[kept] = idx[j]
+            keep = d > 0.0
+            kept += keep
+            w = 1.0 if keep else 0.0
+            c1 += w * v
+            c2 += w * v * v
+            d = w * d
+            s1 += d
+            s2 += d * d
+            low = min(low, v if keep else np.inf)
+        k = kept
+        if k == 0:
             break
-        step = f / (power * df)
+        mean = c1 / k
+        delta = (1.0 - (c2 - c1 * mean)) / k
+        if delta >= 0.0:
+            closed = mean - math.sqrt(delta)
+            if closed < low:
+                return closed, k
+        norm = math.sqrt(s2)
+        step = (norm - 1.0) * norm / s1
+        if not step > 0.0:
+            break
         tau += step
-        if step <= 1e-14:
+    return tau, k
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _raise_bound(y, k, s, a1, mode):
+    """A lower bound on the threshold of the ``k`` candidates summing to ``s``: the bound of
+    the candidates above the last bound, until it stops rising (vectorized passes, no
+    candidate moved)."""
+    low = -1.0 - _MARGIN
+    count = k
+    for _ in range(MAX_NEWTON):
+        b = _bound(s, count, a1, mode)
+        if b <= low:
             break
-    return tau
+        low = b
+        count = 0
+        s = 0.0
+        for j in range(k):
+            keep = y[j] > low
+            count += keep
+            s += y[j] if keep else 0.0
+    return low
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _compact(y, idx, k, tau):
+    """Keep the candidates above ``tau``, as :func:`_keep_above`; returns their number."""
+    kept = 0
+    for j in range(k):
+        v = y[j]
+        y[kept] = v
+        idx[kept] = idx[j]
+        kept += v > tau
+    return kept
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _tau_general(y, idx, k, tau, a1):
+    """alpha-entmax's threshold of the ``k`` candidates of a row scaled by ``alpha - 1``
+    (a superset of the support), from ``tau`` below it: Newton steps on the
+    ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1 (convex and decreasing: they rise to
+    the root without overshooting it), each pass over the candidates a vectorized loop
+    (:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`), the candidates it passes
+    dropped after it, until a step below rounding. Returns ``(tau, |S|)``."""
+    e = 1.0 / a1 - 1.0
+    for _ in range(MAX_NEWTON):
+        s = 0.0
+        t = 0.0
+        count = 0
+        for j in range(k):
+            d = y[j] - tau
+            inside = d > 0.0
+            w = fast_pow(d if d > 1e-300 else 1e-300, e)
+            w = w if inside else 0.0
+            t += w
+            s += w * d
+            count += inside
+        if not t > 0.0:
+            break
+        if 4 * count < 3 * k:  # a quarter of the candidates left behind: drop them
+            k = _compact(y, idx, k, tau)
+        step = s * (1.0 - fast_pow(s, -a1)) / t
+        if not step > 0.0:
+            break
+        tau += step
+        # the error after a step of h is about h^2 (Newton's quadratic convergence): a step
+        # below 1e-9 leaves tau to rounding, no further pass needed
+        if step <= _LAST_STEP * (1.0 + abs(tau)) or k == 0:
+            break
+    return tau, k
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _candidates(z, m, a1, y, idx):
+    """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above -1 (the
+    threshold does: the top entry is at most 1), into ``y`` and ``idx`` without a branch;
+    returns ``(their number, their sum, whether the row holds a NaN)``."""
+    k = 0
+    s = 0.0
+    nan = False
+    low = -1.0 - _MARGIN
+    for i in range(z.shape[0]):
+        v = (np.float64(z[i]) - m) * a1
+        y[k] = v
+        idx[k] = i
+        keep = v > low
+        s += v if keep else 0.0
+        k += keep
+        nan |= v != v
+    return k, s, nan
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _candidates_rising(z, m, y, idx):
+    """Sparsemax's candidates of a wide row: the entries above a bound that rises as they
+    come (``(sum_S - 1) / |S|`` of those kept so far, a lower bound on the threshold), by a
+    branch that is rarely taken, so well predicted: on wide rows fewer candidates, and
+    fewer stores, than :func:`_candidates`. Returns what it returns."""
+    k = 0
+    s = 0.0
+    nan = False
+    low = -1.0 - _MARGIN
+    for i in range(z.shape[0]):
+        v = np.float64(z[i]) - m
+        if v > low:
+            y[k] = v
+            idx[k] = i
+            k += 1
+            s += v
+            b = (s - 1.0) / k - _MARGIN
+            low = b if b > low else low
+        elif v != v:
+            nan = True
+    return k, s, nan
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_row(z, p, alpha, mode, y, idx):
     n = z.shape[0]
     m = _row_max(z)
@@ -124,62 +297,50 @@ def _forward_row(z, p, alpha, mode, y, idx):
     if m == -np.inf:  # a fully masked row: zeros
         return
     a1 = alpha - 1.0
-    low = -1.0 - _MARGIN
-    k = 0
-    s = 0.0
-    nan = False
-    for i in range(n):
-        v = (np.float64(z[i]) - m) * a1
-        if v > low:
-            y[k] = v
-            idx[k] = i
-            k += 1
-            s += v
-            b = _bound(s, k, a1, mode)
-            if b > low:
-                low = b
-        elif v != v:
-            nan = True
+    if mode == SPARSEMAX and n >= _RISING_WIDTH:
+        k, s, nan = _candidates_rising(z, m, y, idx)
+    else:
+        k, s, nan = _candidates(z, m, a1, y, idx)
     if nan or m != m:
         for i in range(n):
             p[i] = np.nan
         return
-    while True:  # keep the candidates above the last bound, until none leaves
-        kept = 0
-        s = 0.0
+    if mode == SPARSEMAX:
+        tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
-            if y[j] > low:
-                y[kept] = y[j]
-                idx[kept] = idx[j]
-                kept += 1
-                s += y[j]
-        if kept == k:
-            break
-        k = kept
-        b = _bound(s, k, a1, mode)
-        if b > low:
-            low = b
-    power = 1.0
-    if mode == GENERAL:
-        power = 1.0 / a1
-        tau = _tau_newton(y, k, power, low)
+            d = y[j] - tau
+            p[idx[j]] = d if d > 0.0 else 0.0
+        return
+    low = -1.0 - _MARGIN
+    if mode != ENTMAX15:
+        low = _raise_bound(y, k, s, a1, mode)
+        k, _ = _keep_above(y, idx, k, low)
+    if mode == ENTMAX15:
+        tau, k = _tau_entmax15(y, idx, k, low)
     else:
-        tau = _tau_sorted(y, k, mode)
+        tau, k = _tau_general(y, idx, k, low, a1)
+    power = 1.0 / a1
     total = 0.0
-    for j in range(k):
-        d = y[j] - tau
-        if d > 0.0:
-            if mode == SPARSEMAX:
-                q = d
-            elif mode == ENTMAX15:
-                q = d * d
-            else:
-                q = math.exp(power * math.log(d))
-        else:
-            q = 0.0
-        y[j] = q
-        total += q
-    inv = 1.0 / total if mode != SPARSEMAX and total > 0.0 else 1.0
+    if mode == ENTMAX15:
+        for j in range(k):
+            d = y[j] - tau
+            q = d * d if d > 0.0 else 0.0
+            y[j] = q
+            total += q
+    elif p.itemsize == 8:  # float64 output: libm's power, correctly rounded or nearly
+        for j in range(k):
+            d = y[j] - tau
+            q = d**power if d > 0.0 else 0.0
+            y[j] = q
+            total += q
+    else:  # float32 output: the vectorized power, far below its rounding
+        for j in range(k):
+            d = y[j] - tau
+            q = fast_pow(d if d > 1e-300 else 1e-300, power)
+            q = q if d > 0.0 else 0.0
+            y[j] = q
+            total += q
+    inv = 1.0 / total if total > 0.0 else 1.0
     for j in range(k):
         p[idx[j]] = y[j] * inv
 
@@ -207,7 +368,7 @@ def forward_parallel(Z, P, alphas, mode):
         _forward_block(Z, P, alphas, mode, b)
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _backward_row(p, dy, dx, alpha, mode):
     n = p.shape[0]
     sg = 0.0
@@ -221,30 +382,26 @@ def _backward_row(p, dy, dx, alpha, mode):
         for i in range(n):
             g = 1.0 if p[i] > 0 else 0.0
             dx[i] = g * (dy[i] - mean)
-    elif mode == ENTMAX15:
+    else:
+        # g into dx first, then the sums in a loop that stores nothing: a loop that stores
+        # and sums at once is vectorized behind a check that dx lies apart from p and dy,
+        # and small tensors allocated side by side fail it, so that the sums' order (their
+        # bits) would depend on where the allocator put them
+        if mode == ENTMAX15:
+            for i in range(n):
+                dx[i] = math.sqrt(np.float64(p[i]))
+        else:  # the power on the support only (most entries are 0)
+            e = 2.0 - alpha
+            for i in range(n):
+                v = np.float64(p[i])
+                dx[i] = fast_pow(v, e) if v > 0.0 else 0.0
         for i in range(n):
-            g = math.sqrt(np.float64(p[i]))
+            g = np.float64(dx[i])
             sg += g
             sgd += g * dy[i]
         mean = sgd / sg if sg > 0.0 else 0.0
         for i in range(n):
-            g = math.sqrt(np.float64(p[i]))
-            dx[i] = g * (dy[i] - mean)
-    else:
-        e = 2.0 - alpha
-        for i in range(n):
-            v = np.float64(p[i])
-            if v > 0.0:
-                g = math.exp(e * math.log(v))
-                sg += g
-                sgd += g * dy[i]
-        mean = sgd / sg if sg > 0.0 else 0.0
-        for i in range(n):
-            v = np.float64(p[i])
-            if v > 0.0:
-                dx[i] = math.exp(e * math.log(v)) * (dy[i] - mean)
-            else:
-                dx[i] = 0.0
+            dx[i] = dx[i] * (dy[i] - mean)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -8,8 +8,8 @@ process ever compiles. Measured side by side against the torch forms in
 ``doc/benchmarks/bench_core.md``.
 
 What it serves. CPU tensors, float32 and float64 (float16 and bfloat16 through float32), for
-sparsemax, 1.5-entmax (rows of 64 entries or more), and alpha-entmax with alpha in
-``[1.1, 2]`` (a number or one per row; rows of 1,024 entries or more, :data:`MIN_WIDTH`) when
+sparsemax and 1.5-entmax (rows of any width), and alpha-entmax with alpha in ``[1.1, 2]``
+(a number or one per row; rows of 96 entries or more, :data:`MIN_WIDTH`) when
 at least :data:`~sk_entmax.entmax.algorithms.NEWTON_MIN_ITER` bisection steps are asked, in
 the autograd path (``training=True``), forward and backward; the gradient in a tensor alpha
 and a second derivative are formed by torch ops from the saved output. Every
@@ -62,11 +62,12 @@ SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 _NATIVE = (torch.float32, torch.float64)
 _WIDENED = (torch.float16, torch.bfloat16)
 
-#: the narrowest rows the kernel takes, per case: below, the torch forms (the traceable form
-#: of the exact maps, root finding's Newton solver) measured faster (doc/benchmarks/bench_core.md:
-#: at 4096 x 32 the kernel took 1.3 times the torch form's time for 1.5-entmax, 2 to 4 times
-#: at alpha 1.5 and 1.33; at 1024 x 1000, 1.5 times at alpha 1.33)
-MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 64, GENERAL: 1024}
+#: the narrowest rows the kernel takes, per case (below, the torch forms): sparsemax and
+#: 1.5-entmax at every width (the kernel took 0.36 to 0.88 of the traceable form's time at 8
+#: to 64 entries); alpha-entmax from 96 (the torch form, batched over rows, is faster below:
+#: the kernel took 1.74 times its time at 4096 x 32, 0.75 at 1024 x 128;
+#: doc/benchmarks/bench_core.md, 2026-12-06)
+MIN_WIDTH = {SPARSEMAX: 1, ENTMAX15: 1, GENERAL: 96}
 
 _module: ModuleType | None = None
 _reason: str | None = None
@@ -94,16 +95,17 @@ def _load() -> ModuleType | None:
 
 
 def _probe(module: ModuleType) -> None:
-    """Compile (or read from the disk cache) the loops for both dtypes, so that a failure
-    shows now, once, rather than in the middle of a training step."""
+    """Compile (or read from the disk cache) the float32 loops, so that a failure shows
+    now, once, rather than in the middle of a training step. (The float64 loops load on
+    their first call: reading each from the cache costs about 0.1 s, a share of the first
+    call's 2 s.)"""
     import numpy as np
 
-    for dtype in (np.float32, np.float64):
-        Z = np.zeros((1, 2), dtype=dtype)
-        P, D = np.empty_like(Z), np.empty_like(Z)
-        alphas = np.full(1, 1.5)
-        module.forward_serial(Z, P, alphas, GENERAL)
-        module.backward_serial(P, Z, D, alphas, GENERAL)
+    Z = np.zeros((1, 2), dtype=np.float32)
+    P, D = np.empty_like(Z), np.empty_like(Z)
+    alphas = np.full(1, 1.5)
+    module.forward_serial(Z, P, alphas, GENERAL)
+    module.backward_serial(P, Z, D, alphas, GENERAL)
 
 
 def available() -> bool:
@@ -124,9 +126,17 @@ def set_enabled(enabled: bool) -> bool:
     return previous
 
 
-def _calls(module: ModuleType, threads: int) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """The forward and backward loops for ``threads`` threads."""
-    if threads <= 1:
+#: below this many entries a call runs on one thread whatever torch's thread count (the
+#: parallel loop's start and join cost more than the rows' work)
+MIN_PARALLEL = 32768
+
+
+def _calls(
+    module: ModuleType, threads: int, size: int
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The forward and backward loops for ``threads`` threads and ``size`` entries (numba's
+    thread count is set per calling thread, so it is set on every call)."""
+    if threads <= 1 or size < MIN_PARALLEL:
         return module.forward_serial, module.backward_serial
     import numba
 
@@ -147,7 +157,7 @@ class _CpuMapping(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha_rows, alpha, mode):
-        forward, _ = _calls(_module, torch.get_num_threads())
+        forward, _ = _calls(_module, torch.get_num_threads(), Z.numel())
         Y = torch.empty_like(Z)
         forward(Z.detach().numpy(), Y.numpy(), _alphas(alpha_rows, alpha, Z.shape[0]), mode)
         ctx.save_for_backward(Y, alpha_rows)
@@ -166,7 +176,7 @@ class _CpuMapping(Function):
             if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
                 dX = entmax_vjp(dY, _gppr(Y, alpha))
             else:
-                _, backward = _calls(_module, torch.get_num_threads())
+                _, backward = _calls(_module, torch.get_num_threads(), Y.numel())
                 dY = dY.to(Y.dtype).contiguous()
                 dX = torch.empty_like(Y)
                 alphas = _alphas(alpha_rows, ctx.alpha, Y.shape[0])
