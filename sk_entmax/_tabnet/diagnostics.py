@@ -261,17 +261,38 @@ def restored_note(
     d = int(estimator.n_features_in_)
     if names is None:
         names = list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
-    shown = [name(str(names[i])) for i in restored[:8]]
-    more = f" and {len(restored) - 8} more" if len(restored) > 8 else ""
     first, latest = (float(v) for v in estimator.selection_losses_)
+    dropped = estimator.net_.module_.tabnet.dropped_columns()
+    if not dropped:
+        return (
+            "Every column was kept.",
+            f"{type(estimator).__name__}'s column selection raised the loss on the training "
+            f"rows it held out while it ran (from {first:.4g} to {latest:.4g}), so the fit "
+            f"put back the {len(restored)} of {d} columns it had left out "
+            f"({_listed(restored, names, name)}) and trained on with every column: the model "
+            "keeps what they carry, and no feature is certified never read (as with "
+            "faithful_masks=False).",
+        )
     return (
-        "Every column was kept.",
+        "The first step reads every kept column.",
         f"{type(estimator).__name__}'s column selection raised the loss on the training rows "
-        f"it held out while it ran (from {first:.4g} to {latest:.4g}), so the fit put back "
-        f"the {len(restored)} of {d} columns it had left out ({', '.join(shown)}{more}) and "
-        "trained on with every column: the model keeps what they carry, and no feature is "
-        "certified never read (as with faithful_masks=False).",
+        f"it held out while its first step narrowed (from {first:.4g} to {latest:.4g}; the "
+        f"columns it dropped had not raised it), so the fit put {_columns(len(restored))} "
+        f"that step had left to the later steps ({_listed(restored, names, name)}) back "
+        f"into it and trained on: every row reads them, and only the dropped "
+        f"{_columns(len(dropped))} ({_listed(dropped, names, name)}) "
+        f"{'is' if len(dropped) == 1 else 'are'} certified never read, for every row alike.",
     )
+
+
+def _columns(n: int) -> str:
+    return f"{n} column" if n == 1 else f"{n} columns"
+
+
+def _listed(columns: Sequence[int], names: Sequence[str], name: Callable[[str], str]) -> str:
+    """The names of up to 8 columns, then how many more."""
+    shown = ", ".join(name(str(names[i])) for i in columns[:8])
+    return shown + (f" and {len(columns) - 8} more" if len(columns) > 8 else "")
 
 
 def warn_if_restored(estimator: Any) -> None:

@@ -98,11 +98,13 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         also measures how much the loss rises when a column is occluded, and columns whose
         contribution fits in 3% of the training loss, in all, are dropped
         (``sk_entmax.nn.tabnet_selection``; this costs about three extra forward passes per
-        warm-up step). At 80% of it the first step is narrowed to the columns whose
-        contribution is at least half the largest (those most rows need); the later steps'
-        masks, computed from what the row has read so far, choose per row among the other
-        kept columns, so each row's certificate is its own: the dropped columns and the
-        kept ones its masks never picked. The later masks' scores are scaled to give each
+        warm-up step). From 40% of it the first step is narrowed (a growing share of the
+        rows at a time, over a fifth of the warm-up, so that the network learns to read
+        the others later) to the columns whose contribution is at least half the largest
+        (those most rows need); the later steps' masks, computed from what the row has
+        read so far, choose per row among the other kept columns, so each row's
+        certificate is its own: the dropped columns and the kept ones its masks never
+        picked. The later masks' scores are scaled to give each
         mode about sparsemax's zeros (see ``entmax_mode``) and the regulariser is the
         entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False is the
         paper's design (and pytorch-tabnet's): the first step reads every feature, so a
@@ -214,8 +216,12 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     restored_features_ : ndarray of shape (n_restored,)
         Only when the check at the end of a faithful fit's column selection put columns
         back (the loss on the rows the fit held out rose while the selection ran): the
-        indices of the columns it had left out, which every step may read again; nothing
-        is then certified never read.
+        indices of the columns it put back. If the loss had not risen before the first
+        step began to narrow, the drops did not cost the model and the narrowing did: these
+        are the columns the first step had left to the later steps, which it reads again,
+        and the dropped columns stay certified never read. Else they are every column the
+        selection had left out, which every step may read again: nothing is then
+        certified never read.
     selection_losses_ : ndarray of shape (2,)
         With ``restored_features_``: the held-out rows' mean loss when the selection began
         and when it ended.

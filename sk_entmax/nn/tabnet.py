@@ -70,9 +70,10 @@ What a zero proves depends on where the first mask comes from:
     every dropped column (a column dropped is one the whole model never reads).
 
     With a ``first_step_share`` (the estimators' design since issue 57) the certificate
-    is per row: near the end of the warm-up the first step is narrowed to the columns of
-    largest measured contribution (those most rows need), and the later steps choose per
-    row, from what the row has read so far, among the other kept columns. A column that
+    is per row: from 40% of the warm-up on the first step is narrowed to the columns of
+    largest measured contribution (those most rows need), a growing share of the rows at a
+    time so that the network learns to read the others later, and the later steps choose
+    per row, from what the row has read so far, among the other kept columns. A column that
     only some rows need (a feature of one branch of a switch) is then read by those rows
     only, and certified for the others. The elimination's budget is small (3% of the
     loss), so a weak or joint signal stays in the model: the per-row masks, not the drops,
@@ -109,6 +110,7 @@ from sk_entmax.nn.tabnet_blocks import (
 from sk_entmax.nn.tabnet_embedding import ColumnEmbedding
 from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_AT,
+    FIRST_STEP_RAMP,
     PROBE_ROWS,
     SELECTION_START,
     BackwardElimination,
@@ -267,13 +269,14 @@ class TabNet(ColumnEmbedding):
         With a ``selection_budget``: None keeps the first step on every kept column (issue
         46's design, which files saved before issue 57 hold), so a row's certificate is
         the dropped columns. A share in (0, 1] (the estimators use ``FIRST_STEP_SHARE``,
-        0.5) makes the certificate per row: once ``FIRST_STEP_AT`` (80%) of the warm-up has
-        passed, the first step reads only the kept columns whose measured contribution is
-        at least that share of the largest (those most rows need; the elimination never
-        drops them afterwards), and the later steps' masks, computed from what the row has
-        read so far, choose per row among the other kept columns. A row then reads the
-        first step's columns and its own later choices, and :meth:`never_read` certifies
-        the rest. Unused otherwise.
+        0.5) makes the certificate per row: once ``FIRST_STEP_AT`` (40%) of the warm-up has
+        passed, the first step is narrowed, over ``FIRST_STEP_RAMP`` (20%) of it and a
+        growing share of the training rows at a time, to the kept columns whose measured
+        contribution is at least that share of the largest (those most rows need; the
+        elimination never drops them afterwards), and the later steps' masks, computed
+        from what the row has read so far, choose per row among the other kept columns.
+        A row then reads the first step's columns and its own later choices, and
+        :meth:`never_read` certifies the rest. Unused otherwise.
 
     Attributes
     ----------
@@ -377,6 +380,9 @@ class TabNet(ColumnEmbedding):
         #: set when the check at the end of the warm-up put columns back (see
         #: :meth:`_check_selection`)
         self.selection_check: SelectionCheck | None = None
+        #: while the first step narrows: the step it began, the features it leaves and
+        #: the generator of the rows narrowed at each step
+        self._narrowing: tuple[float, torch.Tensor, torch.Generator] | None = None
         # the blocks' checks of what TabNet passes on name TabNet, the class the user built
         with called_as("TabNet"):
             self._init_embedding(cat_idxs, cat_dims, cat_emb_dims, missing_idxs, missing_fill)
@@ -477,12 +483,19 @@ class TabNet(ColumnEmbedding):
             )
         return self.initial_bn(X)
 
-    def _steps(self, X: torch.Tensor, keep: torch.Tensor | None = None):
+    def _steps(
+        self,
+        X: torch.Tensor,
+        keep: torch.Tensor | None = None,
+        narrowed: torch.Tensor | None = None,
+    ):
         """Run the decision steps; yields ``(mask, decision)`` per step (post-embedding).
 
         ``keep`` (pretraining): a 0/1 tensor of the post-embedding shape; the features where
         it is 0 are hidden, set to 0 after the batch norm (their mean) and given prior 0, so
-        that no mask attends to them (the first faithful mask included).
+        that no mask attends to them (the first faithful mask included). ``narrowed`` (a
+        training step while the first step narrows, :meth:`_narrow`): a bool tensor of that
+        shape, True where a row's first step no longer reads a feature.
         """
         X = self._initial_bn(self.embed(X))
         if keep is None:
@@ -501,6 +514,8 @@ class TabNet(ColumnEmbedding):
                     # for the later steps only, _DROPPED: read by no step. A probe's hidden
                     # columns are 0 in X (their mean) and in the later steps' prior
                     logits = self.first_mask_logits.detach().expand_as(X)
+                    if narrowed is not None:
+                        logits = logits.masked_fill(narrowed, _LATER)
                 else:
                     logits = (self.first_mask_logits * self.first_mask_scale()).expand_as(X)
                     logits = logits if keep is None else logits * prior
@@ -563,9 +578,12 @@ class TabNet(ColumnEmbedding):
         """Each step's decision output (after ReLU) and, per row, the regulariser (see
         :meth:`forward`); ``keep`` as in :meth:`_steps`. A training step (training mode,
         gradients on) moves issue 46's first-mask warm-up on by one."""
+        narrowed = None
         if self._sharpened and self.training and torch.is_grad_enabled():
             with torch.no_grad():
                 self.first_mask_step += 1
+                if self._narrowing is not None:
+                    narrowed = self._narrow(X.shape[0], X.device)
                 if self.held_out is not None and not self.settling:
                     self._check_selection()
                     self.release_held_out()
@@ -574,7 +592,7 @@ class TabNet(ColumnEmbedding):
         decisions = []
         entropy = 0
         total = 0
-        for M, d in self._steps(X, keep):
+        for M, d in self._steps(X, keep, narrowed):
             decisions.append(d)
             if self._sharpened:
                 total = total + M
@@ -678,37 +696,89 @@ class TabNet(ColumnEmbedding):
         return torch.isin(every, torch.tensor(columns, device=every.device))
 
     def _choose_first_step(self) -> None:
-        """Once ``FIRST_STEP_AT`` of the warm-up has passed, restrict the first step to the
-        kept columns whose measured contribution is at least ``first_step_share`` of the
-        largest (once a fit; the elimination then never drops them). The other kept columns
-        stay open to the later steps, whose masks, computed from what the row has read so
-        far, choose per row among them."""
+        """Once ``FIRST_STEP_AT`` of the warm-up has passed, start to narrow the first step
+        onto the kept columns whose measured contribution is at least ``first_step_share``
+        of the largest (once a fit; the elimination then never drops them): the others leave
+        it a growing share of the rows at a time (:meth:`_narrow`) and stay open to the
+        later steps, whose masks, computed from what the row has read so far, choose per
+        row among them."""
         selection = self.selection
-        if self.first_step_share is None or selection.protected:
+        if self.first_step_share is None or selection.protected or self._narrowing is not None:
             return
         if float(self.first_mask_step) < FIRST_STEP_AT * self.first_mask_warmup:
             return
         chosen = selection.leading(self.first_step_share)
         if chosen is None:
             return
-        with torch.no_grad():
-            later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
+        later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
+        # the rows narrowed at each step come from a generator of their own, seeded by the
+        # step: the global one is also drawn from by the thread that prepares the batches,
+        # so draws from it here would depend on timing
+        rows = torch.Generator().manual_seed(int(self.first_mask_step))
+        self._narrowing = (float(self.first_mask_step), later, rows)
+        selection.narrowing()
+
+    def _narrow(self, n_rows: int, device: torch.device) -> torch.Tensor | None:
+        """One training step of the first step's narrowing: which features each of the
+        step's ``n_rows`` rows no longer reads at its first step.
+
+        Over ``FIRST_STEP_RAMP`` of the warm-up a growing share of the batch's rows, drawn
+        at random at every step and reaching all of them at the end, reads only the first
+        step's own columns there; then the other kept columns take ``_LATER`` for good.
+        The network so learns to read them at its later steps while the other rows still
+        train it as it was. (Narrowed at once, the held-out loss rose by half for a
+        while, which set off the check; faded out of the mask instead, the network scaled
+        up its weights to read them through ever smaller mask entries, and the last step to
+        0 was as sharp a shock.)"""
+        start, later, generator = self._narrowing
+        later = later & (self.first_mask_logits > _DROPPED / 2)  # not dropped since
+        done = (float(self.first_mask_step) - start) / max(
+            FIRST_STEP_RAMP * self.first_mask_warmup, 1.0
+        )
+        if done >= 1.0:
             self.first_mask_logits[later] = _LATER
+            self._narrowing = None
+            return None
+        rows = torch.rand(n_rows, generator=generator) < done
+        return rows.to(device)[:, None] & later.to(device)
 
     def _check_selection(self) -> None:
         """At the end of the warm-up, on the held-out rows: if the loss rose since the
         selection began (:meth:`BackwardElimination.loss_rise`), what the selection left
-        out was needed, so every column goes back to every step (the first step reads them
-        all, as before the selection); ``selection_check`` keeps the two losses and the
-        columns put back."""
-        rise = None if self.selection is None else self.selection.loss_rise()
+        out was needed. If it had not risen before the first step began to narrow
+        (:meth:`BackwardElimination.drops_cost`), the narrowing is what cost: the first
+        step reads every kept column again and the dropped columns stay out. Else every
+        column goes back to every step (the first step reads them all, as before the
+        selection). ``selection_check`` keeps the two losses and the columns put back."""
+        selection = self.selection
+        rise = None if selection is None else selection.loss_rise()
         if rise is None:
             return
+        logits = self.first_mask_logits
+        later = (logits > _DROPPED / 2) & (logits != 0)
+        first_step_only = bool(later.any()) and not selection.drops_cost()
         with torch.no_grad():
-            out = self.first_mask_logits != 0
+            out = later if first_step_only else logits != 0
             back = sorted(set(self._columns_of()[out].tolist()))
-            self.first_mask_logits.zero_()
-        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back))
+            logits[out] = 0.0
+        self._narrowing = None
+        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back), first_step_only)
+
+    def dropped_columns(self) -> list[int]:
+        """The original columns no step reads: those the selection dropped.
+
+        Returns
+        -------
+        list of int
+            Sorted; empty without a ``selection_budget`` or before any drop.
+        """
+        if not self._selecting:
+            return []
+        dropped = self.first_mask_logits < _DROPPED / 2
+        columns = set(self._columns_of()[dropped].tolist())
+        # a column is dropped when all of its features are (they go together)
+        kept = set(self._columns_of()[~dropped].tolist())
+        return sorted(columns - kept)
 
     def hold_out(self, rows: HeldOutRows) -> None:
         """Run the selection's probes on rows the fit holds out of training.
@@ -745,6 +815,7 @@ class TabNet(ColumnEmbedding):
             self.first_mask_logits.zero_()
             self.first_mask_step.zero_()
         self.selection = None
+        self._narrowing = None
 
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores and the sparsity regulariser.

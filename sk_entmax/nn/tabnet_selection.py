@@ -33,8 +33,10 @@ loss) or of one that the network had not yet learned when it was measured.
 The elimination also names the columns of the *first decision step* (:meth:`leading`): those
 whose measured contribution is at least ``FIRST_STEP_SHARE`` (half) of the largest. A
 column's mean contribution is the share of rows that need it times what it is worth to
-them, so these are the columns most rows need; the network reads them at its first step
-from ``FIRST_STEP_AT`` (80%) of the warm-up on, and its later steps choose per row among the
+them, so these are the columns most rows need; from ``FIRST_STEP_AT`` (40%) of the warm-up on the
+other kept columns fade out of the first step's mask over ``FIRST_STEP_RAMP`` (20%) of it,
+so that the network adapts as they go (narrowed at once, the shock raised the held-out
+loss by half and set off the check below), and its later steps choose per row among the
 other kept columns, which makes the certificate per row.
 
 An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
@@ -44,8 +46,10 @@ learned to overfit looks needed; on held-out rows it does not (issue 57: the swi
 and parity families read noise at a later step on most rows). Fewer than ``HELD_OUT_MIN``
 held-out rows are too few to rank columns on: the probes then run on the batch. At the end
 of the warm-up a check (:meth:`BackwardElimination.loss_rise`) compares the held-out loss of
-the last ``SAMPLES`` steps with that of the first ones, before any drop; a rise of more than
-two standard errors puts every column back (:class:`SelectionCheck`).
+the last ``SAMPLES`` steps with that of the first ones, before any drop; after a rise of more
+than two standard errors, if the loss had not risen before the first step began to narrow
+(:meth:`BackwardElimination.drops_cost`), only the narrowing is undone, else every column
+goes back (:class:`SelectionCheck`).
 
 This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
 probes and owns the support (its ``first_mask_logits``).
@@ -61,6 +65,7 @@ from typing import Any
 
 __all__ = [
     "FIRST_STEP_AT",
+    "FIRST_STEP_RAMP",
     "FIRST_STEP_SHARE",
     "HELD_OUT_MIN",
     "HELD_OUT_PROBE_ROWS",
@@ -82,8 +87,13 @@ __all__ = [
 SELECTION_BUDGET = 0.03
 #: the share of the warm-up that trains on every column before the first probe
 SELECTION_START = 0.3
-#: the share of the warm-up after which the first decision step reads only its own columns
-FIRST_STEP_AT = 0.8
+#: the share of the warm-up after which the first decision step starts to narrow onto its
+#: own columns
+FIRST_STEP_AT = 0.4
+#: the share of the warm-up over which the first step's other columns fade out of its mask
+#: (their logits fall linearly to the gap where the mapping gives them 0); the rest of the
+#: warm-up lets the network settle before the check
+FIRST_STEP_RAMP = 0.2
 #: the estimators' ``first_step_share``: the first decision step reads the columns whose
 #: measured contribution is at least this share of the largest
 FIRST_STEP_SHARE = 0.5
@@ -118,11 +128,17 @@ class SelectionCheck:
     restored : tuple of int
         The original columns put back: those the selection had dropped, or left out of the
         first step.
+    first_step_only : bool
+        True when the held-out loss had not risen before the first step was narrowed: the
+        narrowing cost the model, the drops did not, so only the first step was undone
+        (``restored`` is what it had left to the later steps) and the dropped columns stay
+        out.
     """
 
     first_loss: float
     latest_loss: float
     restored: tuple[int, ...]
+    first_step_only: bool = False
 
 
 @dataclass
@@ -205,6 +221,20 @@ class _Moments:
         return self.mean + 2.0 * math.sqrt(self.variance / self.n)
 
 
+def _rise(first: _Moments, values: Any) -> tuple[float, float] | None:
+    """``(first mean, mean of values)`` when both have ``SAMPLES`` samples and the second
+    is higher by more than two standard errors of the difference; else None."""
+    latest = _Moments()
+    for value in values:
+        latest.add(value)
+    if first.n < SAMPLES or latest.n < SAMPLES:
+        return None
+    error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
+    if latest.mean - first.mean > 2.0 * error:
+        return first.mean, latest.mean
+    return None
+
+
 @dataclass
 class BackwardElimination:
     """The statistics and decisions of one fit's column elimination (see the module).
@@ -242,6 +272,8 @@ class BackwardElimination:
         self.first_losses = _Moments()
         #: the base losses of the latest ``SAMPLES`` steps
         self.latest_losses: deque[float] = deque(maxlen=SAMPLES)
+        #: those of the ``SAMPLES`` steps before the first step began to narrow
+        self.before_narrowing: tuple[float, ...] = ()
 
     def _restart(self) -> None:
         self._singles = {c: _Moments() for c in self.alive}
@@ -287,6 +319,20 @@ class BackwardElimination:
             return self._decide_group()
         return self._decide_singles()
 
+    def narrowing(self) -> None:
+        """Note that the first step begins to narrow now: the latest base losses become
+        the reference :meth:`drops_cost` compares with."""
+        self.before_narrowing = tuple(self.latest_losses)
+
+    def drops_cost(self) -> bool:
+        """Whether the held-out loss had already risen, by more than two standard errors
+        of the difference, over the ``SAMPLES`` steps before the first step began to
+        narrow (so the drops cost the model); True when that is unknown (no narrowing, or
+        too few samples)."""
+        if len(self.before_narrowing) < SAMPLES:
+            return True
+        return _rise(self.first_losses, self.before_narrowing) is not None
+
     def loss_rise(self) -> tuple[float, float] | None:
         """``(first, latest)``: the mean base loss of the first ``SAMPLES`` steps (every
         column read) and of the latest ``SAMPLES``, when the latest is higher by more than
@@ -294,16 +340,7 @@ class BackwardElimination:
         ``SAMPLES`` samples. Measured on held-out rows, a rise says that the selection (the
         drops and the first step's narrowing) cost the model more than the training it had
         since: what it left out was needed."""
-        latest = _Moments()
-        for value in self.latest_losses:
-            latest.add(value)
-        first = self.first_losses
-        if first.n < SAMPLES or latest.n < SAMPLES:
-            return None
-        error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
-        if latest.mean - first.mean > 2.0 * error:
-            return first.mean, latest.mean
-        return None
+        return _rise(self.first_losses, self.latest_losses)
 
     def leading(self, share: float) -> list[int] | None:
         """The supported columns whose measured contribution (by their latest complete

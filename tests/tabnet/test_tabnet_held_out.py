@@ -11,6 +11,8 @@ certificate that then claims nothing.
 
 from __future__ import annotations
 
+import copy
+import functools
 import pickle
 
 import numpy as np
@@ -99,25 +101,78 @@ def test_the_check_sees_a_rise_of_more_than_two_standard_errors():
     assert _fed([0.5] * (SAMPLES - 1), [0.9] * SAMPLES).loss_rise() is None
 
 
-def test_the_check_puts_every_column_back_and_the_certificate_claims_nothing():
+def test_the_check_tells_a_costly_narrowing_from_costly_drops():
+    """The losses before the first step began to narrow say which part of the selection
+    cost: flat until then (the drops cost nothing), or already risen."""
+    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
+    e = _fed([0.5 + w for w in wobble], [0.5 - w for w in wobble])
+    assert e.drops_cost()  # no narrowing yet: unknown, so assumed
+    e.narrowing()
+    assert not e.drops_cost()
+    risen = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
+    risen.narrowing()
+    assert risen.drops_cost()
+    short = BackwardElimination(4, 0.03)
+    for value in wobble[:-1]:
+        short.record(0.5 + value, [])
+    short.narrowing()
+    assert short.drops_cost()  # too few samples: assumed
+
+
+def _checked(drops_cost: bool) -> tuple[TabNet, torch.Tensor]:
+    """A network whose selection dropped column 1 and left column 3 to the later steps,
+    and whose held-out loss rose by the end of the warm-up (before the narrowing too, if
+    ``drops_cost``); its never_read before the check."""
     torch.manual_seed(0)
     net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
     wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
-    net.selection = _fed([0.5 + w for w in wobble], [0.7 + w for w in wobble])
+    middle = 0.7 if drops_cost else 0.5
+    net.selection = _fed([0.5 + w for w in wobble], [middle + w for w in wobble])
+    net.selection.narrowing()
+    for w in wobble:
+        net.selection.record(0.7 + w, [])
     with torch.no_grad():
         net.first_mask_logits[1] = -1e6  # dropped
         net.first_mask_logits[3] = -1e3  # later steps only
-    X = torch.randn(16, 5)
     net.eval()
+    X = torch.randn(16, 5)
+    return net, X
+
+
+def test_a_costly_narrowing_gives_the_first_step_its_columns_back_and_keeps_the_drops():
+    net, X = _checked(drops_cost=False)
+    assert net.dropped_columns() == [1]
+    net._check_selection()
+    assert net.selection_check == SelectionCheck(
+        pytest.approx(0.5), pytest.approx(0.7), (3,), first_step_only=True
+    )
+    assert net.first_mask_logits.tolist() == [0.0, -1e6, 0.0, 0.0, 0.0]
+    never = net.never_read(X)
+    assert never[:, 1].all() and not never[:, [0, 2, 3, 4]].any()
+    assert net.dropped_columns() == [1]
+
+
+def test_the_check_puts_every_column_back_and_the_certificate_claims_nothing():
+    net, X = _checked(drops_cost=True)
     assert net.never_read(X)[:, 1].all()
     net._check_selection()
     assert net.selection_check == SelectionCheck(pytest.approx(0.5), pytest.approx(0.7), (1, 3))
     assert (net.first_mask_logits == 0).all()
-    assert not net.never_read(X).any()
+    assert not net.never_read(X).any() and net.dropped_columns() == []
 
 
 def _fit(**kw) -> TabNetEntmaxClassifier:
     return TabNetEntmaxClassifier(max_epochs=12, n_d=4, n_a=4, random_state=0, **kw).fit(FRAME, Y)
+
+
+@functools.cache
+def _shared() -> TabNetEntmaxClassifier:
+    """One fit for the tests that only set what the check left on it (on a copy)."""
+    return _fit()
+
+
+def _copied() -> TabNetEntmaxClassifier:
+    return copy.deepcopy(_shared())
 
 
 def test_a_faithful_fit_gives_its_held_out_rows_back_and_keeps_nothing_of_them():
@@ -159,7 +214,8 @@ def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
     """The wiring after a check that fired (set on the fitted network, as the check sets it
     at the end of the warm-up): fit's warning names the columns and both losses, the
     attributes survive a saved file, and the report says it first."""
-    clf = _fit()
+    clf = _copied()
+    clf.net_.module_.tabnet.first_mask_logits.data.zero_()  # every column back
     clf.net_.module_.tabnet.selection_check = SelectionCheck(0.41, 0.52, (2, 4))
     with pytest.warns(UserWarning, match=r"from 0\.41 to 0\.52.*2 of 5 columns.*'c', 'e'"):
         clf._after_fit(clf._validate_predict_data(FRAME))
@@ -173,4 +229,25 @@ def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
     )
     assert "Every column was kept." in page and "&#x27;c&#x27;, &#x27;e&#x27;" in page
     # a fit where the check did not fire has neither attribute
-    assert not hasattr(_fit(), "restored_features_")
+    assert not hasattr(_shared(), "restored_features_")
+
+
+def test_a_check_that_undid_the_narrowing_only_says_so(tmp_path):
+    """When the dropped columns stay out (the narrowing cost, the drops did not), the
+    warning and the report name both: the columns back in the first step, and the dropped
+    ones, still certified."""
+    clf = _copied()
+    tabnet = clf.net_.module_.tabnet
+    with torch.no_grad():  # as the check leaves it: 'e' dropped, the others all read
+        tabnet.first_mask_logits.zero_()
+        tabnet.first_mask_logits[4] = -1e6
+    tabnet.selection_check = SelectionCheck(0.41, 0.52, (0, 1, 2, 3), first_step_only=True)
+    with pytest.warns(
+        UserWarning, match=r"first step narrowed.*put 4 columns.*dropped 1 column \('e'\) is"
+    ):
+        clf._after_fit(clf._validate_predict_data(FRAME))
+    page = report.feature_mask_report(clf, FRAME[:20], tmp_path / "r.html").read_text(
+        encoding="utf-8"
+    )
+    assert "The first step reads every kept column." in page
+    assert clf.never_read(FRAME[:20])[:, 4].all()

@@ -9,12 +9,14 @@ mask, the argument is checked and old networks are what they were.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import torch
 
 from sk_entmax.nn import tabnet_selection as sel
 from sk_entmax.nn.tabnet import TabNet
-from sk_entmax.nn.tabnet_selection import BackwardElimination
+from sk_entmax.nn.tabnet_selection import FIRST_STEP_AT, FIRST_STEP_RAMP, BackwardElimination
 
 
 def _run(elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400) -> list:
@@ -372,9 +374,11 @@ def test_the_first_step_takes_the_columns_most_rows_need():
 
 def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
     """A selecting network told to narrow its first step: once FIRST_STEP_AT of the warm-up
-    has passed, the first mask is uniform over the leading column, the other kept columns
-    are open to the later steps only (their masks are computed per row), and a dropped
-    column is read by no step."""
+    has passed, a growing share of each training batch's rows (all of them at the end of
+    FIRST_STEP_RAMP) reads only the leading column at the first step, while the first
+    mask's logits stay as they were; then the first mask is uniform over the leading
+    column, the other kept columns are open to the later steps only (their masks are
+    computed per row), and a dropped column is read by no step."""
     torch.manual_seed(0)
     net = TabNet(
         4,
@@ -382,19 +386,58 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
         n_d=4,
         n_a=4,
         faithful_masks=True,
-        first_mask_warmup=10,
+        first_mask_warmup=100,
         selection_budget=0.03,
         first_step_share=0.5,
     )
     net.selection = BackwardElimination(4, 0.03)
     net.selection.contributions = {0: 0.1, 1: 1.0, 2: 0.2, 3: 0.0}
     net.first_mask_logits.data[3] = -1e6  # dropped
-    net.first_mask_step.fill_(7)
-    net._choose_first_step()  # 7 < 0.8 x 10: not yet
-    assert (net.first_mask_logits[:3] == 0).all()
-    net.first_mask_step.fill_(8)
+    start = int(FIRST_STEP_AT * 100)
+    net.first_mask_step.fill_(start - 1)
+    net._choose_first_step()  # not yet
+    assert (net.first_mask_logits[:3] == 0).all() and net._narrowing is None
+    net.first_mask_step.fill_(start)
     net._choose_first_step()
+    shares = []
+    with torch.no_grad():
+        while net._narrowing is not None:
+            net.first_mask_step += 1
+            narrowed = net._narrow(4000, torch.device("cpu"))
+            if narrowed is not None:
+                # only the kept columns outside the first step, whole rows at a time
+                assert not narrowed[:, [1, 3]].any()
+                assert torch.equal(narrowed[:, 0], narrowed[:, 2])
+                assert (net.first_mask_logits[:3] == 0).all()
+                shares.append(narrowed[:, 0].float().mean().item())
+    assert len(shares) == int(FIRST_STEP_RAMP * 100) - 1
+    assert shares[0] < 0.1 and shares[-1] > 0.9
+    assert sum(a < b for a, b in itertools.pairwise(shares)) > 0.8 * len(shares)
     assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e3, -1e6]
+    # a column dropped while the first step narrows stays dropped, in every row
+    net.first_mask_logits.data[[0, 2]] = 0.0
+    net.first_mask_step.fill_(start)
+    net._narrowing, net.selection.protected = None, ()
+    net._choose_first_step()
+    with torch.no_grad():
+        for _ in range(3):
+            net.first_mask_step += 1
+            net._narrow(50, torch.device("cpu"))
+        net.first_mask_logits[2] = -1e6  # dropped by the elimination
+        net.first_mask_step += 1
+        assert not net._narrow(4000, torch.device("cpu"))[:, 2].any()
+        while net._narrowing is not None:
+            net.first_mask_step += 1
+            net._narrow(50, torch.device("cpu"))
+    assert net.first_mask_logits.tolist() == [-1e3, 0.0, -1e6, -1e6]
+    # in a training step, the rows narrowed read only the leading column at the first step
+    net.first_mask_step.fill_(start)
+    net._narrowing = (float(start), torch.tensor([True, False, True, False]), None)
+    narrowed = torch.tensor([[True, False, True, False], [False] * 4])
+    net.first_mask_logits.data[:3] = 0.0
+    first, _ = next(net._steps(torch.randn(2, 4), narrowed=narrowed))
+    assert first[0].tolist() == [0.0, 1.0, 0.0, 0.0] and (first[1, :3] > 0).all()
+    net.first_mask_logits.data[[0, 2]] = -1e3
     net.eval()
     X = torch.randn(64, 4)
     masks = [M for M, _ in net._steps(X)]
