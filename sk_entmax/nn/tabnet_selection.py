@@ -33,11 +33,12 @@ loss) or of one that the network had not yet learned when it was measured.
 The elimination also names the columns of the *first decision step* (:meth:`leading`): those
 whose measured contribution is at least ``FIRST_STEP_SHARE`` (half) of the largest. A
 column's mean contribution is the share of rows that need it times what it is worth to
-them, so these are the columns most rows need; from ``FIRST_STEP_AT`` (40%) of the warm-up on the
-other kept columns fade out of the first step's mask over ``FIRST_STEP_RAMP`` (20%) of it,
-so that the network adapts as they go (narrowed at once, the shock raised the held-out
-loss by half and set off the check below), and its later steps choose per row among the
-other kept columns, which makes the certificate per row.
+them, so these are the columns most rows need. From ``FIRST_STEP_AT`` (40%) of the warm-up
+on, the first step leaves the other kept columns to the later steps, over
+``FIRST_STEP_RAMP`` (20%) of it and a growing share of the training rows at a time, so that
+the network learns to read them later (narrowed at once, the shock raised the held-out loss
+by half and set off the check below); the later steps choose per row among them, which
+makes the certificate per row.
 
 An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
 ``HELD_OUT_SHARE`` of its training rows (of each class) out of training while the warm-up
@@ -90,9 +91,8 @@ SELECTION_START = 0.3
 #: the share of the warm-up after which the first decision step starts to narrow onto its
 #: own columns
 FIRST_STEP_AT = 0.4
-#: the share of the warm-up over which the first step's other columns fade out of its mask
-#: (their logits fall linearly to the gap where the mapping gives them 0); the rest of the
-#: warm-up lets the network settle before the check
+#: the share of the warm-up over which the first step narrows, a growing share of each
+#: batch's rows at a time; the rest of the warm-up lets the network settle before the check
 FIRST_STEP_RAMP = 0.2
 #: the estimators' ``first_step_share``: the first decision step reads the columns whose
 #: measured contribution is at least this share of the largest
