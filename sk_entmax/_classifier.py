@@ -135,7 +135,7 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         The step falls with the stream, as SGDClassifier's does with the samples seen: a
         call that starts after ``t`` Adam steps of the stream trains at
         ``lr / (1 + t / 32)``, so with ``batch_size="auto"`` the k-th call trains at about
-        ``lr / k``. The linear estimators at their default ``average=True`` predict with
+        ``lr / k``. With ``average=True`` the linear estimators predict with
         the average of the stream's weights instead of the last ones (as
         ``SGDClassifier(average=True)``), the iterate after step ``t`` weighted by ``t``;
         the noise of the steps then averages out, so they take smaller batches (about 128

@@ -67,11 +67,14 @@ _PARAMS_DOC = """
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplied into ``sample_weight``; "balanced" uses
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
-    average : bool, default=True
+    average : bool, default=False
         ``partial_fit`` only: keep the average of the weights over the stream's Adam steps,
         each step weighted by its rate (Polyak-Ruppert averaging, as
         ``SGDClassifier(average=True)``), and predict with it; the running weights go on
-        training. False predicts with the running weights. See ``partial_fit``.
+        training. False predicts with the running weights. True comes nearer the in-memory
+        fit on streams of many classes (3 passes over a 20-class stream: 0.54 points short,
+        against 1.62) but takes about three times as long, and its first call after a
+        converged ``fit`` moves the weights further from it. See ``partial_fit``.
     warm_start : bool, default=False
         Start ``fit`` from the previous fit's weights (same features and classes) instead of
         from scratch. A fit that fails keeps the previous fit, so its weights stay there to
@@ -219,7 +222,7 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
-        average=True,
+        average=False,
         warm_start=False,
         n_jobs=None,
         device="cpu",
@@ -413,7 +416,7 @@ class SparsemaxClassifier(EntmaxClassifier):
         validation_fraction=0.1,
         n_iter_no_change=10,
         class_weight=None,
-        average=True,
+        average=False,
         warm_start=False,
         n_jobs=None,
         device="cpu",

@@ -877,7 +877,7 @@ def test_plain_partial_fit_passes_come_near_the_in_memory_fit():
     )
     X_train, X_test, y_train, y_test = X[:6000], X[6000:], y[:6000], y[6000:]
     memory = SparsemaxClassifier(random_state=0).fit(X_train, y_train).score(X_test, y_test)
-    stream = SparsemaxClassifier(random_state=0)
+    stream = SparsemaxClassifier(random_state=0, average=True)
     for _ in range(3):
         for start in range(0, 6000, 2000):
             rows = slice(start, start + 2000)
@@ -899,7 +899,7 @@ def test_partial_fit_predicts_with_the_weighted_average_of_its_steps():
     from sk_entmax._base import average_weight
 
     X, y = _small_stream()
-    clf = SparsemaxClassifier(lr=0.05, random_state=0)
+    clf = SparsemaxClassifier(lr=0.05, random_state=0, average=True)
     steps: list[tuple[float, list[torch.Tensor]]] = []
 
     def record(optimizer, args, kwargs):
@@ -939,7 +939,7 @@ def test_a_saved_stream_keeps_its_averaged_weights(tmp_path):
     from sk_entmax.persistence import load, save
 
     X, y = _small_stream()
-    clf = SparsemaxClassifier(lr=0.05, random_state=0)
+    clf = SparsemaxClassifier(lr=0.05, random_state=0, average=True)
     for _ in range(2):
         clf.partial_fit(X, y, classes=[0, 1, 2])
     save(clf, tmp_path / "stream.skem")

@@ -241,7 +241,11 @@ def test_dropout_only_in_training():
     mha = EntmaxMultiheadAttention(E, H, dropout=0.5, batch_first=True)
     x = torch.randn(2, 6, E)
     mha.eval()
-    assert torch.equal(mha(x, x, x)[0], mha(x, x, x, need_weights=False)[0])
+    # no dropout in evaluation: the full-weights path and the blocks agree (to rounding:
+    # the first maps with the CPU kernel, the blocks with the traceable form)
+    torch.testing.assert_close(
+        mha(x, x, x)[0], mha(x, x, x, need_weights=False)[0], rtol=1e-6, atol=1e-6
+    )
     mha.train()
     a = mha(x, x, x, need_weights=False)[0]
     b = mha(x, x, x, need_weights=False)[0]
