@@ -161,10 +161,10 @@ def stream_steps(net: Any) -> int:
     return int(max(steps)) if steps else 0
 
 
-def average_weight(lr: float, step: int) -> float:
+def average_weight(step: int) -> float:
     """The weight in a stream's average of its weights of the iterate after Adam step
-    ``step`` (counted over the optimizer's steps, from 1), taken at rate ``lr`` (issue 60.7;
-    see :class:`StreamAverage`): ``step`` itself, so that the average leans on the later
+    ``step`` (counted over the optimizer's steps, from 1; issue 60.7, see
+    :class:`StreamAverage`): ``step`` itself, so that the average leans on the later
     iterates, nearer the optimum (polynomial-decay averaging, Shamir and Zhang, 2013)."""
     return float(step)
 
@@ -174,8 +174,8 @@ class StreamAverage:
 
     ``partial_fit`` trains the running weights (the iterate) and, after each Adam step,
     folds them into a weighted average (Polyak-Ruppert averaging, as scikit-learn's
-    ``SGDClassifier(average=True)``): step ``t``, taken at rate ``lr_t``, weighs
-    :func:`average_weight` ``(lr_t)``. The network the estimator holds between calls has the
+    ``SGDClassifier(average=True)``): the iterate after step ``t`` weighs
+    :func:`average_weight` ``(t)``. The network the estimator holds between calls has the
     averaged weights (what ``predict_proba``, ``coef_``, save and export see); this object
     keeps the running weights and the weights' total, for the next call. It is replaced,
     never changed, by each call (:meth:`train`), so a call that fails leaves the previous
@@ -204,9 +204,10 @@ class StreamAverage:
 
     @classmethod
     def train(
-        cls, previous: StreamAverage | None, net: Any, lr: float, steps: int, run: Any
+        cls, previous: StreamAverage | None, net: Any, steps: int, run: Any
     ) -> StreamAverage:
-        """Run ``run()`` (one training call of ``net``, at rate ``lr``) from the running
+        """Run ``run()`` (one training call of ``net``, after ``steps`` Adam steps of the
+        stream) from the running
         weights of ``previous`` (None: from the module's weights, a new average), folding
         each Adam step into the average; leaves the averaged weights in ``net.module_`` and
         returns the new state. If ``run`` raises, the module is left with the running
@@ -226,7 +227,7 @@ class StreamAverage:
 
         def fold(optimizer: Any, args: Any, kwargs: Any) -> None:
             count[0] += 1
-            weight = average_weight(lr, count[0])
+            weight = average_weight(count[0])
             state.total += weight
             share = weight / state.total
             with torch.no_grad():
@@ -642,7 +643,6 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     self._stream_average = StreamAverage.train(
                         previous_average,
                         net,
-                        lr,
                         steps,
                         lambda: net.partial_fit(data, y_enc, epochs=1),
                     )

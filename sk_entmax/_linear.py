@@ -69,7 +69,7 @@ _PARAMS_DOC = """
         ``n_samples / (n_classes * count)``. Not available for multi-label targets.
     average : bool, default=False
         ``partial_fit`` only: keep the average of the weights over the stream's Adam steps,
-        each step weighted by its rate (Polyak-Ruppert averaging, as
+        the iterate after step ``t`` weighted by ``t`` (Polyak-Ruppert averaging, as
         ``SGDClassifier(average=True)``), and predict with it; the running weights go on
         training. False predicts with the running weights. True comes nearer the in-memory
         fit on streams of many classes (3 passes over a 20-class stream: 0.54 points short,

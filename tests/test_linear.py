@@ -893,7 +893,7 @@ def _small_stream():
 
 def test_partial_fit_predicts_with_the_weighted_average_of_its_steps():
     """average=True: the network holds sum_t w_t theta_t / sum_t w_t over the stream's Adam
-    steps (w_t = average_weight(lr_t, t) = t), replayed here from the iterates recorded after
+    steps (w_t = average_weight(t) = t), replayed here from the iterates recorded after
     each step, and predict_proba is that network's mapping; the running weights, kept for
     the next call, are the last iterate."""
     from sk_entmax._base import average_weight
@@ -913,8 +913,8 @@ def test_partial_fit_predicts_with_the_weighted_average_of_its_steps():
     finally:
         handle.remove()
     assert len(steps) == 3 * 160  # batches of one row (160 // 128 = 1)
-    assert average_weight(0.01, 7) == 7.0
-    weights = [average_weight(lr, t) for t, (lr, _) in enumerate(steps, start=1)]
+    assert average_weight(7) == 7.0
+    weights = [average_weight(t) for t in range(1, len(steps) + 1)]
     expected = [
         sum(w * theta[i] for w, (_, theta) in zip(weights, steps, strict=True)) / sum(weights)
         for i in range(2)
