@@ -152,7 +152,7 @@ class StreamSchedule:
         return round(_STEPS_PER_CALL * (self.scale ** (1.0 / self.power) - 1.0))
 
 
-#: the linear models' schedule: ``30 * lr / (1 + t / s0) ** 1.5``, the k-th call at about
+#: the linear models' schedule: ``30 * lr / (1 + t / 32) ** 1.5``, the k-th call at about
 #: ``30 * lr / k ** 1.5``, at ``lr`` after about 8.7 calls (where a stream from trained
 #: weights joins). A large first rate moves the weights far, fast: a 20-class linear rule
 #: without label noise needs weights ten times those a rate of ``lr`` reaches in three
@@ -164,7 +164,7 @@ class StreamSchedule:
 LINEAR_SCHEDULE = StreamSchedule(scale=30.0, power=1.5)
 
 #: the schedule of the other models (TabNet, the linear models with hidden layers), as
-#: before issue 60.7: ``lr / (1 + t / s0)``, the k-th call at about ``lr / k``
+#: before issue 60.7: ``lr / (1 + t / 32)``, the k-th call at about ``lr / k``
 PLAIN_SCHEDULE = StreamSchedule(scale=1.0, power=1.0)
 
 
@@ -614,7 +614,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
 
     def _stream_schedule(self, params: dict[str, Any]) -> StreamSchedule:
         """The step schedule of ``partial_fit`` (:class:`StreamSchedule`); by default
-        :data:`PLAIN_SCHEDULE`, ``lr / (1 + t / s0)``."""
+        :data:`PLAIN_SCHEDULE`, ``lr / (1 + t / 32)``."""
         return PLAIN_SCHEDULE
 
     def _validate_stream_data(self, X, y, first: bool) -> tuple[Any, Any]:

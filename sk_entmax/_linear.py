@@ -303,9 +303,9 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         return params["average"]
 
     def _stream_schedule(self, params: dict[str, Any]) -> StreamSchedule:
-        """:data:`~sk_entmax._base.LINEAR_SCHEDULE` (``30 * lr / (1 + t / s0) ** 1.5``) for
+        """:data:`~sk_entmax._base.LINEAR_SCHEDULE` (``30 * lr / (1 + t / 32) ** 1.5``) for
         the linear model; with hidden layers, whose large first rate is not measured,
-        :data:`~sk_entmax._base.PLAIN_SCHEDULE` (``lr / (1 + t / s0)``)."""
+        :data:`~sk_entmax._base.PLAIN_SCHEDULE` (``lr / (1 + t / 32)``)."""
         return PLAIN_SCHEDULE if params["hidden_layer_sizes"] else LINEAR_SCHEDULE
 
     def _plan(self, params: dict[str, Any]) -> TrainingPlan:
