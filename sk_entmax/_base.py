@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -103,20 +104,6 @@ ESTIMATOR_FITTED: dict[str, Attribute] = {
 _STEPS_PER_CALL = 32
 
 
-#: the step schedule of partial_fit (issue 60.7), as SGDClassifier.partial_fit decays its
-#: step with the samples seen: a call that starts after ``t`` Adam steps of the stream trains
-#: at ``lr / (1 + t / _DECAY_STEPS)``. With ``batch_size="auto"`` a call takes about
-#: :data:`_STEPS_PER_CALL` steps, so the k-th call (from 1) trains at about ``lr / k``.
-#: A 1/t decay keeps learning for as long as the stream lasts (the rates add up without
-#: bound) while the last iterate settles (their squares do not). Measured with
-#: benchmarks/bench_partial_fit_passes.py (3 plain passes over 15 blocks of 20,000 rows,
-#: test accuracy against the in-memory L-BFGS fit): make_classification, 5 classes, seeds 0
-#: and 1: 0.37 and 1.18 points short at a constant rate, 0.06 and 0.02 with the schedule; a
-#: 20-class linear rule on 100 columns: 4.74 points short at a constant rate, 1.57 with the
-#: schedule (fit_blocks's former 0.3-per-pass schedule: 1.35).
-_DECAY_STEPS = _STEPS_PER_CALL
-
-
 #: ``early_stopping="auto"`` holds out ``validation_fraction`` of the rows and stops on them
 #: when the fit has more rows than this, as HistGradientBoosting's ``early_stopping="auto"``
 AUTO_EARLY_STOPPING_ROWS = 10_000
@@ -130,26 +117,55 @@ def early_stopping_for(early_stopping: bool | str, n_samples: int) -> bool:
     return bool(early_stopping)
 
 
-#: Adam steps of one partial_fit call with batch_size="auto" when the stream averages its
-#: weights (:class:`StreamAverage`): the average smooths out the noise of small batches, so
-#: more, smaller steps learn more from a chunk (batches of ``len(chunk) // 128`` rows)
-_AVERAGED_STEPS_PER_CALL = 128
+@dataclass(frozen=True)
+class StreamSchedule:
+    """The step schedule of ``partial_fit`` (issue 60.7): a call that starts after ``t``
+    steps of the stream trains at ``scale * lr / (1 + t / 32) ** power``, 32 being the Adam
+    steps of one call with ``batch_size="auto"`` (:data:`_STEPS_PER_CALL`), so the k-th
+    call of a stream from scratch trains at about ``scale * lr / k ** power``.
 
-#: the rate of an averaging stream's first call, in units of ``lr``: the average lags the
-#: running weights, so they may move faster than the last iterate of a plain stream can
-_AVERAGED_LR_SCALE = 3.0
+    As ``SGDClassifier.partial_fit`` decays its step with the samples seen (one sample, one
+    step), the rate falls with the stream's Adam steps (a batch of rows, one step; with an
+    int ``batch_size``, ``t`` is the rows seen over ``batch_size``). A stream that starts
+    from trained weights (after ``fit``, or a loaded model: Adam's count starts at 0 on
+    weights already fitted) joins the schedule at :meth:`join`, where its rate is ``lr``,
+    so that its first call refines the fit instead of throwing it away at ``scale * lr``.
+
+    Parameters
+    ----------
+    scale : float
+        The first rate of a stream from scratch, in units of ``lr`` (at least 1).
+    power : float
+        How fast the rate falls with the steps (positive).
+    """
+
+    scale: float
+    power: float
+
+    def lr(self, lr: float, steps: int) -> float:
+        """The rate of a call that starts after ``steps`` steps of the stream."""
+        return self.scale * lr / (1.0 + steps / _STEPS_PER_CALL) ** self.power
+
+    def join(self) -> int:
+        """The steps after which the rate is ``lr``, where a stream from trained weights
+        starts (0 for ``scale=1``)."""
+        return round(_STEPS_PER_CALL * (self.scale ** (1.0 / self.power) - 1.0))
 
 
-def stream_lr(lr: float, steps: int, averaged: bool = False) -> float:
-    """The learning rate of a partial_fit call that starts after ``steps`` Adam steps of
-    the stream. Without averaging, ``lr / (1 + steps / _DECAY_STEPS)`` (about ``lr / k`` in
-    the k-th call): the last iterate is what predicts, and it must settle. With averaging,
-    ``3 * lr / sqrt(1 + steps / 128)`` (about ``3 * lr / sqrt(k)``): a slower decay, whose
-    noise the average removes (Polyak and Juditsky, 1992), while the running weights keep
-    moving towards the optimum."""
-    if averaged:
-        return _AVERAGED_LR_SCALE * lr / math.sqrt(1.0 + steps / _AVERAGED_STEPS_PER_CALL)
-    return lr / (1.0 + steps / _DECAY_STEPS)
+#: the linear models' schedule: ``30 * lr / (1 + t / 32) ** 1.5``, the k-th call at about
+#: ``30 * lr / k ** 1.5``, at ``lr`` after about 8.7 calls (where a stream from trained
+#: weights joins). A large first rate moves the weights far, fast: a 20-class linear rule
+#: without label noise needs weights ten times those a rate of ``lr`` reaches in three
+#: passes; a decay faster than ``1 / t`` then settles the last iterate, which predicts.
+#: Measured with benchmarks/bench_partial_fit_passes.py (3 plain passes over 15 blocks of
+#: 20,000 rows; doc/benchmarks/bench_partial_fit_passes.md): on the rule, seed 0, 0.24
+#: points short of the in-memory fit, against 1.58 at ``lr / (1 + t / 32)``, 0.47 at
+#: ``scale=30, power=1.25``, 0.39 at ``power=2``, 0.07 at ``scale=100`` (a first rate of 1).
+LINEAR_SCHEDULE = StreamSchedule(scale=30.0, power=1.5)
+
+#: the schedule of the other models (TabNet, the linear models with hidden layers), as
+#: before issue 60.7: ``lr / (1 + t / 32)``, the k-th call at about ``lr / k``
+PLAIN_SCHEDULE = StreamSchedule(scale=1.0, power=1.0)
 
 
 def stream_steps(net: Any) -> int:
@@ -206,12 +222,14 @@ class StreamAverage:
     def train(
         cls, previous: StreamAverage | None, net: Any, steps: int, run: Any
     ) -> StreamAverage:
-        """Run ``run()`` (one training call of ``net``, after ``steps`` Adam steps of the
-        stream) from the running
-        weights of ``previous`` (None: from the module's weights, a new average), folding
-        each Adam step into the average; leaves the averaged weights in ``net.module_`` and
-        returns the new state. If ``run`` raises, the module is left with the running
-        weights (the caller's checkpoint puts it back)."""
+        """Run ``run()`` (one training call of ``net``, after ``steps`` steps of the
+        stream's schedule) from the running weights of ``previous``, folding each Adam step
+        into the average; leaves the averaged weights in ``net.module_`` and returns the new
+        state. ``previous`` None starts a new average from the module's weights: with the
+        weight of the ``steps`` steps before (none from scratch; a stream that joins the
+        schedule from trained weights, :meth:`StreamSchedule.join`, counts them as the average of
+        those steps, so that one call does not outweigh the fit). If ``run`` raises, the
+        module is left with the running weights (the caller's checkpoint puts it back)."""
         params = cls._parameters(net.module_)
         with torch.no_grad():
             if previous is not None:
@@ -221,7 +239,7 @@ class StreamAverage:
                 total = previous.total
             else:
                 average = {name: p.detach().clone() for name, p in params.items()}
-                total = 0.0
+                total = steps * (steps + 1) / 2.0  # average_weight(t) = t summed to steps
         state = cls({}, average, total)
         count = [steps]
 
@@ -246,14 +264,12 @@ class StreamAverage:
         return state
 
 
-def stream_batch_size(batch_size: Any, n_samples: int, averaged: bool = False) -> int:
+def stream_batch_size(batch_size: Any, n_samples: int) -> int:
     """The batch size of a partial_fit call on ``n_samples`` rows: ``batch_size`` if an int
-    (at most the chunk), else rows for about :data:`_STEPS_PER_CALL` steps (at least 1), or
-    :data:`_AVERAGED_STEPS_PER_CALL` when the stream averages its weights."""
+    (at most the chunk), else rows for about :data:`_STEPS_PER_CALL` steps (at least 1)."""
     if batch_size != "auto":
         return min(batch_size, n_samples)
-    steps = _AVERAGED_STEPS_PER_CALL if averaged else _STEPS_PER_CALL
-    return max(1, n_samples // steps)
+    return max(1, n_samples // _STEPS_PER_CALL)
 
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
@@ -471,6 +487,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         for attr in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, attr)
         self.__dict__.pop("_stream_average", None)  # a partial_fit stream's running weights
+        self.__dict__.pop("_stream_offset", None)  # and where it joined the step schedule
 
     def _n_threads(
         self,
@@ -595,6 +612,11 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         predicts with it (:class:`StreamAverage`); no by default."""
         return False
 
+    def _stream_schedule(self, params: dict[str, Any]) -> StreamSchedule:
+        """The step schedule of ``partial_fit`` (:class:`StreamSchedule`); by default
+        :data:`PLAIN_SCHEDULE`, ``lr / (1 + t / 32)``."""
+        return PLAIN_SCHEDULE
+
     def _validate_stream_data(self, X, y, first: bool) -> tuple[Any, Any]:
         """A validated ``partial_fit`` chunk (its input mixin's: the first chunk fixes the
         columns, as fit's data do) and its raw target."""
@@ -626,13 +648,21 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             # but one torch thread trains whatever it is: n_jobs cannot change the model
             self._n_threads(params["n_jobs"], params, *X.shape, self._n_outputs())
             averaged = self._stream_averages(params)
-            batch_size = stream_batch_size(params["batch_size"], X.shape[0], averaged)
+            batch_size = stream_batch_size(params["batch_size"], X.shape[0])
             with torch_threads(TRAINING_THREADS):
                 net = self._stream_net(params, plan, X, batch_size)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
-                steps = stream_steps(net)
-                lr = stream_lr(params["lr"], steps, averaged)
+                # the schedule's count: Adam's, after where the stream joined the schedule
+                # (a new Adam on trained weights, after fit or load, joins where the rate is
+                # lr; a stream from scratch at 0)
+                schedule = self._stream_schedule(params)
+                if stream_steps(net) == 0:
+                    offset = 0 if first else schedule.join()
+                else:
+                    offset = self.__dict__.get("_stream_offset", 0)
+                steps = offset + stream_steps(net)
+                lr = schedule.lr(params["lr"], steps)
                 net.set_params(batch_size=batch_size, total_weight=seen, lr=lr)
                 uniform = bool(np.all(weight == weight[0]))
                 data = {"X": X} if uniform else {"X": X, "sample_weight": weight}
@@ -650,6 +680,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                     self.__dict__.pop("_stream_average", None)
                     net.partial_fit(data, y_enc, epochs=1)
                 self.net_ = net
+                self._stream_offset = offset
                 self._weight_seen_ = seen
                 self.n_iter_ = 1 if first else self.n_iter_ + 1
                 # what fit sets after training: alpha_, a multi-label target's support

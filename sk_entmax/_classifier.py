@@ -132,22 +132,26 @@ class BaseEntmaxClassifier(ClassifierMixin, BaseEntmaxEstimator):
         size, so that a single call learns from its chunk (see the module's notes for the
         measurements behind 32).
 
-        The step falls with the stream, as SGDClassifier's does with the samples seen: a
-        call that starts after ``t`` Adam steps of the stream trains at
-        ``lr / (1 + t / 32)``, so with ``batch_size="auto"`` the k-th call trains at about
-        ``lr / k``. With ``average=True`` the linear estimators predict with
-        the average of the stream's weights instead of the last ones (as
-        ``SGDClassifier(average=True)``), the iterate after step ``t`` weighted by ``t``;
-        the noise of the steps then averages out, so they take smaller batches (about 128
-        steps per call with ``batch_size="auto"``, batches of ``len(X) // 128`` rows) at a
-        slower decay, ``3 * lr / sqrt(1 + t / 128)`` (about ``3 * lr / sqrt(k)`` in the
-        k-th call). Plain passes over blocks (a loop, dask-ml's ``Incremental``,
-        :func:`~sk_entmax.scale_out.fit_blocks`) then settle near the in-memory fit with no
-        schedule of their own. The count is the optimizer's: calls after an Adam
+        The step falls with the stream, as SGDClassifier's does with the samples seen (one
+        sample, one step; here one batch, one Adam step): a call that starts after ``t``
+        Adam steps of the stream trains at ``30 * lr / (1 + t / 32) ** 1.5`` (the linear
+        estimators; TabNet and hidden layers at ``lr / (1 + t / 32)``). With
+        ``batch_size="auto"`` the k-th call thus trains at about ``30 * lr / k ** 1.5``: a
+        large first rate moves the weights far, fast, and a decay faster than ``1 / t``
+        settles them; the rate is ``lr`` after about 8.7 calls. The linear estimators
+        predict with the average of the stream's weights (``average=True``, the default;
+        as ``SGDClassifier(average=True)``), the iterate after step ``t`` weighted by
+        ``t``, which removes the steps' noise on short streams. Plain passes over blocks (a
+        loop, dask-ml's ``Incremental``, :func:`~sk_entmax.scale_out.fit_blocks`) thus end
+        near the in-memory fit with no schedule of their own: 3 passes over 15 blocks of
+        20,000 rows within 0.5 points of it (benchmarks/bench_partial_fit_passes.py, see
+        the linear models' user guide). The count is the optimizer's: calls after an Adam
         :meth:`fit` continue from its steps (as SGDClassifier's count continues from its
-        fit), while the first call after an L-BFGS fit, or on a loaded model, starts the
-        count, and the average, anew (a saved model holds the averaged weights, not the
-        running ones nor Adam's state).
+        fit). The first call after an L-BFGS fit, or on a loaded model, starts Adam anew on
+        trained weights: it joins the schedule where the rate is ``lr`` (277 steps in), so
+        that it refines the fit instead of throwing it away at ``30 * lr``, and the average
+        counts those weights as the average of the steps before (a saved model holds the
+        averaged weights, not the running ones nor Adam's state).
 
         The linear estimators' L2 penalty (``C``) is scaled by the
         total sample weight seen so far, so that at the end of a stream it is the full

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from sk_entmax._engine.distributed import data_parallel
-from sk_entmax.entmax.constraints import Boolean, Integer, Options, Real, check, invalid
+from sk_entmax.entmax.constraints import Boolean, Integer, Options, check, invalid
 
 __all__ = ["data_parallel", "fit_blocks", "predict_blocks"]
 
@@ -59,7 +59,6 @@ def fit_blocks(
     classes: Any = None,
     sample_weight: Any = None,
     passes: int = 1,
-    lr_decay: float = 1.0,
     shuffle: bool = True,
     random_state: int | None = 0,
 ) -> Any:
@@ -88,15 +87,9 @@ def fit_blocks(
         Per-row weights, in blocks of the same rows as ``X``, handed to ``partial_fit``
         with each block.
     passes : int, default=1
-        Passes over the data.
-    lr_decay : float, default=1.0
-        An extra factor over the passes, in (0, 1]: pass ``p`` (from 0) runs with the
-        estimator's ``lr`` set to ``lr * lr_decay ** p`` (for an estimator that has an
-        ``lr`` parameter; another one's ``partial_fit`` runs as it is), and its own ``lr``
-        is put back at the end. 1.0, the default, adds nothing: this package's
-        ``partial_fit`` decays its step with the stream itself (and the linear estimators
-        predict with the average of the stream's weights, see their ``average``), so plain
-        passes here, in a loop or through dask-ml's ``Incremental`` end alike.
+        Passes over the data. There is no schedule here: ``partial_fit`` decays its step
+        with the stream itself (see the estimators' ``partial_fit``), so passes here end
+        as plain passes in a loop or through dask-ml's ``Incremental`` do.
     shuffle : bool, default=True
         Visit the blocks in a random order in each pass (drawn from ``random_state``);
         False takes them in order.
@@ -152,16 +145,11 @@ def fit_blocks(
 
         labels = y.unique() if hasattr(y, "divisions") else da.unique(y)  # block by block
         classes = np.unique(np.asarray(dask.compute(labels)[0]))
-    lr_decay = check("lr_decay", lr_decay, Real(0.0, 1.0, low_open=True), "fit_blocks")
     rng = np.random.default_rng(random_state)
-    params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    base_lr = params.get("lr") if lr_decay != 1.0 else None
     before = copy.deepcopy(vars(estimator))  # a failure at any block leaves it as it was
     try:
-        for p in range(passes):
+        for _ in range(passes):
             order = rng.permutation(len(X_blocks)) if shuffle else np.arange(len(X_blocks))
-            if p and base_lr is not None:
-                estimator.set_params(lr=base_lr * lr_decay**p)
             for i in order:
                 X_block, y_block, w_block = dask.compute(X_blocks[i], y_blocks[i], w_blocks[i])
                 for name, block in (("y", y_block), ("sample_weight", w_block)):
@@ -180,9 +168,6 @@ def fit_blocks(
         vars(estimator).clear()
         vars(estimator).update(before)
         raise
-    finally:
-        if base_lr is not None:
-            estimator.set_params(lr=base_lr)
     return estimator
 
 
