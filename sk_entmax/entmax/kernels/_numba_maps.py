@@ -5,20 +5,22 @@ forms, with one warning, when this module cannot load. Every function here works
 C-contiguous float32 or float64 arrays, one row at a time while it sits in cache:
 
 forward
-    the row's maximum; the candidates, the entries of the row shifted to a maximum of 0 and
-    scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau`` does), kept with their
-    indices in a scratch row by a loop without branches (sparsemax rows of 256 entries or
-    more: behind a bound that rises as they come, a rarely taken branch); ``tau`` from the
-    candidates alone, in float64: sparsemax by Michelot's iteration (the closed form of the
-    candidates, then those above it, until they repeat: exact); alphas other than 1.5 and 2
-    first drop the candidates below the bound of those left (any subset ``S`` bounds it:
-    ``tau >= mean_S - |S|^(1 - alpha)``, by convexity; 1.5-entmax starts from -1, its rounds
-    measured slower than the passes they save); then Newton steps on the
+    the row's maximum (a vectorized reduction, :func:`~sk_entmax.entmax.kernels._fast_pow.
+    max_no_nan`, which also finds a NaN); the candidates, the entries of the row shifted to
+    a maximum of 0 and scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau``
+    does), kept with their indices in a scratch row without a branch (eight at a time by
+    :func:`~sk_entmax.entmax.kernels._compress.compress8` where the host has AVX-512); a
+    lower bound on ``tau`` raised by passes over the candidates that store nothing, so that
+    they vectorize (any subset ``S`` bounds it: ``tau >= mean_S - |S|^(1 - alpha)``, by
+    convexity, for sparsemax Michelot's iterate; 1.5-entmax also takes a Newton step from
+    below); then ``tau`` from the candidates above that bound, in float64: sparsemax by
+    Michelot's iteration (the closed form of the candidates, then those above it, until
+    they repeat: exact); 1.5-entmax and other alphas by Newton steps on the
     ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1, convex and decreasing, so that they
     rise to the root without overshooting it, dropping the candidates they pass; 1.5-entmax
     stops as soon as the closed form of the candidates left lies below all of them (then it
-    is exact), other alphas at a step below rounding. Then the row is zeroed and the
-    candidates above ``tau`` written, normalized where alpha is not 2. Every entry off the
+    is exact), other alphas at a step below rounding. Then the candidates above ``tau`` are
+    written into the zeroed row, normalized where alpha is not 2. Every entry off the
     support is an exact 0. The powers of the other alphas are
     :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize (libm's for
     a float64 output);
@@ -38,7 +40,9 @@ import math
 import numba
 import numpy as np
 
-from sk_entmax.entmax.kernels._fast_pow import fast_pow
+from sk_entmax.entmax.kernels._compress import AVAILABLE as COMPRESS
+from sk_entmax.entmax.kernels._compress import WIDTH, compact8, compress8
+from sk_entmax.entmax.kernels._fast_pow import fast_pow, max_no_nan
 
 #: rows per block of the parallel loop
 ROW_BLOCK = 16
@@ -46,8 +50,9 @@ ROW_BLOCK = 16
 #: Newton steps at most for alpha other than 1.5 and 2 (they rise monotonically to the root)
 MAX_NEWTON = 100
 
-#: from this width on, sparsemax gathers its candidates by :func:`_candidates_rising`
-_RISING_WIDTH = 256
+#: a count above the bound this small stops the passes over the row (the exact solve on so
+#: few candidates costs less than a pass)
+_SMALL_COUNT = 16
 
 #: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
 _LAST_STEP = 1e-9
@@ -60,18 +65,20 @@ _MARGIN = 1e-9
 # reassociation lets LLVM vectorize the row's sums (deterministic for a build; each row is
 # summed the same way on any thread); no "nnan"/"ninf": -inf masks entries, NaN must spread
 _FAST = {"nsz", "arcp", "contract", "reassoc"}
-# the maximum alone may assume no NaN (a NaN row is found by the candidates' pass)
-_FAST_MAX = {"nsz", "arcp", "contract", "reassoc", "nnan"}
 
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 
 
-@numba.njit(cache=True, fastmath=_FAST_MAX, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _row_max(z):
-    m = -np.inf
+    """The row's maximum (any value when it holds a NaN), and whether it holds a NaN."""
+    m = z.dtype.type(-np.inf)
+    nan = False
     for i in range(z.shape[0]):
-        m = max(m, z[i])
-    return m
+        v = z[i]
+        m = max_no_nan(m, v)
+        nan |= v != v
+    return np.float64(m), nan
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -84,23 +91,6 @@ def _bound(s, k, a1, mode):
     else:
         b = s / k - fast_pow(np.float64(k), -a1)
     return b - _MARGIN
-
-
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _keep_above(y, idx, k, tau):
-    """Keep the candidates above ``tau`` (in place, in order, without a branch: every
-    candidate is written, the count moves only for those kept); returns
-    ``(their number, their sum)``."""
-    kept = 0
-    s = 0.0
-    for j in range(k):
-        v = y[j]
-        y[kept] = v
-        idx[kept] = idx[j]
-        keep = v > tau
-        s += v if keep else 0.0
-        kept += keep
-    return kept, s
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -176,37 +166,23 @@ def _tau_entmax15(y, idx, k, tau):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _raise_bound(y, k, s, a1, mode):
-    """A lower bound on the threshold of the ``k`` candidates summing to ``s``: the bound of
-    the candidates above the last bound, until it stops rising (vectorized passes, no
-    candidate moved)."""
-    low = -1.0 - _MARGIN
-    count = k
-    for _ in range(MAX_NEWTON):
-        b = _bound(s, count, a1, mode)
-        if b <= low:
-            break
-        low = b
-        count = 0
-        s = 0.0
-        for j in range(k):
-            keep = y[j] > low
-            count += keep
-            s += y[j] if keep else 0.0
-    return low
-
-
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _compact(y, idx, k, tau):
-    """Keep the candidates above ``tau``, as :func:`_keep_above`; returns their number."""
+    """Keep the candidates above ``tau`` (in place, in order, without a branch: eight at a
+    time by :func:`~sk_entmax.entmax.kernels._compress.compact8` where the host has
+    AVX-512, else every candidate written, the count moved only for those kept); returns
+    their number."""
     kept = 0
-    for j in range(k):
+    start = 0
+    if COMPRESS:
+        while start + WIDTH <= k:
+            kept = compact8(y, idx, start, tau, kept)
+            start += WIDTH
+    for j in range(start, k):
         v = y[j]
         y[kept] = v
         idx[kept] = idx[j]
         kept += v > tau
     return kept
-
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _tau_general(y, idx, k, tau, a1):
@@ -245,76 +221,85 @@ def _tau_general(y, idx, k, tau, a1):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _candidates(z, m, a1, y, idx):
-    """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above -1 (the
-    threshold does: the top entry is at most 1), into ``y`` and ``idx`` without a branch;
-    returns ``(their number, their sum, whether the row holds a NaN)``."""
-    k = 0
-    s = 0.0
-    nan = False
-    low = -1.0 - _MARGIN
-    for i in range(z.shape[0]):
-        v = (np.float64(z[i]) - m) * a1
-        y[k] = v
-        idx[k] = i
-        keep = v > low
-        s += v if keep else 0.0
-        k += keep
-        nan |= v != v
-    return k, s, nan
+def _raise(y, k, tau, a1, mode):
+    """A lower bound on the threshold of the ``k`` candidates ``y``, from ``tau`` below it,
+    by passes that store nothing (so that they vectorize). Each pass sums the candidates
+    above the last bound, which rises to that subset's (:func:`_bound`: for sparsemax,
+    Michelot's iterate) or, for 1.5-entmax, to a Newton step on ``||[y - tau]_+||_2 - 1``
+    from below (it does not overshoot: convex and decreasing), whichever is higher; they
+    stop when the count stops falling by a quarter or is small enough for the exact
+    solve."""
+    prev = 4 * k + 4  # (the first pass leads to a second one unless its count is small)
+    for _ in range(MAX_NEWTON):
+        count = 0
+        s = 0.0
+        s2 = 0.0
+        for j in range(k):
+            d = y[j] - tau
+            keep = d > 0.0
+            count += keep
+            d = d if keep else 0.0
+            s += d
+            s2 += d * d
+        if count == 0:
+            break
+        # the subset's bound, from the sum of its entries (s is their sum less count * tau)
+        b = _bound(s + count * tau, count, a1, mode)
+        if mode == ENTMAX15:
+            norm = math.sqrt(s2)
+            b = max(b, tau + (norm - 1.0) * norm / s - _MARGIN)
+        if not b > tau:
+            break
+        tau = b
+        if count <= _SMALL_COUNT or 4 * count > 3 * prev:
+            break
+        prev = count
+    return tau
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _candidates_rising(z, m, y, idx):
-    """Sparsemax's candidates of a wide row: the entries above a bound that rises as they
-    come (``(sum_S - 1) / |S|`` of those kept so far, a lower bound on the threshold), by a
-    branch that is rarely taken, so well predicted: on wide rows fewer candidates, and
-    fewer stores, than :func:`_candidates`. Returns what it returns."""
+def _gather(z, m, a1, low, y, idx):
+    """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above ``low``,
+    into ``y`` and ``idx`` in order, without a branch (eight at a time by
+    :func:`~sk_entmax.entmax.kernels._compress.compress8` where the host has AVX-512).
+    Returns their number."""
+    n = z.shape[0]
     k = 0
-    s = 0.0
-    nan = False
-    low = -1.0 - _MARGIN
-    for i in range(z.shape[0]):
-        v = np.float64(z[i]) - m
-        if v > low:
-            y[k] = v
-            idx[k] = i
-            k += 1
-            s += v
-            b = (s - 1.0) / k - _MARGIN
-            low = b if b > low else low
-        elif v != v:
-            nan = True
-    return k, s, nan
+    start = 0
+    if COMPRESS:
+        while start + WIDTH <= n:
+            k = compress8(z, start, m, a1, low, y, idx, k)
+            start += WIDTH
+    for i in range(start, n):
+        v = (np.float64(z[i]) - m) * a1
+        y[k] = v
+        idx[k] = i
+        k += v > low
+    return k
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_row(z, p, alpha, mode, y, idx):
     n = z.shape[0]
-    m = _row_max(z)
+    m, nan = _row_max(z)
+    if nan or m == np.inf:  # a row holding a NaN (or +inf, whose shifted value is NaN)
+        for i in range(n):
+            p[i] = np.nan
+        return
     for i in range(n):
         p[i] = 0.0
     if m == -np.inf:  # a fully masked row: zeros
         return
     a1 = alpha - 1.0
-    if mode == SPARSEMAX and n >= _RISING_WIDTH:
-        k, s, nan = _candidates_rising(z, m, y, idx)
-    else:
-        k, s, nan = _candidates(z, m, a1, y, idx)
-    if nan or m != m:
-        for i in range(n):
-            p[i] = np.nan
-        return
+    low = -1.0 - _MARGIN
+    k = _gather(z, m, a1, low, y, idx)
+    low = _raise(y, k, low, a1, mode)
     if mode == SPARSEMAX:
         tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
         return
-    low = -1.0 - _MARGIN
-    if mode != ENTMAX15:
-        low = _raise_bound(y, k, s, a1, mode)
-        k, _ = _keep_above(y, idx, k, low)
     if mode == ENTMAX15:
         tau, k = _tau_entmax15(y, idx, k, low)
     else:
