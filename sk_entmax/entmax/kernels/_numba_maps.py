@@ -184,6 +184,7 @@ def _compact(y, idx, k, tau):
         kept += v > tau
     return kept
 
+
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _tau_general(y, idx, k, tau, a1):
     """alpha-entmax's threshold of the ``k`` candidates of a row scaled by ``alpha - 1``
@@ -191,7 +192,8 @@ def _tau_general(y, idx, k, tau, a1):
     ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1 (convex and decreasing: they rise to
     the root without overshooting it), each pass over the candidates a vectorized loop
     (:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`), the candidates it passes
-    dropped after it, until a step below rounding. Returns ``(tau, |S|)``."""
+    dropped after it (:func:`_compact`), until a step below rounding. Returns
+    ``(tau, |S|)``."""
     e = 1.0 / a1 - 1.0
     for _ in range(MAX_NEWTON):
         s = 0.0
@@ -207,7 +209,7 @@ def _tau_general(y, idx, k, tau, a1):
             count += inside
         if not t > 0.0:
             break
-        if 4 * count < 3 * k:  # a quarter of the candidates left behind: drop them
+        if count < k:  # candidates left behind: drop them
             k = _compact(y, idx, k, tau)
         step = s * (1.0 - fast_pow(s, -a1)) / t
         if not step > 0.0:
@@ -226,7 +228,8 @@ def _raise(y, k, tau, a1, mode):
     by passes that store nothing (so that they vectorize). Each pass sums the candidates
     above the last bound, which rises to that subset's (:func:`_bound`: for sparsemax,
     Michelot's iterate) or, for 1.5-entmax, to a Newton step on ``||[y - tau]_+||_2 - 1``
-    from below (it does not overshoot: convex and decreasing), whichever is higher; they
+    from below (it does not overshoot: convex and decreasing; alphas up to 1.5 on a bound
+    of that norm, by the power means), whichever is higher; they
     stop when the count stops falling by a quarter or is small enough for the exact
     solve."""
     prev = 4 * k + 4  # (the first pass leads to a second one unless its count is small)
@@ -245,9 +248,15 @@ def _raise(y, k, tau, a1, mode):
             break
         # the subset's bound, from the sum of its entries (s is their sum less count * tau)
         b = _bound(s + count * tau, count, a1, mode)
-        if mode == ENTMAX15:
+        if mode == ENTMAX15 or a1 <= 0.5:
+            # the power mean of order 2 of the count's [y - tau]_+ is at most their mean of
+            # order 1 / a1 >= 2, itself at most count^(-a1) at the threshold: so
+            # ||[y - tau]_+||_2 <= r there; a Newton step on that convex, decreasing norm
+            # from below stays below the point where it reaches r, below the threshold
+            r = 1.0 if mode == ENTMAX15 else fast_pow(np.float64(count), 0.5 - a1)
             norm = math.sqrt(s2)
-            b = max(b, tau + (norm - 1.0) * norm / s - _MARGIN)
+            if norm > r:
+                b = max(b, tau + (norm - r) * norm / s - _MARGIN)
         if not b > tau:
             break
         tau = b
@@ -354,7 +363,32 @@ def forward_parallel(Z, P, alphas, mode):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _backward_row(p, dy, dx, alpha, mode):
+def _backward_general(p, dy, dx, alpha, y, idx):
+    """The backward of a row for alpha other than 1.5 and 2: the support gathered into
+    ``y`` and ``idx`` first, so that the power ``g = p^(2 - alpha)`` is taken on it alone
+    (a vectorized loop over the support, not the row); the sums over the gathered support,
+    in its order (so that their bits depend on the support alone)."""
+    n = p.shape[0]
+    k = _gather(p, 0.0, 1.0, 0.0, y, idx)
+    e = 2.0 - alpha
+    for j in range(k):
+        y[j] = fast_pow(y[j], e)
+    sg = 0.0
+    sgd = 0.0
+    for j in range(k):
+        g = y[j]
+        sg += g
+        sgd += g * dy[idx[j]]
+    mean = sgd / sg if sg > 0.0 else 0.0
+    for i in range(n):
+        dx[i] = 0.0
+    for j in range(k):
+        i = idx[j]
+        dx[i] = y[j] * (dy[i] - mean)
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _backward_row(p, dy, dx, alpha, mode, y, idx):
     n = p.shape[0]
     sg = 0.0
     sgd = 0.0
@@ -375,11 +409,9 @@ def _backward_row(p, dy, dx, alpha, mode):
         if mode == ENTMAX15:
             for i in range(n):
                 dx[i] = math.sqrt(np.float64(p[i]))
-        else:  # the power on the support only (most entries are 0)
-            e = 2.0 - alpha
-            for i in range(n):
-                v = np.float64(p[i])
-                dx[i] = fast_pow(v, e) if v > 0.0 else 0.0
+        else:
+            _backward_general(p, dy, dx, alpha, y, idx)
+            return
         for i in range(n):
             g = np.float64(dx[i])
             sg += g
@@ -391,8 +423,11 @@ def _backward_row(p, dy, dx, alpha, mode):
 
 @numba.njit(cache=True, nogil=True)
 def _backward_block(P, DY, DX, alphas, mode, b):
+    n = P.shape[1]
+    y = np.empty(n if mode == GENERAL else 0, dtype=np.float64)
+    idx = np.empty(n if mode == GENERAL else 0, dtype=np.int64)
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
-        _backward_row(P[r], DY[r], DX[r], alphas[r], mode)
+        _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
