@@ -54,6 +54,10 @@ MAX_NEWTON = 100
 #: few candidates costs less than a pass)
 _SMALL_COUNT = 16
 
+#: this many candidates or more first raise their bound (:func:`_raise`); fewer go
+#: straight to the exact solve (measured faster at 4096 x 32)
+_RAISE_FROM = 32
+
 #: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
 _LAST_STEP = 1e-9
 
@@ -302,7 +306,8 @@ def _forward_row(z, p, alpha, mode, y, idx):
     a1 = alpha - 1.0
     low = -1.0 - _MARGIN
     k = _gather(z, m, a1, low, y, idx)
-    low = _raise(y, k, low, a1, mode)
+    if k >= _RAISE_FROM:
+        low = _raise(y, k, low, a1, mode)
     if mode == SPARSEMAX:
         tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
@@ -340,26 +345,28 @@ def _forward_row(z, p, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward_block(Z, P, alphas, mode, b):
-    n_rows, n = Z.shape
-    y = np.empty(n, dtype=np.float64)
-    idx = np.empty(n, dtype=np.int64)
-    for r in range(b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK)):
+def _forward_block(Z, P, alphas, mode, b, y, idx):
+    for r in range(b * ROW_BLOCK, min(Z.shape[0], (b + 1) * ROW_BLOCK)):
         _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
 def forward_serial(Z, P, alphas, mode):
     """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread."""
+    y = np.empty(Z.shape[1], dtype=np.float64)
+    idx = np.empty(Z.shape[1], dtype=np.int64)
     for b in range((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_block(Z, P, alphas, mode, b)
+        _forward_block(Z, P, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
 def forward_parallel(Z, P, alphas, mode):
-    """:func:`forward_serial`, its blocks of rows spread over numba's threads."""
+    """:func:`forward_serial`, its blocks of rows spread over numba's threads (each block
+    with its own scratch rows)."""
     for b in numba.prange((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_block(Z, P, alphas, mode, b)
+        y = np.empty(Z.shape[1], dtype=np.float64)
+        idx = np.empty(Z.shape[1], dtype=np.int64)
+        _forward_block(Z, P, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -422,10 +429,7 @@ def _backward_row(p, dy, dx, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, nogil=True)
-def _backward_block(P, DY, DX, alphas, mode, b):
-    n = P.shape[1]
-    y = np.empty(n if mode == GENERAL else 0, dtype=np.float64)
-    idx = np.empty(n if mode == GENERAL else 0, dtype=np.int64)
+def _backward_block(P, DY, DX, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
         _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
 
@@ -433,12 +437,18 @@ def _backward_block(P, DY, DX, alphas, mode, b):
 @numba.njit(cache=True, nogil=True)
 def backward_serial(P, DY, DX, alphas, mode):
     """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``."""
+    n = P.shape[1] if mode == GENERAL else 0  # (scratch rows for alpha other than 1.5, 2)
+    y = np.empty(n, dtype=np.float64)
+    idx = np.empty(n, dtype=np.int64)
     for b in range((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_block(P, DY, DX, alphas, mode, b)
+        _backward_block(P, DY, DX, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
 def backward_parallel(P, DY, DX, alphas, mode):
     """:func:`backward_serial`, its blocks of rows spread over numba's threads."""
     for b in numba.prange((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_block(P, DY, DX, alphas, mode, b)
+        n = P.shape[1] if mode == GENERAL else 0
+        y = np.empty(n, dtype=np.float64)
+        idx = np.empty(n, dtype=np.int64)
+        _backward_block(P, DY, DX, alphas, mode, b, y, idx)
