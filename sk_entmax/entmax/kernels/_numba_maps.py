@@ -25,9 +25,11 @@ forward
     :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize (libm's for
     a float64 output);
 backward
-    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64: ``g``
-    written into ``dx``, then the sums in a loop that stores nothing (so that their order,
-    and their bits, do not depend on where the arrays lie), then ``dx``.
+    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64:
+    sparsemax and 1.5-entmax over the row, ``g`` written into ``dx``, then the sums in a
+    loop that stores nothing (so that their order, and their bits, do not depend on where
+    the arrays lie), then ``dx``; other alphas over the support gathered first, so that the
+    power is taken on it alone.
 
 Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange`` over the
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
