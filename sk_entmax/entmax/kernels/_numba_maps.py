@@ -228,41 +228,64 @@ def _tau_general(y, idx, k, tau, a1):
     return tau, k
 
 
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _ipow(d, r):
+    """``d ** r`` for an integer ``r`` in ``[1, 15]``, by four squarings (no loop that
+    depends on ``r``, so that a loop of them vectorizes)."""
+    p = 1.0
+    b = d
+    for bit in range(4):
+        p = p * b if (r >> bit) & 1 else p
+        b = b * b
+    return p
+
+
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _raise(y, k, tau, a1, mode):
     """A lower bound on the threshold of the ``k`` candidates ``y``, from ``tau`` below it,
     by passes that store nothing (so that they vectorize). Each pass sums the candidates
     above the last bound, which rises to that subset's (:func:`_bound`: for sparsemax,
-    Michelot's iterate) or, for 1.5-entmax, to a Newton step on ``||[y - tau]_+||_2 - 1``
-    from below (it does not overshoot: convex and decreasing; alphas up to 1.5 on a bound
-    of that norm, by the power means), whichever is higher; they
-    stop when the count stops falling by a quarter or is small enough for the exact
-    solve."""
+    Michelot's iterate) or, for alphas up to 1.5 (``q = 1 / a1 >= 2``), to a Newton step
+    from below on a bound of a norm of ``[y - tau]_+``, whichever is higher; they stop when
+    the count stops falling by a quarter or is small enough for the exact solve.
+
+    The norm's bound: over the ``count`` candidates above ``tau``, the power mean of order
+    ``r = floor(q)`` of ``[y - tau]_+`` is at most that of order ``q``, itself at most
+    ``count^(-1/q)`` at the threshold (where their ``q``-th powers sum to at most 1); so
+    ``||[y - tau]_+||_r <= count^(1/r - a1)`` there (1 for 1.5-entmax, where it is the
+    equation itself). That norm is convex and decreasing in ``tau``: a Newton step from
+    below stays below where it meets the bound, itself below the threshold. Only products
+    per candidate (``r`` is an integer): no power."""
+    if mode == SPARSEMAX or a1 > 0.5:
+        r = 1
+    else:
+        r = min(15, int(1.0 / a1 - 1e-6))  # (floor(q), below q whatever the rounding)
     prev = 4 * k + 4  # (the first pass leads to a second one unless its count is small)
     for _ in range(MAX_NEWTON):
         count = 0
         s = 0.0
-        s2 = 0.0
+        sr1 = 0.0
+        sr = 0.0
         for j in range(k):
             d = y[j] - tau
             keep = d > 0.0
             count += keep
             d = d if keep else 0.0
             s += d
-            s2 += d * d
+            if r > 1:
+                q1 = _ipow(d, r - 1)
+                sr1 += q1
+                sr += q1 * d
         if count == 0:
             break
         # the subset's bound, from the sum of its entries (s is their sum less count * tau)
         b = _bound(s + count * tau, count, a1, mode)
-        if mode == ENTMAX15 or a1 <= 0.5:
-            # the power mean of order 2 of the count's [y - tau]_+ is at most their mean of
-            # order 1 / a1 >= 2, itself at most count^(-a1) at the threshold: so
-            # ||[y - tau]_+||_2 <= r there; a Newton step on that convex, decreasing norm
-            # from below stays below the point where it reaches r, below the threshold
-            r = 1.0 if mode == ENTMAX15 else fast_pow(np.float64(count), 0.5 - a1)
-            norm = math.sqrt(s2)
-            if norm > r:
-                b = max(b, tau + (norm - r) * norm / s - _MARGIN)
+        if r > 1 and sr > 0.0:
+            norm = math.sqrt(sr) if r == 2 else fast_pow(sr, 1.0 / r)
+            bound = 1.0 if mode == ENTMAX15 else fast_pow(np.float64(count), 1.0 / r - a1)
+            if norm > bound:
+                # h = ||.||_r - bound, h' = -||.||_r^(1 - r) sum [y - tau]_+^(r - 1)
+                b = max(b, tau + (norm - bound) * sr / (norm * sr1) - _MARGIN)
         if not b > tau:
             break
         tau = b
