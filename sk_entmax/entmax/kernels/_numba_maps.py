@@ -241,13 +241,15 @@ def _ipow(d, r):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _raise(y, k, tau, a1, mode):
+def _raise(y, idx, k, tau, a1, mode):
     """A lower bound on the threshold of the ``k`` candidates ``y``, from ``tau`` below it,
     by passes that store nothing (so that they vectorize). Each pass sums the candidates
     above the last bound, which rises to that subset's (:func:`_bound`: for sparsemax,
     Michelot's iterate) or, for alphas up to 1.5 (``q = 1 / a1 >= 2``), to a Newton step
     from below on a bound of a norm of ``[y - tau]_+``, whichever is higher; they stop when
-    the count stops falling by a quarter or is small enough for the exact solve.
+    the count stops falling by a quarter or is small enough for the exact solve. Returns
+    the bound and the number of candidates kept (those below a bound dropped when they are
+    most of them).
 
     The norm's bound: over the ``count`` candidates above ``tau``, the power mean of order
     ``r = floor(q)`` of ``[y - tau]_+`` is at most that of order ``q``, itself at most
@@ -278,6 +280,8 @@ def _raise(y, k, tau, a1, mode):
                 sr += q1 * d
         if count == 0:
             break
+        if 2 * count < k:  # most candidates left behind: drop them (still a superset)
+            k = _compact(y, idx, k, tau)
         # the subset's bound, from the sum of its entries (s is their sum less count * tau)
         b = _bound(s + count * tau, count, a1, mode)
         if r > 1 and sr > 0.0:
@@ -292,7 +296,7 @@ def _raise(y, k, tau, a1, mode):
         if count <= _SMALL_COUNT or 4 * count > 3 * prev:
             break
         prev = count
-    return tau
+    return tau, k
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -332,7 +336,7 @@ def _forward_row(z, p, alpha, mode, y, idx):
     low = -1.0 - _MARGIN
     k = _gather(z, m, a1, low, y, idx)
     if k >= _RAISE_FROM:
-        low = _raise(y, k, low, a1, mode)
+        low, k = _raise(y, idx, k, low, a1, mode)
     if mode == SPARSEMAX:
         tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
