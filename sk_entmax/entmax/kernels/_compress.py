@@ -1,17 +1,18 @@
 """A vector compress for the fused CPU kernel's gathers: eight entries at a time, no branch.
 
 The kernel keeps the candidates of a row (the entries above a bound) in order in a scratch
-row. Written as a loop, that store moves by one entry at a time (about five cycles an entry,
-measured); with a branch, each taken one was measured at about 35 ns on the machine of
-``doc/benchmarks/bench_core.md``. :func:`compress8` does eight entries in a few instructions
-through LLVM's ``llvm.experimental.vector.compress`` (:func:`compress8` from a row,
-:func:`compact8` in place among the candidates) (AVX-512's ``vcompresspd`` and
-``vpcompressq`` on registers, then a plain store of eight lanes: the form of the instruction
-that stores to memory was measured 10 times slower on AMD Zen 4).
+row. Written as a loop without a branch, that store moves by one entry at a time (about five
+cycles an entry, measured); behind a branch, a loop where 4 % of 1000 entries were kept ran
+at 1.4 ns an entry on the machine of ``doc/benchmarks/bench_core.md``. :func:`compress8`
+(from a row) and :func:`compact8` (in place among the candidates) do eight entries in a few
+instructions through LLVM's ``llvm.experimental.vector.compress``: AVX-512's
+``vcompresspd`` and ``vpcompressq`` on registers, then a plain store of eight lanes (the
+form of the instruction that stores to memory ran 10 times slower on AMD Zen 4).
 
-:data:`AVAILABLE` says whether the host has AVX-512 (where it does not, the kernel keeps its
-loop). Numba's disk cache is keyed on the host CPU and its features, so that a cached kernel
-never runs on a machine it was not compiled for.
+:data:`AVAILABLE` says whether the host has AVX-512 and llvmlite's LLVM the compress
+(version 19 on; where not, the kernel keeps its loop). Numba's disk cache is keyed on the
+host CPU and its features, so that a cached kernel never runs on a machine it was not
+compiled for.
 """
 
 from __future__ import annotations
@@ -27,8 +28,20 @@ __all__ = ["AVAILABLE", "WIDTH", "compact8", "compress8"]
 #: entries per call of :func:`compress8`
 WIDTH = 8
 
-#: whether the host CPU has AVX-512 (then :func:`compress8` is a few instructions)
-AVAILABLE = bool(llvm.get_host_cpu_features().get("avx512f", False))
+
+def _available() -> bool:
+    """Whether LLVM has the compress (from LLVM 19) and the host CPU AVX-512."""
+    try:
+        return llvm.llvm_version_info >= (19,) and bool(
+            llvm.get_host_cpu_features().get("avx512f", False)
+        )
+    except Exception:  # a platform whose features LLVM cannot read: the loop serves
+        return False
+
+
+#: whether the host CPU has AVX-512 and LLVM the compress (then :func:`compress8` is a few
+#: instructions; else the kernel keeps its loop)
+AVAILABLE = _available()
 
 _F64 = ir.DoubleType()
 _I64 = ir.IntType(64)

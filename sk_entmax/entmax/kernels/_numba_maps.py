@@ -258,10 +258,12 @@ def _raise(y, idx, k, tau, a1, mode):
     equation itself). That norm is convex and decreasing in ``tau``: a Newton step from
     below stays below where it meets the bound, itself below the threshold. Only products
     per candidate (``r`` is an integer): no power."""
-    if mode == SPARSEMAX or a1 > 0.5:
+    if mode == ENTMAX15:
+        r = 2
+    elif mode == SPARSEMAX or a1 > 0.5:
         r = 1
-    else:
-        r = min(15, int(1.0 / a1 - 1e-6))  # (floor(q), below q whatever the rounding)
+    else:  # floor(q) (above q by at most its rounding, far below the bound's margin)
+        r = min(15, int(1.0 / a1 + 1e-12))
     prev = 4 * k + 4  # (the first pass leads to a second one unless its count is small)
     for _ in range(MAX_NEWTON):
         count = 0
@@ -374,28 +376,35 @@ def _forward_row(z, p, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward_block(Z, P, alphas, mode, b, y, idx):
+def _forward_rows(Z, P, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(Z.shape[0], (b + 1) * ROW_BLOCK)):
         _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
+def _forward_block(Z, P, alphas, mode, b):
+    """Block ``b`` of rows, with scratch rows of its own (allocated here, in a function the
+    parallel loop calls, so that no thread ever shares them)."""
+    y = np.empty(Z.shape[1], dtype=np.float64)
+    idx = np.empty(Z.shape[1], dtype=np.int64)
+    _forward_rows(Z, P, alphas, mode, b, y, idx)
+
+
+@numba.njit(cache=True, nogil=True)
 def forward_serial(Z, P, alphas, mode):
-    """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread."""
+    """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread (one
+    pair of scratch rows for the call)."""
     y = np.empty(Z.shape[1], dtype=np.float64)
     idx = np.empty(Z.shape[1], dtype=np.int64)
     for b in range((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_block(Z, P, alphas, mode, b, y, idx)
+        _forward_rows(Z, P, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
 def forward_parallel(Z, P, alphas, mode):
-    """:func:`forward_serial`, its blocks of rows spread over numba's threads (each block
-    with its own scratch rows)."""
+    """:func:`forward_serial`, its blocks of rows spread over numba's threads."""
     for b in numba.prange((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        y = np.empty(Z.shape[1], dtype=np.float64)
-        idx = np.empty(Z.shape[1], dtype=np.int64)
-        _forward_block(Z, P, alphas, mode, b, y, idx)
+        _forward_block(Z, P, alphas, mode, b)
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -458,26 +467,32 @@ def _backward_row(p, dy, dx, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, nogil=True)
-def _backward_block(P, DY, DX, alphas, mode, b, y, idx):
+def _backward_rows(P, DY, DX, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
         _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
-def backward_serial(P, DY, DX, alphas, mode):
-    """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``."""
+def _backward_block(P, DY, DX, alphas, mode, b):
+    """Block ``b`` of rows, with scratch rows of its own (as :func:`_forward_block`)."""
     n = P.shape[1] if mode == GENERAL else 0  # (scratch rows for alpha other than 1.5, 2)
     y = np.empty(n, dtype=np.float64)
     idx = np.empty(n, dtype=np.int64)
+    _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
+
+
+@numba.njit(cache=True, nogil=True)
+def backward_serial(P, DY, DX, alphas, mode):
+    """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``."""
+    n = P.shape[1] if mode == GENERAL else 0
+    y = np.empty(n, dtype=np.float64)
+    idx = np.empty(n, dtype=np.int64)
     for b in range((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_block(P, DY, DX, alphas, mode, b, y, idx)
+        _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
 def backward_parallel(P, DY, DX, alphas, mode):
     """:func:`backward_serial`, its blocks of rows spread over numba's threads."""
     for b in numba.prange((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        n = P.shape[1] if mode == GENERAL else 0
-        y = np.empty(n, dtype=np.float64)
-        idx = np.empty(n, dtype=np.int64)
-        _backward_block(P, DY, DX, alphas, mode, b, y, idx)
+        _backward_block(P, DY, DX, alphas, mode, b)
