@@ -126,34 +126,50 @@ def _tau_sparsemax(y, idx, k):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _tau_entmax15(y, idx, k, tau):
+def _tau_entmax15(y, idx, k, tau, first_keeps_all):
     """1.5-entmax's threshold of the ``k`` candidates of a halved row (a superset of the
     support), from ``tau`` below it: Newton steps on ``||[y - tau]_+||_2 - 1`` (convex and
     decreasing: they rise to the root without overshooting it), each dropping the
     candidates it passes, until the closed form of the candidates left,
     ``mean - sqrt((1 - ss) / r)``, lies below all of them: then it is the threshold, exactly
-    (any entry dropped lies below the root). Returns ``(tau, |S|)``."""
-    for _ in range(MAX_NEWTON):
+    (any entry dropped lies below the root). ``first_keeps_all``: every candidate lies
+    above ``tau`` (the first pass then stores nothing, so that it vectorizes). Returns
+    ``(tau, |S|)``."""
+    for it in range(MAX_NEWTON):
         c1 = 0.0
         c2 = 0.0
         s1 = 0.0
         s2 = 0.0
         low = np.inf
         kept = 0
-        for j in range(k):
-            v = y[j]
-            d = v - tau
-            y[kept] = v
-            idx[kept] = idx[j]
-            keep = d > 0.0
-            kept += keep
-            w = 1.0 if keep else 0.0
-            c1 += w * v
-            c2 += w * v * v
-            d = w * d
-            s1 += d
-            s2 += d * d
-            low = min(low, v if keep else np.inf)
+        if it == 0 and first_keeps_all:
+            # every candidate lies above the first tau: a pass that stores nothing
+            top = -np.inf
+            for j in range(k):
+                v = y[j]
+                d = v - tau
+                c1 += v
+                c2 += v * v
+                s1 += d
+                s2 += d * d
+                top = max_no_nan(top, -v)
+            kept = k
+            low = -top
+        else:
+            for j in range(k):
+                v = y[j]
+                d = v - tau
+                y[kept] = v
+                idx[kept] = idx[j]
+                keep = d > 0.0
+                kept += keep
+                w = 1.0 if keep else 0.0
+                c1 += w * v
+                c2 += w * v * v
+                d = w * d
+                s1 += d
+                s2 += d * d
+                low = min(low, v if keep else np.inf)
         k = kept
         if k == 0:
             break
@@ -337,8 +353,10 @@ def _forward_row(z, p, alpha, mode, y, idx):
     a1 = alpha - 1.0
     low = -1.0 - _MARGIN
     k = _gather(z, m, a1, low, y, idx)
+    keeps_all = True  # (every candidate lies above low)
     if k >= _RAISE_FROM:
         low, k = _raise(y, idx, k, low, a1, mode)
+        keeps_all = False
     if mode == SPARSEMAX:
         tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
@@ -346,7 +364,7 @@ def _forward_row(z, p, alpha, mode, y, idx):
             p[idx[j]] = d if d > 0.0 else 0.0
         return
     if mode == ENTMAX15:
-        tau, k = _tau_entmax15(y, idx, k, low)
+        tau, k = _tau_entmax15(y, idx, k, low, keeps_all)
     else:
         tau, k = _tau_general(y, idx, k, low, a1)
     power = 1.0 / a1
