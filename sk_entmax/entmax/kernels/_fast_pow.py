@@ -24,7 +24,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["fast_exp", "fast_log", "fast_pow"]
+__all__ = ["fast_exp", "fast_log", "fast_pow", "max_no_nan"]
 
 _FLAGS = {"nsz", "arcp", "contract", "reassoc"}
 _LN2_HI = 6.93147180369123816490e-01
@@ -78,6 +78,25 @@ def _to_exponent_field(typingctx, i):
         return builder.shl(args[0], ir.Constant(_I64, 52))
 
     return types.int64(types.int64), codegen
+
+
+@intrinsic
+def max_no_nan(typingctx, a, b):
+    """``max(a, b)`` of two floats of one type, by LLVM's ``maxnum`` assuming no NaN and
+    ignoring the sign of 0: a loop of them is vectorized as a reduction (numba's ``max``, or
+    a comparison and a select, is not, and ran at a quarter to a sixth of the speed). A NaN
+    operand gives one of the operands, unspecified: a caller must find NaNs otherwise."""
+    if a != b or a not in (types.float32, types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        kind = args[0].type
+        fn = builder.module.declare_intrinsic(
+            "llvm.maxnum", [kind], ir.FunctionType(kind, [kind, kind])
+        )
+        return builder.call(fn, args, fastmath=("nnan", "nsz"))
+
+    return a(a, a), codegen
 
 
 @numba.njit(cache=True, fastmath=_FLAGS, inline="always", error_model="numpy", nogil=True)

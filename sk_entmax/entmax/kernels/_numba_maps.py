@@ -5,27 +5,31 @@ forms, with one warning, when this module cannot load. Every function here works
 C-contiguous float32 or float64 arrays, one row at a time while it sits in cache:
 
 forward
-    the row's maximum; the candidates, the entries of the row shifted to a maximum of 0 and
-    scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau`` does), kept with their
-    indices in a scratch row by a loop without branches (sparsemax rows of 256 entries or
-    more: behind a bound that rises as they come, a rarely taken branch); ``tau`` from the
-    candidates alone, in float64: sparsemax by Michelot's iteration (the closed form of the
-    candidates, then those above it, until they repeat: exact); alphas other than 1.5 and 2
-    first drop the candidates below the bound of those left (any subset ``S`` bounds it:
-    ``tau >= mean_S - |S|^(1 - alpha)``, by convexity; 1.5-entmax starts from -1, its rounds
-    measured slower than the passes they save); then Newton steps on the
+    the row's maximum (a vectorized reduction, :func:`~sk_entmax.entmax.kernels._fast_pow.
+    max_no_nan`, which also finds a NaN); the candidates, the entries of the row shifted to
+    a maximum of 0 and scaled by ``alpha - 1`` that lie above -1 (the threshold ``tau``
+    does), kept with their indices in a scratch row without a branch (eight at a time by
+    :func:`~sk_entmax.entmax.kernels._compress.compress8` where the host has AVX-512); a
+    lower bound on ``tau`` raised by passes over the candidates that store nothing, so that
+    they vectorize (any subset ``S`` bounds it: ``tau >= mean_S - |S|^(1 - alpha)``, by
+    convexity, for sparsemax Michelot's iterate; 1.5-entmax also takes a Newton step from
+    below); then ``tau`` from the candidates above that bound, in float64: sparsemax by
+    Michelot's iteration (the closed form of the candidates, then those above it, until
+    they repeat: exact); 1.5-entmax and other alphas by Newton steps on the
     ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1, convex and decreasing, so that they
     rise to the root without overshooting it, dropping the candidates they pass; 1.5-entmax
     stops as soon as the closed form of the candidates left lies below all of them (then it
-    is exact), other alphas at a step below rounding. Then the row is zeroed and the
-    candidates above ``tau`` written, normalized where alpha is not 2. Every entry off the
+    is exact), other alphas at a step below rounding. Then the candidates above ``tau`` are
+    written into the zeroed row, normalized where alpha is not 2. Every entry off the
     support is an exact 0. The powers of the other alphas are
     :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize (libm's for
     a float64 output);
 backward
-    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64: ``g``
-    written into ``dx``, then the sums in a loop that stores nothing (so that their order,
-    and their bits, do not depend on where the arrays lie), then ``dx``.
+    ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64:
+    sparsemax and 1.5-entmax over the row, ``g`` written into ``dx``, then the sums in a
+    loop that stores nothing (so that their order, and their bits, do not depend on where
+    the arrays lie), then ``dx``; other alphas over the support gathered first, so that the
+    power is taken on it alone.
 
 Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange`` over the
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
@@ -38,7 +42,9 @@ import math
 import numba
 import numpy as np
 
-from sk_entmax.entmax.kernels._fast_pow import fast_pow
+from sk_entmax.entmax.kernels._compress import AVAILABLE as COMPRESS
+from sk_entmax.entmax.kernels._compress import WIDTH, compact8, compress8
+from sk_entmax.entmax.kernels._fast_pow import fast_pow, max_no_nan
 
 #: rows per block of the parallel loop
 ROW_BLOCK = 16
@@ -46,8 +52,13 @@ ROW_BLOCK = 16
 #: Newton steps at most for alpha other than 1.5 and 2 (they rise monotonically to the root)
 MAX_NEWTON = 100
 
-#: from this width on, sparsemax gathers its candidates by :func:`_candidates_rising`
-_RISING_WIDTH = 256
+#: a count above the bound this small stops the passes over the row (the exact solve on so
+#: few candidates costs less than a pass)
+_SMALL_COUNT = 16
+
+#: this many candidates or more first raise their bound (:func:`_raise`); fewer go
+#: straight to the exact solve (measured faster at 4096 x 32)
+_RAISE_FROM = 32
 
 #: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
 _LAST_STEP = 1e-9
@@ -60,18 +71,20 @@ _MARGIN = 1e-9
 # reassociation lets LLVM vectorize the row's sums (deterministic for a build; each row is
 # summed the same way on any thread); no "nnan"/"ninf": -inf masks entries, NaN must spread
 _FAST = {"nsz", "arcp", "contract", "reassoc"}
-# the maximum alone may assume no NaN (a NaN row is found by the candidates' pass)
-_FAST_MAX = {"nsz", "arcp", "contract", "reassoc", "nnan"}
 
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 
 
-@numba.njit(cache=True, fastmath=_FAST_MAX, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _row_max(z):
-    m = -np.inf
+    """The row's maximum (any value when it holds a NaN), and whether it holds a NaN."""
+    m = z.dtype.type(-np.inf)
+    nan = False
     for i in range(z.shape[0]):
-        m = max(m, z[i])
-    return m
+        v = z[i]
+        m = max_no_nan(m, v)
+        nan |= v != v
+    return np.float64(m), nan
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -84,23 +97,6 @@ def _bound(s, k, a1, mode):
     else:
         b = s / k - fast_pow(np.float64(k), -a1)
     return b - _MARGIN
-
-
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _keep_above(y, idx, k, tau):
-    """Keep the candidates above ``tau`` (in place, in order, without a branch: every
-    candidate is written, the count moves only for those kept); returns
-    ``(their number, their sum)``."""
-    kept = 0
-    s = 0.0
-    for j in range(k):
-        v = y[j]
-        y[kept] = v
-        idx[kept] = idx[j]
-        keep = v > tau
-        s += v if keep else 0.0
-        kept += keep
-    return kept, s
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
@@ -130,34 +126,50 @@ def _tau_sparsemax(y, idx, k):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _tau_entmax15(y, idx, k, tau):
+def _tau_entmax15(y, idx, k, tau, first_keeps_all):
     """1.5-entmax's threshold of the ``k`` candidates of a halved row (a superset of the
     support), from ``tau`` below it: Newton steps on ``||[y - tau]_+||_2 - 1`` (convex and
     decreasing: they rise to the root without overshooting it), each dropping the
     candidates it passes, until the closed form of the candidates left,
     ``mean - sqrt((1 - ss) / r)``, lies below all of them: then it is the threshold, exactly
-    (any entry dropped lies below the root). Returns ``(tau, |S|)``."""
-    for _ in range(MAX_NEWTON):
+    (any entry dropped lies below the root). ``first_keeps_all``: every candidate lies
+    above ``tau`` (the first pass then stores nothing, so that it vectorizes). Returns
+    ``(tau, |S|)``."""
+    for it in range(MAX_NEWTON):
         c1 = 0.0
         c2 = 0.0
         s1 = 0.0
         s2 = 0.0
         low = np.inf
         kept = 0
-        for j in range(k):
-            v = y[j]
-            d = v - tau
-            y[kept] = v
-            idx[kept] = idx[j]
-            keep = d > 0.0
-            kept += keep
-            w = 1.0 if keep else 0.0
-            c1 += w * v
-            c2 += w * v * v
-            d = w * d
-            s1 += d
-            s2 += d * d
-            low = min(low, v if keep else np.inf)
+        if it == 0 and first_keeps_all:
+            # every candidate lies above the first tau: a pass that stores nothing
+            top = -np.inf
+            for j in range(k):
+                v = y[j]
+                d = v - tau
+                c1 += v
+                c2 += v * v
+                s1 += d
+                s2 += d * d
+                top = max_no_nan(top, -v)
+            kept = k
+            low = -top
+        else:
+            for j in range(k):
+                v = y[j]
+                d = v - tau
+                y[kept] = v
+                idx[kept] = idx[j]
+                keep = d > 0.0
+                kept += keep
+                w = 1.0 if keep else 0.0
+                c1 += w * v
+                c2 += w * v * v
+                d = w * d
+                s1 += d
+                s2 += d * d
+                low = min(low, v if keep else np.inf)
         k = kept
         if k == 0:
             break
@@ -176,31 +188,18 @@ def _tau_entmax15(y, idx, k, tau):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _raise_bound(y, k, s, a1, mode):
-    """A lower bound on the threshold of the ``k`` candidates summing to ``s``: the bound of
-    the candidates above the last bound, until it stops rising (vectorized passes, no
-    candidate moved)."""
-    low = -1.0 - _MARGIN
-    count = k
-    for _ in range(MAX_NEWTON):
-        b = _bound(s, count, a1, mode)
-        if b <= low:
-            break
-        low = b
-        count = 0
-        s = 0.0
-        for j in range(k):
-            keep = y[j] > low
-            count += keep
-            s += y[j] if keep else 0.0
-    return low
-
-
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _compact(y, idx, k, tau):
-    """Keep the candidates above ``tau``, as :func:`_keep_above`; returns their number."""
+    """Keep the candidates above ``tau`` (in place, in order, without a branch: eight at a
+    time by :func:`~sk_entmax.entmax.kernels._compress.compact8` where the host has
+    AVX-512, else every candidate written, the count moved only for those kept); returns
+    their number."""
     kept = 0
-    for j in range(k):
+    start = 0
+    if COMPRESS:
+        while start + WIDTH <= k:
+            kept = compact8(y, idx, start, tau, kept)
+            start += WIDTH
+    for j in range(start, k):
         v = y[j]
         y[kept] = v
         idx[kept] = idx[j]
@@ -215,7 +214,8 @@ def _tau_general(y, idx, k, tau, a1):
     ``1 / (alpha - 1)``-norm of ``[y - tau]_+`` minus 1 (convex and decreasing: they rise to
     the root without overshooting it), each pass over the candidates a vectorized loop
     (:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`), the candidates it passes
-    dropped after it, until a step below rounding. Returns ``(tau, |S|)``."""
+    dropped after it (:func:`_compact`), until a step below rounding. Returns
+    ``(tau, |S|)``."""
     e = 1.0 / a1 - 1.0
     for _ in range(MAX_NEWTON):
         s = 0.0
@@ -231,7 +231,7 @@ def _tau_general(y, idx, k, tau, a1):
             count += inside
         if not t > 0.0:
             break
-        if 4 * count < 3 * k:  # a quarter of the candidates left behind: drop them
+        if count < k:  # candidates left behind: drop them
             k = _compact(y, idx, k, tau)
         step = s * (1.0 - fast_pow(s, -a1)) / t
         if not step > 0.0:
@@ -244,79 +244,127 @@ def _tau_general(y, idx, k, tau, a1):
     return tau, k
 
 
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _ipow(d, r):
+    """``d ** r`` for an integer ``r`` in ``[1, 15]``, by four squarings (no loop that
+    depends on ``r``, so that a loop of them vectorizes)."""
+    p = 1.0
+    b = d
+    for bit in range(4):
+        p = p * b if (r >> bit) & 1 else p
+        b = b * b
+    return p
+
+
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _candidates(z, m, a1, y, idx):
-    """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above -1 (the
-    threshold does: the top entry is at most 1), into ``y`` and ``idx`` without a branch;
-    returns ``(their number, their sum, whether the row holds a NaN)``."""
+def _raise(y, idx, k, tau, a1, mode):
+    """A lower bound on the threshold of the ``k`` candidates ``y``, from ``tau`` below it,
+    by passes that store nothing (so that they vectorize). Each pass sums the candidates
+    above the last bound, which rises to that subset's (:func:`_bound`: for sparsemax,
+    Michelot's iterate) or, for alphas up to 1.5 (``q = 1 / a1 >= 2``), to a Newton step
+    from below on a bound of a norm of ``[y - tau]_+``, whichever is higher; they stop when
+    the count stops falling by a quarter or is small enough for the exact solve. Returns
+    the bound and the number of candidates kept (those below a bound dropped when they are
+    most of them).
+
+    The norm's bound: over the ``count`` candidates above ``tau``, the power mean of order
+    ``r = floor(q)`` of ``[y - tau]_+`` is at most that of order ``q``, itself at most
+    ``count^(-1/q)`` at the threshold (where their ``q``-th powers sum to at most 1); so
+    ``||[y - tau]_+||_r <= count^(1/r - a1)`` there (1 for 1.5-entmax, where it is the
+    equation itself). That norm is convex and decreasing in ``tau``: a Newton step from
+    below stays below where it meets the bound, itself below the threshold. Only products
+    per candidate (``r`` is an integer): no power."""
+    if mode == ENTMAX15:
+        r = 2
+    elif mode == SPARSEMAX or a1 > 0.5:
+        r = 1
+    else:  # floor(q) (above q by at most its rounding, far below the bound's margin)
+        r = min(15, int(1.0 / a1 + 1e-12))
+    prev = 4 * k + 4  # (the first pass leads to a second one unless its count is small)
+    for _ in range(MAX_NEWTON):
+        count = 0
+        s = 0.0
+        sr1 = 0.0
+        sr = 0.0
+        for j in range(k):
+            d = y[j] - tau
+            keep = d > 0.0
+            count += keep
+            d = d if keep else 0.0
+            s += d
+            if r > 1:
+                q1 = _ipow(d, r - 1)
+                sr1 += q1
+                sr += q1 * d
+        if count == 0:
+            break
+        if 2 * count < k:  # most candidates left behind: drop them (still a superset)
+            k = _compact(y, idx, k, tau)
+        # the subset's bound, from the sum of its entries (s is their sum less count * tau)
+        b = _bound(s + count * tau, count, a1, mode)
+        if r > 1 and sr > 0.0:
+            norm = math.sqrt(sr) if r == 2 else fast_pow(sr, 1.0 / r)
+            bound = 1.0 if mode == ENTMAX15 else fast_pow(np.float64(count), 1.0 / r - a1)
+            if norm > bound:
+                # h = ||.||_r - bound, h' = -||.||_r^(1 - r) sum [y - tau]_+^(r - 1)
+                b = max(b, tau + (norm - bound) * sr / (norm * sr1) - _MARGIN)
+        if not b > tau:
+            break
+        tau = b
+        if count <= _SMALL_COUNT or 4 * count > 3 * prev:
+            break
+        prev = count
+    return tau, k
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _gather(z, m, a1, low, y, idx):
+    """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above ``low``,
+    into ``y`` and ``idx`` in order, without a branch (eight at a time by
+    :func:`~sk_entmax.entmax.kernels._compress.compress8` where the host has AVX-512).
+    Returns their number."""
+    n = z.shape[0]
     k = 0
-    s = 0.0
-    nan = False
-    low = -1.0 - _MARGIN
-    for i in range(z.shape[0]):
+    start = 0
+    if COMPRESS:
+        while start + WIDTH <= n:
+            k = compress8(z, start, m, a1, low, y, idx, k)
+            start += WIDTH
+    for i in range(start, n):
         v = (np.float64(z[i]) - m) * a1
         y[k] = v
         idx[k] = i
-        keep = v > low
-        s += v if keep else 0.0
-        k += keep
-        nan |= v != v
-    return k, s, nan
-
-
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _candidates_rising(z, m, y, idx):
-    """Sparsemax's candidates of a wide row: the entries above a bound that rises as they
-    come (``(sum_S - 1) / |S|`` of those kept so far, a lower bound on the threshold), by a
-    branch that is rarely taken, so well predicted: on wide rows fewer candidates, and
-    fewer stores, than :func:`_candidates`. Returns what it returns."""
-    k = 0
-    s = 0.0
-    nan = False
-    low = -1.0 - _MARGIN
-    for i in range(z.shape[0]):
-        v = np.float64(z[i]) - m
-        if v > low:
-            y[k] = v
-            idx[k] = i
-            k += 1
-            s += v
-            b = (s - 1.0) / k - _MARGIN
-            low = b if b > low else low
-        elif v != v:
-            nan = True
-    return k, s, nan
+        k += v > low
+    return k
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_row(z, p, alpha, mode, y, idx):
     n = z.shape[0]
-    m = _row_max(z)
+    m, nan = _row_max(z)
+    if nan or m == np.inf:  # a row holding a NaN (or +inf, whose shifted value is NaN)
+        for i in range(n):
+            p[i] = np.nan
+        return
     for i in range(n):
         p[i] = 0.0
     if m == -np.inf:  # a fully masked row: zeros
         return
     a1 = alpha - 1.0
-    if mode == SPARSEMAX and n >= _RISING_WIDTH:
-        k, s, nan = _candidates_rising(z, m, y, idx)
-    else:
-        k, s, nan = _candidates(z, m, a1, y, idx)
-    if nan or m != m:
-        for i in range(n):
-            p[i] = np.nan
-        return
+    low = -1.0 - _MARGIN
+    k = _gather(z, m, a1, low, y, idx)
+    keeps_all = True  # (every candidate lies above low)
+    if k >= _RAISE_FROM:
+        low, k = _raise(y, idx, k, low, a1, mode)
+        keeps_all = False
     if mode == SPARSEMAX:
         tau, k = _tau_sparsemax(y, idx, k)
         for j in range(k):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
         return
-    low = -1.0 - _MARGIN
-    if mode != ENTMAX15:
-        low = _raise_bound(y, k, s, a1, mode)
-        k, _ = _keep_above(y, idx, k, low)
     if mode == ENTMAX15:
-        tau, k = _tau_entmax15(y, idx, k, low)
+        tau, k = _tau_entmax15(y, idx, k, low, keeps_all)
     else:
         tau, k = _tau_general(y, idx, k, low, a1)
     power = 1.0 / a1
@@ -346,19 +394,28 @@ def _forward_row(z, p, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward_block(Z, P, alphas, mode, b):
-    n_rows, n = Z.shape
-    y = np.empty(n, dtype=np.float64)
-    idx = np.empty(n, dtype=np.int64)
-    for r in range(b * ROW_BLOCK, min(n_rows, (b + 1) * ROW_BLOCK)):
+def _forward_rows(Z, P, alphas, mode, b, y, idx):
+    for r in range(b * ROW_BLOCK, min(Z.shape[0], (b + 1) * ROW_BLOCK)):
         _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
+def _forward_block(Z, P, alphas, mode, b):
+    """Block ``b`` of rows, with scratch rows of its own (allocated here, in a function the
+    parallel loop calls, so that no thread ever shares them)."""
+    y = np.empty(Z.shape[1], dtype=np.float64)
+    idx = np.empty(Z.shape[1], dtype=np.int64)
+    _forward_rows(Z, P, alphas, mode, b, y, idx)
+
+
+@numba.njit(cache=True, nogil=True)
 def forward_serial(Z, P, alphas, mode):
-    """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread."""
+    """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread (one
+    pair of scratch rows for the call)."""
+    y = np.empty(Z.shape[1], dtype=np.float64)
+    idx = np.empty(Z.shape[1], dtype=np.int64)
     for b in range((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_block(Z, P, alphas, mode, b)
+        _forward_rows(Z, P, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
@@ -369,7 +426,32 @@ def forward_parallel(Z, P, alphas, mode):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _backward_row(p, dy, dx, alpha, mode):
+def _backward_general(p, dy, dx, alpha, y, idx):
+    """The backward of a row for alpha other than 1.5 and 2: the support gathered into
+    ``y`` and ``idx`` first, so that the power ``g = p^(2 - alpha)`` is taken on it alone
+    (a vectorized loop over the support, not the row); the sums over the gathered support,
+    in its order (so that their bits depend on the support alone)."""
+    n = p.shape[0]
+    k = _gather(p, 0.0, 1.0, 0.0, y, idx)
+    e = 2.0 - alpha
+    for j in range(k):
+        y[j] = fast_pow(y[j], e)
+    sg = 0.0
+    sgd = 0.0
+    for j in range(k):
+        g = y[j]
+        sg += g
+        sgd += g * dy[idx[j]]
+    mean = sgd / sg if sg > 0.0 else 0.0
+    for i in range(n):
+        dx[i] = 0.0
+    for j in range(k):
+        i = idx[j]
+        dx[i] = y[j] * (dy[i] - mean)
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+def _backward_row(p, dy, dx, alpha, mode, y, idx):
     n = p.shape[0]
     sg = 0.0
     sgd = 0.0
@@ -390,11 +472,9 @@ def _backward_row(p, dy, dx, alpha, mode):
         if mode == ENTMAX15:
             for i in range(n):
                 dx[i] = math.sqrt(np.float64(p[i]))
-        else:  # the power on the support only (most entries are 0)
-            e = 2.0 - alpha
-            for i in range(n):
-                v = np.float64(p[i])
-                dx[i] = fast_pow(v, e) if v > 0.0 else 0.0
+        else:
+            _backward_general(p, dy, dx, alpha, y, idx)
+            return
         for i in range(n):
             g = np.float64(dx[i])
             sg += g
@@ -405,16 +485,28 @@ def _backward_row(p, dy, dx, alpha, mode):
 
 
 @numba.njit(cache=True, nogil=True)
-def _backward_block(P, DY, DX, alphas, mode, b):
+def _backward_rows(P, DY, DX, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
-        _backward_row(P[r], DY[r], DX[r], alphas[r], mode)
+        _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
+
+
+@numba.njit(cache=True, nogil=True)
+def _backward_block(P, DY, DX, alphas, mode, b):
+    """Block ``b`` of rows, with scratch rows of its own (as :func:`_forward_block`)."""
+    n = P.shape[1] if mode == GENERAL else 0  # (scratch rows for alpha other than 1.5, 2)
+    y = np.empty(n, dtype=np.float64)
+    idx = np.empty(n, dtype=np.int64)
+    _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, nogil=True)
 def backward_serial(P, DY, DX, alphas, mode):
     """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``."""
+    n = P.shape[1] if mode == GENERAL else 0
+    y = np.empty(n, dtype=np.float64)
+    idx = np.empty(n, dtype=np.int64)
     for b in range((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_block(P, DY, DX, alphas, mode, b)
+        _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
