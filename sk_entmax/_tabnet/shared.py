@@ -282,6 +282,9 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         if check is not None:
             self.restored_features_ = np.array(check.restored, dtype=np.intp)
             self.selection_losses_ = np.array([check.first_loss, check.latest_loss])
+        else:  # nothing of an earlier fit's check stays
+            self.__dict__.pop("restored_features_", None)
+            self.__dict__.pop("selection_losses_", None)
         super()._after_fit(X)
         self.mask_alpha_ = np.array(tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)

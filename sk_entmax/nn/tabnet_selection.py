@@ -274,6 +274,9 @@ class BackwardElimination:
         self._means: dict[int, float] = {}
         self.contributions: dict[int, float] = {}
         self.protected: tuple[int, ...] = ()
+        #: whether :meth:`record` has been given typical rises (then :meth:`leading` waits
+        #: for every supported column's)
+        self._typical_given = False
         self._restart()
         self._null = _Moments()
         #: the base loss of the first ``SAMPLES`` steps (before any drop: every column read)
@@ -322,6 +325,7 @@ class BackwardElimination:
             row's loss with the column occluded (what :meth:`leading` ranks on).
         """
         self._base.add(base)
+        self._typical_given = self._typical_given or typical is not None
         for column, rise in (typical or {}).items():
             if column in self._typical:
                 self._typical[column].add(rise)
@@ -367,8 +371,10 @@ class BackwardElimination:
         (the median over the probe rows of a row's loss rise, since the last drop) is at
         least ``share`` of the largest one's, largest first (at least the largest); by
         their measured contribution instead (the latest complete samples, else the samples
-        so far) when no typical rise is above 0. None while a supported column has no
-        sample. They are then protected: no later decision drops them.
+        so far) when :meth:`record` was given no typical rise or none is above 0. None
+        while a supported column has no
+        sample (or, when typical rises are given, has none yet). They are then protected:
+        no later decision drops them.
 
         Parameters
         ----------
@@ -379,9 +385,11 @@ class BackwardElimination:
         measured = self.contributions or {
             c: m.mean for c, m in self._singles.items() if m.n and c in self.alive
         }
-        if len(typical) < len(self.alive) or any(c not in measured for c in self.alive):
+        if any(c not in measured for c in self.alive):
             return None
-        if max(typical.values()) <= 0.0:  # no column that the typical row needs
+        if self._typical_given and len(typical) < len(self.alive):
+            return None
+        if not typical or max(typical.values()) <= 0.0:  # none given, or none positive
             typical = measured
         # largest first; ties in column order (sorted is stable)
         ranked = sorted(self.alive, key=lambda c: -typical[c])
