@@ -78,7 +78,8 @@ What a zero proves depends on where the first mask comes from:
     only some rows need (a feature of one branch of a switch) is then read by those rows
     only, and certified for the others. The elimination's budget is small (3% of the
     loss), so a weak or joint signal stays in the model: the per-row masks, not the drops,
-    give most of the certificate.
+    give most of the certificate. With ``step_rest`` each later step may also read
+    nothing (its *rest*), so a row whose needs the earlier steps met reads no more.
 
 Batch normalisation is *ghost* batch normalisation (Hoffer et al., 2017): in training the
 statistics are those of virtual batches of ``virtual_batch_size`` rows, see

@@ -116,8 +116,14 @@ class _TabNetTask(nn.Module):
         self.tabnet = TabNet(**tabnet_params)
 
     def sparsity_weight(self) -> float:
-        """The regulariser's weight now: ``settled_lambda_sparse`` once the faithful
-        design's warm-up has ended (if given), else ``lambda_sparse``."""
+        """The regulariser's weight at this training step.
+
+        Returns
+        -------
+        float
+            ``settled_lambda_sparse`` once the faithful design's warm-up has ended (if
+            given), else ``lambda_sparse``.
+        """
         settled = self.settled_lambda_sparse
         if settled is None or not self.tabnet._sharpened or self.tabnet.settling:
             return self.lambda_sparse
@@ -176,8 +182,9 @@ class _TabNetTask(nn.Module):
         raise NotImplementedError
 
     def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
-        """Per-row loss: :meth:`data_loss` plus :meth:`sparsity_weight` times the mask
-        entropy.
+        """Per-row loss: :meth:`data_loss` plus the weighted mask entropy.
+
+        The entropy's weight is :meth:`sparsity_weight`.
 
         In training, it also gives the network's column selection (if any ran this step)
         the losses of its probes (:meth:`TabNet.record_selection`).
