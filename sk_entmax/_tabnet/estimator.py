@@ -57,7 +57,9 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     lambda_sparse : float or "auto", default="auto"
         Weight of the mask-entropy regulariser (>= 0). "auto" is the paper's 1e-3, in both
         designs (with ``faithful_masks`` the regulariser is the entropy of the steps' mean
-        mask, 0 when every step reads the same one feature).
+        mask, 0 when every step reads the same one feature), and with ``faithful_masks``
+        1e-2 once the warm-up that chooses the columns has ended (the masks then shed per
+        row what the row does not need). A number is the weight throughout.
     momentum : float, default=0.02
         Momentum of the batch norms' running statistics, in [0, 1].
     virtual_batch_size : int or "auto", default="auto"
@@ -339,7 +341,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         steps: int | None = None,
     ):
         return TabNetClassifierNet, {
-            "lambda_sparse": self._lambda_sparse(params),
+            **self._regulariser(params),
             "alpha": params["alpha"],
             **self._tabnet_arguments(params, n_features, n_outputs, batch_size, steps),
         }

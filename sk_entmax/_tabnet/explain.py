@@ -83,7 +83,9 @@ class MaskExplanationMixin:
         M_explain : ndarray of shape (n_samples, n_features)
             Sum over steps of each mask weighted by that step's contribution to the decision.
         masks : dict of int to ndarray of shape (n_samples, n_features)
-            The mask of each step; rows sum to 1 and the sparse modes hold exact zeros.
+            The mask of each step; the sparse modes hold exact zeros. Rows sum to 1, but
+            at a later step of the faithful design (the default) to at most 1: what is
+            missing is the share that step read of nothing (its rest).
         """
         check_is_fitted(self)
         n_jobs = self._checked_n_jobs()

@@ -286,6 +286,7 @@ class TabNetPretrainer(
             # no targets to measure a column's worth by: the first mask is learned
             "selection_budget": None,
             "first_step_share": None,
+            "step_rest": False,
         }
 
     # ------------------------------------------------------------------ use

@@ -163,6 +163,6 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         steps: int | None = None,
     ):
         return TabNetRegressorNet, {
-            "lambda_sparse": self._lambda_sparse(params),
+            **self._regulariser(params),
             **self._tabnet_arguments(params, n_features, n_outputs, batch_size, steps),
         }

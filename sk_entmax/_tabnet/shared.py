@@ -36,6 +36,7 @@ from sk_entmax.nn.tabnet_selection import (
 
 __all__ = [
     "LAMBDA_SPARSE",
+    "SETTLED_LAMBDA_SPARSE",
     "TABNET_FITTED",
     "TABNET_FROM_NETWORK",
     "TabNetEstimatorMixin",
@@ -49,6 +50,11 @@ __all__ = [
 #: design's entropy of the mean mask too since its masks choose per row (issue 57: 0.01,
 #: issue 46's weight, made the later steps read too little for the signal on some data)
 LAMBDA_SPARSE = {False: 1e-3, True: 1e-3}
+#: ``lambda_sparse="auto"`` with ``faithful_masks``: the weight once the warm-up has ended
+#: (issue 57: the columns are chosen and learned by then, and a later step's rest lets a
+#: row read less; at 1e-3 the later steps still read a feature of the other branch of a
+#: switch on many rows)
+SETTLED_LAMBDA_SPARSE = 1e-2
 
 
 def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
@@ -178,6 +184,16 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             return LAMBDA_SPARSE[bool(params["faithful_masks"])]
         return params["lambda_sparse"]
 
+    def _regulariser(self, params: dict[str, Any]) -> dict[str, float | None]:
+        """The regulariser's weights a supervised task's module takes: ``lambda_sparse``
+        and, for "auto" with ``faithful_masks``, ``SETTLED_LAMBDA_SPARSE`` once the
+        warm-up has ended (else None: the same weight throughout)."""
+        auto = params["lambda_sparse"] == "auto" and params["faithful_masks"]
+        return {
+            "lambda_sparse": self._lambda_sparse(params),
+            "settled_lambda_sparse": SETTLED_LAMBDA_SPARSE if auto else None,
+        }
+
     def _tabnet_arguments(
         self,
         params: dict[str, Any],
@@ -206,6 +222,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "first_mask_warmup": first_mask_warmup(steps) if params["faithful_masks"] else None,
             "selection_budget": SELECTION_BUDGET if params["faithful_masks"] else None,
             "first_step_share": FIRST_STEP_SHARE if params["faithful_masks"] else None,
+            "step_rest": bool(params["faithful_masks"]),
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],
@@ -265,6 +282,9 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         if check is not None:
             self.restored_features_ = np.array(check.restored, dtype=np.intp)
             self.selection_losses_ = np.array([check.first_loss, check.latest_loss])
+        else:  # nothing of an earlier fit's check stays
+            self.__dict__.pop("restored_features_", None)
+            self.__dict__.pop("selection_losses_", None)
         super()._after_fit(X)
         self.mask_alpha_ = np.array(tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)

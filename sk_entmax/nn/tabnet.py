@@ -70,14 +70,16 @@ What a zero proves depends on where the first mask comes from:
     every dropped column (a column dropped is one the whole model never reads).
 
     With a ``first_step_share`` (the estimators' design since issue 57) the certificate
-    is per row: from 40% of the warm-up on the first step is narrowed to the columns of
-    largest measured contribution (those most rows need), a growing share of the rows at a
+    is per row: from 40% of the warm-up on the first step is narrowed to the columns the
+    typical row needs (by the median row's loss rise when a column is occluded), a
+    growing share of the rows at a
     time so that the network learns to read the others later, and the later steps choose
     per row, from what the row has read so far, among the other kept columns. A column that
     only some rows need (a feature of one branch of a switch) is then read by those rows
     only, and certified for the others. The elimination's budget is small (3% of the
     loss), so a weak or joint signal stays in the model: the per-row masks, not the drops,
-    give most of the certificate.
+    give most of the certificate. With ``step_rest`` each later step may also read
+    nothing (its *rest*), so a row whose needs the earlier steps met reads no more.
 
 Batch normalisation is *ghost* batch normalisation (Hoffer et al., 2017): in training the
 statistics are those of virtual batches of ``virtual_batch_size`` rows, see
@@ -97,7 +99,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check
+from sk_entmax.entmax.constraints import AnyOf, Boolean, Integer, Options, Real, check
 from sk_entmax.entmax.tracing import called_as
 from sk_entmax.nn.tabnet_blocks import (
     ARGUMENTS,
@@ -271,12 +273,21 @@ class TabNet(ColumnEmbedding):
         the dropped columns. A share in (0, 1] (the estimators use ``FIRST_STEP_SHARE``,
         0.5) makes the certificate per row: once ``FIRST_STEP_AT`` (40%) of the warm-up has
         passed, the first step is narrowed, over ``FIRST_STEP_RAMP`` (20%) of it and a
-        growing share of the training rows at a time, to the kept columns whose measured
-        contribution is at least that share of the largest (those most rows need; the
+        growing share of the training rows at a time, to the kept columns whose typical
+        rise (the median row's loss rise when the column is occluded) is at least that
+        share of the largest (those the typical row needs; the
         elimination never drops them afterwards), and the later steps' masks, computed
         from what the row has read so far, choose per row among the other kept columns.
         A row then reads the first step's columns and its own later choices, and
         :meth:`never_read` certifies the rest. Unused otherwise.
+    step_rest : bool, default=False
+        In issue 46's design (``faithful_masks`` and a ``first_mask_warmup``): each later
+        step's mask mapping also takes a learned logit of its own, its *rest*, as one
+        more entry, which is cut off after the mapping: a step whose rest takes all of the
+        mass reads nothing, and a row's mask sums to at most 1. Without it every step
+        reads something, so a row whose needs the earlier steps have met still read a
+        column at its last step (issue 57: on the switch families, often a feature of
+        the other branch). False in files saved before it; ignored outside that design.
 
     Attributes
     ----------
@@ -294,6 +305,9 @@ class TabNet(ColumnEmbedding):
         With ``faithful_masks`` and a ``first_mask_warmup``: a buffer counting the training
         steps taken (forward passes in training mode with gradients on), which sets how far
         the first mask has sharpened; saved with the weights.
+    rest_logits : torch.nn.Parameter or None
+        With ``step_rest`` in issue 46's design: each later step's rest logit (``n_steps -
+        1`` of them, zeros at the start).
     selection : BackwardElimination or None
         With a ``selection_budget``, while the warm-up runs in this process: the elimination's
         statistics (not saved; a fit resumed from a file mid-warm-up starts them afresh).
@@ -350,6 +364,7 @@ class TabNet(ColumnEmbedding):
         first_mask_warmup: int | None = None,
         selection_budget: float | None = None,
         first_step_share: float | None = None,
+        step_rest: bool = False,
     ) -> None:
         super().__init__()
         # TabNet checks what it uses itself; what it passes on, the block that uses it checks:
@@ -372,6 +387,7 @@ class TabNet(ColumnEmbedding):
         self.first_mask_warmup = check("first_mask_warmup", first_mask_warmup, _WARMUP, "TabNet")
         self.selection_budget = check("selection_budget", selection_budget, _BUDGET, "TabNet")
         self.first_step_share = check("first_step_share", first_step_share, _FIRST_STEP, "TabNet")
+        self.step_rest = check("step_rest", step_rest, Boolean(), "TabNet")
         self.selection: BackwardElimination | None = None
         self.selection_reduce = None
         self._probe = None
@@ -413,6 +429,9 @@ class TabNet(ColumnEmbedding):
                 width, hidden, self.shared, n_independent, **ghost
             )
         self.register_buffer("first_mask_step", step)
+        # one logit per later step for its rest (see ``step_rest``), in issue 46's design
+        rest = self.step_rest and self._sharpened
+        self.rest_logits = nn.Parameter(torch.zeros(n_steps - 1)) if rest else None
         self.feature_transformers = nn.ModuleList(
             FeatureTransformer(width, hidden, self.shared, n_independent, **ghost)
             for _ in range(n_steps)
@@ -505,8 +524,8 @@ class TabNet(ColumnEmbedding):
             prior = keep.to(X.dtype)
         a = None if self.faithful_masks else self.initial_splitter(X)[:, self.n_d :]
         tied = self._tied_indicators()
-        for attentive, transformer in zip(
-            self.attentive_transformers, self.feature_transformers, strict=True
+        for step, (attentive, transformer) in enumerate(
+            zip(self.attentive_transformers, self.feature_transformers, strict=True)
         ):
             if a is None:  # faithful: the first mask reads no input
                 if self._selecting:
@@ -529,13 +548,22 @@ class TabNet(ColumnEmbedding):
                     scores = attentive.scores(a, prior) * _sparsity_scale(attentive.alpha)
                     if self._selecting:  # no later step reads a dropped column
                         scores = scores - 1e6 * (~kept).to(scores.dtype)
-                    M = attentive.mapping(scores)
+                    M = self._later_mask(attentive, scores, step)
                 else:
                     M = attentive(a, prior)
                 out = transformer(self._read(M, X, tied) if self.faithful_masks else M * X)
             prior = prior * (self.gamma - M)
             yield M, F.relu(out[:, : self.n_d])
             a = out[:, self.n_d :]
+
+    def _later_mask(self, attentive: AttentiveTransformer, scores: torch.Tensor, step: int):
+        """A later step's mask from its scores: with ``step_rest``, mapped with the step's
+        rest logit as one more entry, which is then cut off (the share the step reads of
+        nothing)."""
+        if self.rest_logits is None:
+            return attentive.mapping(scores)
+        rest = self.rest_logits[step - 1].to(scores.dtype).expand(scores.shape[0], 1)
+        return attentive.mapping(torch.cat([scores, rest], -1))[:, :-1]
 
     def _tied_indicators(self) -> tuple[torch.Tensor, torch.Tensor] | None:
         """The value and the missing-indicator feature of each column with an indicator,
@@ -678,14 +706,23 @@ class TabNet(ColumnEmbedding):
             return rows.mean() if weight is None else (rows * weight).sum() / weight.sum()
 
         with torch.no_grad():
-            values = [mean(loss(base, target))]
-            values += [mean(loss(scores, target)) for _, scores in outputs]
-            values = torch.stack(values).to(torch.float64)
-            if self.selection_reduce is not None:
+            rows = loss(base, target)
+            values = [mean(rows)]
+            singles = []  # the single probes' typical rises: the median row's
+            for probe, scores in outputs:
+                occluded = loss(scores, target)
+                values.append(mean(occluded))
+                if probe.kind == "single":
+                    singles.append((occluded - rows).median())
+            values = torch.stack(values + singles).to(torch.float64)
+            if self.selection_reduce is not None:  # several processes: their means
                 values = self.selection_reduce(values)
             values = values.tolist()
             probes = [p for p, _ in outputs]
-            dropped = self.selection.record(values[0], list(zip(probes, values[1:], strict=True)))
+            losses = list(zip(probes, values[1 : 1 + len(probes)], strict=True))
+            columns = [p.columns[0] for p in probes if p.kind == "single"]
+            typical = dict(zip(columns, values[1 + len(probes) :], strict=True))
+            dropped = self.selection.record(values[0], losses, typical)
             if dropped:
                 self.first_mask_logits[self._hit(dropped)] = _DROPPED
             self._choose_first_step()
@@ -697,8 +734,9 @@ class TabNet(ColumnEmbedding):
 
     def _choose_first_step(self) -> None:
         """Once ``FIRST_STEP_AT`` of the warm-up has passed, start to narrow the first step
-        onto the kept columns whose measured contribution is at least ``first_step_share``
-        of the largest (once a fit; the elimination then never drops them): the others leave
+        onto the kept columns whose typical rise is at least ``first_step_share`` of the
+        largest (:meth:`BackwardElimination.leading`; once a fit, and the elimination then
+        never drops them): the others leave
         it a growing share of the rows at a time (:meth:`_narrow`) and stay open to the
         later steps, whose masks, computed from what the row has read so far, choose per
         row among them."""
@@ -814,6 +852,8 @@ class TabNet(ColumnEmbedding):
         with torch.no_grad():
             self.first_mask_logits.zero_()
             self.first_mask_step.zero_()
+            if self.rest_logits is not None:
+                self.rest_logits.zero_()
         self.selection = None
         self._narrowing = None
 
@@ -857,8 +897,9 @@ class TabNet(ColumnEmbedding):
             ``sum_steps mask * sum(ReLU(decision))``: each step's mask weighted by how much
             that step contributes to the decision (Arik & Pfister, 2019, section 3).
         masks : dict of int to torch.Tensor of shape (n_samples, n_features)
-            The mask of each step, ``{0: ..., 1: ..., ...}``; each row sums to 1, and the
-            sparse modes keep their exact zeros.
+            The mask of each step, ``{0: ..., 1: ..., ...}``; each row sums to 1 (to at
+            most 1 at a later step with ``step_rest``: the rest is read of nothing), and
+            the sparse modes keep their exact zeros.
         """
         M_explain = 0
         masks = {}

@@ -49,6 +49,7 @@ _TABNET_NAMES = name_forms(
     f"tabnet.attentive_transformers.<i>.bn.{_BN}",
     "tabnet.attentive_transformers.<i>.adaptive.alpha_raw",
     "tabnet.first_mask_logits",
+    "tabnet.rest_logits",
     "tabnet.first_mask_step",
     "tabnet.embeddings.<i>.weight",
     "tabnet.final_mapping.(weight|bias)",
@@ -83,18 +84,50 @@ _TABNET_ARGUMENTS = {
     "first_mask_warmup": Argument("real or None"),
     "selection_budget": Argument("real or None"),
     "first_step_share": Argument("real or None"),
+    "step_rest": BOOL,
 }
+#: the arguments of a supervised task's module: TabNet's and the regulariser's weight after
+#: the warm-up
+_TASK_ARGUMENTS = {**_TABNET_ARGUMENTS, "settled_lambda_sparse": Argument("real or None")}
 
 
 class _TabNetTask(nn.Module):
-    """What the TabNet module of any task holds: the network, the weight of its sparsity
+    """What the TabNet module of any task holds: the network, the weights of its sparsity
     regulariser, and a flat ``train``. A task adds its per-row loss (and, for a
-    classifier, its output mapping)."""
+    classifier, its output mapping).
 
-    def __init__(self, lambda_sparse: float = 1e-3, **tabnet_params) -> None:
+    ``settled_lambda_sparse`` (None: ``lambda_sparse`` throughout) is the regulariser's
+    weight once the faithful design's warm-up has ended (:attr:`TabNet.settling`): the
+    columns are chosen by then and the network has learned what it reads, so a stronger
+    pull towards fewer reads per row now takes what a row does not need rather than a
+    signal not yet learned."""
+
+    def __init__(
+        self,
+        lambda_sparse: float = 1e-3,
+        settled_lambda_sparse: float | None = None,
+        **tabnet_params,
+    ) -> None:
         super().__init__()
         self.lambda_sparse = float(lambda_sparse)
+        self.settled_lambda_sparse = (
+            None if settled_lambda_sparse is None else float(settled_lambda_sparse)
+        )
         self.tabnet = TabNet(**tabnet_params)
+
+    def sparsity_weight(self) -> float:
+        """The regulariser's weight at this training step.
+
+        Returns
+        -------
+        float
+            ``settled_lambda_sparse`` once the faithful design's warm-up has ended (if
+            given), else ``lambda_sparse``.
+        """
+        settled = self.settled_lambda_sparse
+        if settled is None or not self.tabnet._sharpened or self.tabnet.settling:
+            return self.lambda_sparse
+        return settled
 
     def train(self, mode: bool = True) -> _TabNetTask:
         """Set training (or evaluation) mode on this module and all its submodules.
@@ -149,14 +182,16 @@ class _TabNetTask(nn.Module):
         raise NotImplementedError
 
     def loss(self, output: tuple[torch.Tensor, torch.Tensor], target: torch.Tensor):
-        """Per-row loss: :meth:`data_loss` plus ``lambda_sparse`` times the mask entropy.
+        """Per-row loss: :meth:`data_loss` plus the weighted mask entropy.
+
+        The entropy's weight is :meth:`sparsity_weight`.
 
         In training, it also gives the network's column selection (if any ran this step)
         the losses of its probes (:meth:`TabNet.record_selection`).
         """
         scores, mask_entropy = output
         self.tabnet.record_selection(target, self.data_loss)
-        return self.data_loss(scores, target) + self.lambda_sparse * mask_entropy
+        return self.data_loss(scores, target) + self.sparsity_weight() * mask_entropy
 
 
 class TabNetClassifierNet(_TabNetTask):
@@ -172,6 +207,9 @@ class TabNetClassifierNet(_TabNetTask):
         Weight of the mask-entropy regulariser.
     alpha : float, default=1.5
         The alpha of the output mapping (1 softmax, 1.5 entmax15, 2 sparsemax).
+    settled_lambda_sparse : float or None, default=None
+        The regulariser's weight once the faithful design's warm-up has ended (None:
+        ``lambda_sparse`` throughout).
     **tabnet_params
         Passed to :class:`TabNet` (``n_features`` and ``n_outputs`` included).
 
@@ -186,11 +224,17 @@ class TabNetClassifierNet(_TabNetTask):
     #: for :mod:`sk_entmax.persistence`: the names its tensors can have, and which stored
     #: tensors bound each argument, its own and :class:`TabNet`'s
     state_spec: ClassVar[StateSpec] = StateSpec(
-        names=_TABNET_NAMES, arguments={"alpha": REAL, **_TABNET_ARGUMENTS}
+        names=_TABNET_NAMES, arguments={"alpha": REAL, **_TASK_ARGUMENTS}
     )
 
-    def __init__(self, lambda_sparse: float = 1e-3, alpha: float = 1.5, **tabnet_params) -> None:
-        super().__init__(lambda_sparse, **tabnet_params)
+    def __init__(
+        self,
+        lambda_sparse: float = 1e-3,
+        alpha: float = 1.5,
+        settled_lambda_sparse: float | None = None,
+        **tabnet_params,
+    ) -> None:
+        super().__init__(lambda_sparse, settled_lambda_sparse, **tabnet_params)
         self.head = EntmaxHead(alpha)
 
     @property
@@ -231,6 +275,9 @@ class TabNetRegressorNet(_TabNetTask):
     ----------
     lambda_sparse : float, default=1e-3
         Weight of the mask-entropy regulariser.
+    settled_lambda_sparse : float or None, default=None
+        The regulariser's weight once the faithful design's warm-up has ended (None:
+        ``lambda_sparse`` throughout).
     **tabnet_params
         Passed to :class:`TabNet` (``n_features`` and ``n_outputs``, the number of targets,
         included).
@@ -242,7 +289,7 @@ class TabNetRegressorNet(_TabNetTask):
     """
 
     #: for :mod:`sk_entmax.persistence`, as :attr:`TabNetClassifierNet.state_spec`
-    state_spec: ClassVar[StateSpec] = StateSpec(names=_TABNET_NAMES, arguments=_TABNET_ARGUMENTS)
+    state_spec: ClassVar[StateSpec] = StateSpec(names=_TABNET_NAMES, arguments=_TASK_ARGUMENTS)
 
     def data_loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """Per-row mean squared error over the targets.

@@ -30,10 +30,18 @@ The estimators' budget is small (``SELECTION_BUDGET``, 3% of the loss): issue 46
 dropped the whole of a weak signal (a product of two features worth about a tenth of the
 loss) or of one that the network had not yet learned when it was measured.
 
-The elimination also names the columns of the *first decision step* (:meth:`leading`): those
-whose measured contribution is at least ``FIRST_STEP_SHARE`` (half) of the largest. A
-column's mean contribution is the share of rows that need it times what it is worth to
-them, so these are the columns most rows need. From ``FIRST_STEP_AT`` (40%) of the warm-up
+The elimination also names the columns of the *first decision step* (:meth:`leading`): the
+columns the *typical* row needs. Each single probe also gives the median over its rows of
+the rise of a row's loss (its *typical* rise); the first step reads the columns whose
+typical rise is at least ``FIRST_STEP_SHARE`` (half) of the largest. A column that only
+some of the rows need (one branch of a switch, a feature only a rare class uses) has a
+median rise near 0, however much it is worth to those rows, so it is left to the later
+steps, which read it for those rows only; a column's mean contribution, which
+the elimination weighs, is the share of rows that need it times what it is worth to
+them, and ranked by it such a column took the first step for every row (issue 57: on the
+switch2 family, a first step of the switch and one branch's feature gave every row of the
+other branch a false read). When no column's typical rise is above 0 the mean
+contributions choose as before. From ``FIRST_STEP_AT`` (40%) of the warm-up
 on, the first step leaves the other kept columns to the later steps, over
 ``FIRST_STEP_RAMP`` (20%) of it and a growing share of the training rows at a time, so that
 the network learns to read them later (narrowed at once, the shock raised the held-out loss
@@ -266,6 +274,9 @@ class BackwardElimination:
         self._means: dict[int, float] = {}
         self.contributions: dict[int, float] = {}
         self.protected: tuple[int, ...] = ()
+        #: whether :meth:`record` has been given typical rises (then :meth:`leading` waits
+        #: for every supported column's)
+        self._typical_given = False
         self._restart()
         self._null = _Moments()
         #: the base loss of the first ``SAMPLES`` steps (before any drop: every column read)
@@ -277,6 +288,7 @@ class BackwardElimination:
 
     def _restart(self) -> None:
         self._singles = {c: _Moments() for c in self.alive}
+        self._typical = {c: _Moments() for c in self.alive}
         self._base = _Moments()
         self._joint = _Moments()
 
@@ -294,7 +306,12 @@ class BackwardElimination:
             probes.append(Probe("null", tuple(self.alive)))
         return probes
 
-    def record(self, base: float, losses: list[tuple[Probe, float]]) -> list[int]:
+    def record(
+        self,
+        base: float,
+        losses: list[tuple[Probe, float]],
+        typical: dict[int, float] | None = None,
+    ) -> list[int]:
         """Take one step's losses; return the columns to drop now (often none).
 
         Parameters
@@ -303,8 +320,15 @@ class BackwardElimination:
             The mean loss of the probe rows with nothing occluded.
         losses : list of (Probe, float)
             Each probe of :meth:`probes` and the mean loss with its columns occluded.
+        typical : dict of int to float, optional
+            For the single probes' columns, the median over the rows of the rise of a
+            row's loss with the column occluded (what :meth:`leading` ranks on).
         """
         self._base.add(base)
+        self._typical_given = self._typical_given or typical is not None
+        for column, rise in (typical or {}).items():
+            if column in self._typical:
+                self._typical[column].add(rise)
         if self.first_losses.n < SAMPLES and len(self.alive) == self.n_columns:
             self.first_losses.add(base)
         self.latest_losses.append(base)
@@ -343,26 +367,34 @@ class BackwardElimination:
         return _rise(self.first_losses, self.latest_losses)
 
     def leading(self, share: float) -> list[int] | None:
-        """The supported columns whose measured contribution (by their latest complete
-        samples, else the samples so far) is at least ``share`` of the largest one's,
-        largest first (at least the largest); None while a supported column has no sample.
-        They are then protected: no later decision drops them.
+        """The columns of the first decision step: the supported columns whose typical rise
+        (the median over the probe rows of a row's loss rise, since the last drop) is at
+        least ``share`` of the largest one's, largest first (at least the largest); by
+        their measured contribution instead (the latest complete samples, else the samples
+        so far) when :meth:`record` was given no typical rise or none is above 0. None
+        while a supported column has no
+        sample (or, when typical rises are given, has none yet). They are then protected:
+        no later decision drops them.
 
         Parameters
         ----------
         share : float
             In (0, 1].
         """
+        typical = {c: m.mean for c, m in self._typical.items() if m.n and c in self.alive}
         measured = self.contributions or {
             c: m.mean for c, m in self._singles.items() if m.n and c in self.alive
         }
-        alive = [c for c in self.alive if c in measured]
-        if len(alive) < len(self.alive):
+        if any(c not in measured for c in self.alive):
             return None
-        # largest contribution first; ties in column order (sorted is stable)
-        ranked = sorted(alive, key=lambda c: -measured[c])
-        top = measured[ranked[0]]
-        chosen = [c for c in ranked if c == ranked[0] or measured[c] >= share * top]
+        if self._typical_given and len(typical) < len(self.alive):
+            return None
+        if not typical or max(typical.values()) <= 0.0:  # none given, or none positive
+            typical = measured
+        # largest first; ties in column order (sorted is stable)
+        ranked = sorted(self.alive, key=lambda c: -typical[c])
+        top = typical[ranked[0]]
+        chosen = [c for c in ranked if c == ranked[0] or typical[c] >= share * top]
         self.protected = tuple(chosen)
         if self._group is not None:  # a group under test never holds a protected column
             self._group = [c for c in self._group if c not in self.protected] or None

@@ -26,6 +26,7 @@ from sk_entmax.nn.tabnet import (
     TabNet,
     first_mask_warmup,
 )
+from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 from sk_entmax.nn.tabnet_selection import FIRST_STEP_SHARE, SELECTION_BUDGET
 
 # (entmax_mode, entmax_alpha, the first mapping's alpha)
@@ -165,12 +166,18 @@ def test_the_estimators_build_the_certifying_design():
     assert module(faithful).tabnet.selection_budget == SELECTION_BUDGET
     assert module(faithful).tabnet.first_step_share == FIRST_STEP_SHARE
     assert module(faithful).lambda_sparse == shared.LAMBDA_SPARSE[True]
+    assert module(faithful).settled_lambda_sparse == shared.SETTLED_LAMBDA_SPARSE == 1e-2
+    assert module(faithful).tabnet.step_rest and module(faithful).tabnet.rest_logits is not None
     classic = TabNetEntmaxClassifier(faithful_masks=False, **kw).fit(FRAME, Y)
     assert module(classic).tabnet.first_mask_warmup is None
     assert module(classic).lambda_sparse == shared.LAMBDA_SPARSE[False] == 1e-3
+    assert module(classic).settled_lambda_sparse is None
+    assert not module(classic).tabnet.step_rest and module(classic).tabnet.rest_logits is None
     chosen = TabNetEntmaxRegressor(faithful_masks=True, lambda_sparse=0.5, **kw)
     chosen.fit(FRAME, FRAME["a"].to_numpy())
     assert module(chosen).lambda_sparse == 0.5
+    assert module(chosen).settled_lambda_sparse is None  # a number is the weight throughout
+    assert module(chosen).tabnet.step_rest
     assert module(chosen).tabnet.first_mask_warmup == math.ceil(2 * batches / 3)
     # a long fit's warm-up is 600 steps, an open-ended one's (partial_fit) too
     assert first_mask_warmup(1200) == first_mask_warmup(None) == FIRST_MASK_WARMUP == 600
@@ -274,3 +281,69 @@ def test_a_faithful_fit_runs_through_its_warmup(monkeypatch, early_stopping):
     first_settled = math.ceil(60 / steps)  # the first epoch that ends after the warm-up
     stopper = dict(clf.net_.callbacks_)["early_stopping"]
     assert stopper.best_epoch_ >= first_settled and clf.n_iter_ > first_settled
+
+
+def _resting(rest: float) -> TabNet:
+    """A selecting network past its warm-up whose first step reads column 0 only (1 to 3
+    kept for the later steps, 4 dropped), its later steps' rests at ``rest``."""
+    net = _net("sparsemax", 1.5, d=5, selection_budget=0.03, first_step_share=0.5, step_rest=True)
+    with torch.no_grad():
+        net.first_mask_logits.copy_(torch.tensor([0.0, -1e3, -1e3, -1e3, -1e6]))
+        net.first_mask_step.fill_(10)
+        net.rest_logits.fill_(rest)
+    return net.eval()
+
+
+def test_a_later_step_that_rests_reads_nothing_and_the_certificate_holds():
+    """A later step whose rest takes all of the mass reads nothing: the row reads only the
+    first step's column, never_read certifies the others, and they cannot move its
+    scores; with the rests far below the scores, every later step reads something."""
+    torch.manual_seed(1)
+    X = torch.randn(32, 5)
+    net = _resting(50.0)
+    with torch.no_grad():
+        _, masks = net.explain(X)
+        scores = net(X)[0]
+        other = X.clone()
+        other[:, 1:] = 10 * torch.randn(32, 4)
+        assert torch.equal(net(other)[0], scores)
+        never = net.never_read(X)
+    torch.testing.assert_close(masks[0].sum(-1), torch.ones(32))
+    assert all((masks[step] == 0).all() for step in (1, 2))
+    assert never[:, 1:].all() and not never[:, 0].any()
+    reading = _resting(-50.0)
+    with torch.no_grad():
+        _, masks = reading.explain(X)
+    for step in (1, 2):
+        torch.testing.assert_close(masks[step].sum(-1), torch.ones(32))
+        assert (masks[step][:, 4] == 0).all()  # the dropped column stays unread
+    assert not reading.never_read(X)[:, 1:4].all()
+
+
+def test_the_rests_are_the_certifying_designs_only():
+    assert _net("sparsemax", 1.5, step_rest=True).rest_logits.shape == (2,)
+    assert _net("sparsemax", 1.5, warmup=None, step_rest=True).rest_logits is None
+    assert _net("sparsemax", 1.5).rest_logits is None
+    with pytest.raises(ValueError, match="step_rest"):
+        _net("sparsemax", 1.5, step_rest="yes")
+
+
+def test_the_regulariser_weighs_more_once_the_warmup_has_ended():
+    """``settled_lambda_sparse`` is the weight once the warm-up has ended, in the
+    certifying design only; None keeps ``lambda_sparse`` throughout."""
+    torch.manual_seed(0)
+    kw = {"n_features": 4, "n_outputs": 2, "n_d": 4, "n_a": 4, "faithful_masks": True}
+    net = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, first_mask_warmup=10, **kw)
+    assert net.sparsity_weight() == 1e-3
+    net.tabnet.first_mask_step.fill_(10)
+    assert net.sparsity_weight() == 1e-2
+    X, target = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    output = net(X)
+    scores, entropy = output
+    expected = net.data_loss(scores, target) + 1e-2 * entropy
+    torch.testing.assert_close(net.loss(output, target), expected)
+    same = TabNetClassifierNet(1e-3, first_mask_warmup=10, **kw)
+    same.tabnet.first_mask_step.fill_(10)
+    assert same.sparsity_weight() == 1e-3
+    paper = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, **kw)  # no warm-up
+    assert paper.sparsity_weight() == 1e-3

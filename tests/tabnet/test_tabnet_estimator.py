@@ -72,10 +72,10 @@ def _weights(clf):
 
 # --------------------------------------------------------------------------- estimator checks
 
-# Two epochs are the fewest that pass every check with a margin in every mode
-# (check_classifiers_train asks for an accuracy above 0.83: two epochs give 0.88 or more,
-# one epoch 0.833 in sparsemax mode).
-CHECK_PARAMS = {"max_epochs": 2}
+# Three epochs are the fewest that pass every check in every mode (check_classifiers_train
+# asks for an accuracy above 0.83 on its 3-class blobs: with the later steps' rests of
+# issue 57, two epochs gave 0.81 in constant mode at alpha 1.3, three 0.90).
+CHECK_PARAMS = {"max_epochs": 3}
 
 # Every check for three modes; the adaptive mode, whose learned alpha makes each step about
 # three times slower, gets the checks that train and predict (see SUBSET_CHECKS).
@@ -520,9 +520,9 @@ def test_missing_indicators_stay_in_their_columns_group(fitted_survey):
     assert M_explain.shape == (len(SURVEY), n_columns)
     assert np.all(np.isfinite(M_explain))
     np.testing.assert_allclose(importances, M_explain.sum(axis=0) / M_explain.sum())
-    for mask in masks.values():
+    for step, mask in masks.items():
         assert mask.shape == (len(SURVEY), n_columns)
-        np.testing.assert_allclose(mask.sum(axis=1), 1.0, atol=1e-5)
+        _assert_mask_sums(step, mask)
 
 
 def test_rows_with_missing_numbers_predict_finite_and_valid(fitted_survey):
@@ -749,6 +749,16 @@ def test_explicit_categorical_spec_is_not_mutated_by_fit():
 # --------------------------------------------------------------------------- explain
 
 
+def _assert_mask_sums(step, mask):
+    """The faithful design's (the default's) masks: the first step's rows sum to 1, a later
+    step's to at most 1 (the rest is the share it read of nothing)."""
+    sums = mask.sum(axis=1)
+    if step == 0:
+        np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    else:
+        assert np.all(sums <= 1.0 + 1e-5) and np.all(sums >= 0.0)
+
+
 def test_explain_shapes_and_masks_on_the_simplex(fitted):
     M_explain, masks = fitted.explain(X_MED)
     n, d = X_MED.shape
@@ -757,10 +767,10 @@ def test_explain_shapes_and_masks_on_the_simplex(fitted):
     assert np.all(M_explain >= 0)
     assert isinstance(masks, dict)
     assert sorted(masks) == list(range(TINY["n_steps"]))
-    for mask in masks.values():
+    for step, mask in masks.items():
         assert mask.shape == (n, d)
         assert np.all(mask >= 0)
-        np.testing.assert_allclose(mask.sum(axis=1), 1.0, atol=1e-5)
+        _assert_mask_sums(step, mask)
 
 
 def test_sparsemax_masks_hold_exact_zeros():

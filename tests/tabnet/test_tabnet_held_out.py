@@ -229,7 +229,11 @@ def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):
     )
     assert "Every column was kept." in page and "&#x27;c&#x27;, &#x27;e&#x27;" in page
     # a fit where the check did not fire has neither attribute
-    assert not hasattr(_shared(), "restored_features_")
+    quiet = _copied()
+    quiet.net_.module_.tabnet.selection_check = None
+    quiet._after_fit(quiet._validate_predict_data(FRAME))
+    assert not hasattr(quiet, "restored_features_")
+    assert not hasattr(quiet, "selection_losses_")
 
 
 def test_a_check_that_undid_the_narrowing_only_says_so(tmp_path):

@@ -188,6 +188,9 @@ def test_the_supervised_fit_starts_from_the_pretrained_encoder(cls):
     for name, ours in model.net_.module_.tabnet.named_parameters():
         if name.startswith("final_mapping"):
             continue
+        if name == "rest_logits":  # the later steps' rests are the task's own
+            assert ours.abs().max() < 1e-8 and name not in theirs
+            continue
         if name == "first_mask_logits":  # the faithful model chooses its columns afresh
             assert (ours == 0).all() and (theirs[name] != 0).any()
             continue

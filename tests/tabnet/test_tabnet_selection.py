@@ -19,10 +19,13 @@ from sk_entmax.nn.tabnet import TabNet
 from sk_entmax.nn.tabnet_selection import FIRST_STEP_AT, FIRST_STEP_RAMP, BackwardElimination
 
 
-def _run(elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400) -> list:
+def _run(
+    elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400, typical=None
+) -> list:
     """Feed ``steps`` steps; ``worth(columns)`` is the loss rise of hiding those columns
     from the full model (the columns already dropped are hidden too, so a column's worth
-    can grow when its stand-in goes). Returns the drops in order."""
+    can grow when its stand-in goes); ``typical(column)``, if given, the median row's rise
+    of each single probe. Returns the drops in order."""
     drops = []
     everything = set(range(elimination.n_columns))
     for _ in range(steps):
@@ -35,7 +38,10 @@ def _run(elimination: BackwardElimination, worth, base=1.0, null=2.0, steps=400)
         for probe in probes:
             hidden = set(probe.columns) | gone
             losses.append((probe, null if probe.kind == "null" else base + worth(hidden)))
-        dropped = elimination.record(now, losses)
+        rises = None
+        if typical is not None:
+            rises = {p.columns[0]: typical(p.columns[0]) for p in probes if p.kind == "single"}
+        dropped = elimination.record(now, losses, rises)
         if dropped:
             drops.append(sorted(dropped))
     return drops
@@ -198,7 +204,7 @@ def test_record_selection_drops_every_column_of_a_feature():
     """An embedded column (two post-embedding features) is dropped whole."""
     net = _net(d=3, cat_idxs=[1], cat_dims=[4], cat_emb_dims=2)
     net.selection = BackwardElimination(3, 0.4)
-    net.selection.record = lambda base, losses: [1]
+    net.selection.record = lambda base, losses, typical=None: [1]
     net._probe = (torch.zeros(4, 2), [], None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1))
     assert (net.first_mask_logits < 0).tolist() == [False, True, True, False]
@@ -347,12 +353,32 @@ def test_record_selection_decides_on_the_reduced_losses():
     net = _net(d=3)
     net.selection = BackwardElimination(3, 0.4)
     seen = []
-    net.selection.record = lambda base, losses: seen.append((base, [v for _, v in losses])) or []
+    net.selection.record = lambda base, losses, typical: (
+        seen.append((base, [v for _, v in losses], typical)) or []
+    )
     net.selection_reduce = lambda values: values * 0 + torch.arange(len(values))
     probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,))]
     net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes], None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1) + 5.0)
-    assert seen == [(0.0, [1.0, 2.0])]
+    # the base loss, the probes' losses, then the single probes' typical rises
+    assert seen == [(0.0, [1.0, 2.0], {0: 3.0, 1: 4.0})]
+
+
+def test_record_selection_gives_the_median_rows_rise():
+    """Each single probe's typical rise is the median over the rows of a row's loss rise:
+    hiding column 0 raises 3 rows of 5 by 1 (median 1), column 1 only 2 rows (median 0),
+    although its mean rise is the larger."""
+    net = _net(d=3)
+    net.selection = BackwardElimination(3, 0.4)
+    seen = []
+    net.selection.record = lambda base, losses, typical: seen.append(typical) or []
+    base = torch.zeros(5, 2)
+    zero = torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0])[:, None].expand(5, 2) / 2
+    one = torch.tensor([0.0, 0.0, 0.0, 3.0, 3.0])[:, None].expand(5, 2) / 2
+    probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,)), sel.Probe("null", (0, 1))]
+    net._probe = (base, list(zip(probes, [zero, one, one], strict=True)), None)
+    net.record_selection(torch.zeros(5, dtype=torch.long), lambda s, t: s.sum(-1))
+    assert seen == [{0: 1.0, 1: 0.0}]
 
 
 # ------------------------------------------------------------------ the first step's columns
@@ -370,6 +396,27 @@ def test_the_first_step_takes_the_columns_most_rows_need():
     _run(e, lambda cols: 0.0, steps=400)
     assert set(e.alive) >= {0, 2}
     assert BackwardElimination(2, 0.03).leading(1.0) is None
+
+
+def test_the_first_step_takes_the_columns_the_typical_row_needs():
+    """A switch that every row needs and two branch features that half of the rows each
+    need: by their mean contributions (1.0, 0.6, 0.55) a share of 0.5 takes all three,
+    and every row of one branch would read the other's feature at its first step; by the
+    median row's rise (0.8, 0.0, 0.02) only the switch, and the branches are left to the
+    later steps, per row."""
+    worth = {0: 1.0, 1: 0.6, 2: 0.55, 3: 0.0}
+    median = {0: 0.8, 1: 0.0, 2: 0.02, 3: 0.0}
+    e = BackwardElimination(4, 0.03)
+    _run(e, lambda cols: sum(worth[c] for c in cols), steps=12, typical=median.get)
+    assert e.leading(0.5) == [0]
+    # by the means, as when no typical rise is given
+    means = BackwardElimination(4, 0.03)
+    _run(means, lambda cols: sum(worth[c] for c in cols), steps=12)
+    assert means.leading(0.5) == [0, 1, 2]
+    # no typical rise above 0: the means decide
+    flat = BackwardElimination(4, 0.03)
+    _run(flat, lambda cols: sum(worth[c] for c in cols), steps=12, typical=lambda c: 0.0)
+    assert flat.leading(0.5) == [0, 1, 2]
 
 
 def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
