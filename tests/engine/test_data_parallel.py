@@ -81,8 +81,9 @@ def test_faithful_masks_drop_the_same_columns_on_every_process(tmp_path):
     restored = sorted(re.findall(r"rank (\d) of 2: put back (\[.*\])", output))
     assert [rank for rank, _ in unread] == [r for r, _ in restored] == ["0", "1"], output[-3000:]
     assert unread[0][1] == unread[1][1] and restored[0][1] == restored[1][1], (unread, restored)
-    # the selection left columns out: certified never read, or put back by the check
-    assert (unread[0][1] != "[]") != (restored[0][1] != "[]"), (unread, restored)
+    # the selection left columns out: certified never read, or put back by the check (or
+    # both: a check that undid only the first step's narrowing keeps the drops out)
+    assert unread[0][1] != "[]" or restored[0][1] != "[]", (unread, restored)
     lines = sorted(re.findall(r"rank (\d) of 2: (\d+) epochs, test accuracy ([\d.]+)", output))
     assert lines[0][1:] == lines[1][1:], lines
 
