@@ -556,7 +556,9 @@ class TabNet(ColumnEmbedding):
             yield M, F.relu(out[:, : self.n_d])
             a = out[:, self.n_d :]
 
-    def _later_mask(self, attentive: AttentiveTransformer, scores: torch.Tensor, step: int):
+    def _later_mask(
+        self, attentive: AttentiveTransformer, scores: torch.Tensor, step: int
+    ) -> torch.Tensor:
         """A later step's mask from its scores: with ``step_rest``, mapped with the step's
         rest logit as one more entry, which is then cut off (the share the step reads of
         nothing)."""
