@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 SHIM = Path(__file__).resolve().parent / "shim"
@@ -72,6 +73,9 @@ def run_suite(files: list[Path], workdir: Path, extra_path: Path = SHIM) -> tupl
 
     Returns the counts from pytest's summary line (``{"passed": 127, ...}``) and the output.
     """
+    # absolute: the suite runs with ``workdir`` as its current directory, where a relative
+    # ``extra_path`` on PYTHONPATH would point elsewhere
+    workdir, extra_path = workdir.resolve(), extra_path.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     for f in files:
         shutil.copy(f, workdir / f.name)
@@ -148,8 +152,15 @@ def _ludwig_tree(root: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ludwig", type=Path, help="a checkout of Ludwig's repository")
-    parser.add_argument("--workdir", type=Path, default=Path("peer_suite_run"))
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where the suites are copied and run (default: a new temporary directory)",
+    )
     args = parser.parse_args(argv)
+    if args.workdir is None:
+        args.workdir = Path(tempfile.mkdtemp(prefix="peer_suite_run_"))
     if args.ludwig is None:
         counts, out = run_suite(reference_test_files(), args.workdir / "reference")
         expected = REFERENCE_TESTS
