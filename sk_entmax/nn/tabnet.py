@@ -72,9 +72,9 @@ What a zero proves depends on where the first mask comes from:
     With a ``first_step_share`` (the estimators' design since issue 57) the certificate
     is per row: from 40% of the warm-up on the first step is narrowed to the columns the
     typical row needs (by the median row's loss rise when a column is occluded), a
-    growing share of the rows at a
-    time so that the network learns to read the others later, and the later steps choose
-    per row, from what the row has read so far, among the other kept columns. A column that
+    growing share of the rows at a time so that the network learns to read the others
+    later, and the later steps choose per row, from what the row has read so far, among
+    the other kept columns. A column that
     only some rows need (a feature of one branch of a switch) is then read by those rows
     only, and certified for the others. The elimination's budget is small (3% of the
     loss), so a weak or joint signal stays in the model: the per-row masks, not the drops,
@@ -275,9 +275,9 @@ class TabNet(ColumnEmbedding):
         passed, the first step is narrowed, over ``FIRST_STEP_RAMP`` (20%) of it and a
         growing share of the training rows at a time, to the kept columns whose typical
         rise (the median row's loss rise when the column is occluded) is at least that
-        share of the largest (those the typical row needs; the
-        elimination never drops them afterwards), and the later steps' masks, computed
-        from what the row has read so far, choose per row among the other kept columns.
+        share of the largest (those the typical row needs; the elimination never drops
+        them afterwards), and the later steps' masks, computed from what the row has read
+        so far, choose per row among the other kept columns.
         A row then reads the first step's columns and its own later choices, and
         :meth:`never_read` certifies the rest. Unused otherwise.
     step_rest : bool, default=False

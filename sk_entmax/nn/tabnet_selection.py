@@ -36,9 +36,9 @@ the rise of a row's loss (its *typical* rise); the first step reads the columns 
 typical rise is at least ``FIRST_STEP_SHARE`` (half) of the largest. A column that only
 some of the rows need (one branch of a switch, a feature only a rare class uses) has a
 median rise near 0, however much it is worth to those rows, so it is left to the later
-steps, which read it for those rows only; a column's mean contribution, which
-the elimination weighs, is the share of rows that need it times what it is worth to
-them, and ranked by it such a column took the first step for every row (issue 57: on the
+steps, which read it for those rows only; a column's mean contribution, which the
+elimination weighs, is the share of rows that need it times what it is worth to them,
+and ranked by it such a column took the first step for every row (issue 57: on the
 switch2 family, a first step of the switch and one branch's feature gave every row of the
 other branch a false read). When no column's typical rise is above 0 the mean
 contributions choose as before. From ``FIRST_STEP_AT`` (40%) of the warm-up
@@ -372,9 +372,8 @@ class BackwardElimination:
         least ``share`` of the largest one's, largest first (at least the largest); by
         their measured contribution instead (the latest complete samples, else the samples
         so far) when :meth:`record` was given no typical rise or none is above 0. None
-        while a supported column has no
-        sample (or, when typical rises are given, has none yet). They are then protected:
-        no later decision drops them.
+        while a supported column has no sample (or, when typical rises are given, no
+        typical rise yet). They are then protected: no later decision drops them.
 
         Parameters
         ----------
