@@ -147,6 +147,17 @@ def _moved(model: Any, X: Any, X_moved: Any) -> tuple[float, float]:
 # ------------------------------------------------------------------------------ fits
 
 
+def _auc(y: Any, scores: np.ndarray, classes: np.ndarray) -> float | None:
+    """The test AUC: of the second class for two classes, one-vs-rest (macro) for more;
+    None when a test split lacks a class."""
+    y = np.asarray(y)
+    if np.unique(y).size != len(classes):
+        return None
+    if len(classes) == 2:
+        return float(roc_auc_score(y == classes[1], scores[:, 1]))
+    return float(roc_auc_score(y, scores, multi_class="ovr", labels=classes))
+
+
 def _fit_ours(faithful: bool):
     def fit(split, seed: int, args) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -165,8 +176,12 @@ def _fit_ours(faithful: bool):
         zero = np.all([m == 0 for m in masks.values()], axis=0)
         never = clf.never_read(X_test)
         proba, label = _moved(clf, X_test, _replaced(X_test, zero, _donors(len(zero), seed)))
+        scores = clf.predict_proba(X_test)
+        predicted = clf.classes_[np.argmax(scores, axis=1)]
         return {
-            "accuracy": float(np.mean(clf.predict(X_test) == split.y_test)),
+            "accuracy": float(np.mean(predicted == split.y_test)),
+            "auc": _auc(split.y_test, scores, clf.classes_),
+            "classes": int(np.unique(predicted).size),
             "zero": float(zero.mean()),
             "never_read": float(never.mean()),
             "never_read_mismatch": int(np.sum(never != zero)),

@@ -96,19 +96,23 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         reads only its masked features. A row's prediction then depends only on the
         features in the union of its step masks, and :meth:`never_read` lists the others.
         A warm-up (two thirds of the fit's planned steps, at most 600; no epoch of it counts
-        towards ``patience``) chooses what the model reads: from 30% of it on, each step
-        also measures how much the loss rises when a column is occluded, and columns whose
-        contribution fits in 3% of the training loss, in all, are dropped
+        towards ``patience``) chooses what the model reads, on a fifth of the training rows
+        that it holds out of training until it ends: from 30% of it on, each step also
+        measures how much the held-out loss rises when a column is occluded, and columns
+        whose contribution fits in 3% of the loss, in all, are dropped
         (``sk_entmax.nn.tabnet_selection``; this costs about three extra forward passes per
-        warm-up step). From 40% of it the first step is narrowed (a growing share of the
-        rows at a time, over a fifth of the warm-up, so that the network learns to read
-        the others later) to the columns whose contribution is at least half the largest
-        (those most rows need); the later steps' masks, computed from what the row has
-        read so far, choose per row among the other kept columns, so each row's
-        certificate is its own: the dropped columns and the kept ones its masks never
-        picked. The later masks' scores are scaled to give each
-        mode about sparsemax's zeros (see ``entmax_mode``) and the regulariser is the
-        entropy of the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False is the
+        warm-up step), unless the residual (the gradient of each row's loss with respect to
+        the scores) still depends on them: then the model has not yet learned what they
+        say, and they stay; at the warm-up's end a dropped column the residual depends on
+        comes back (``sk_entmax.nn.tabnet_residual``). From 40% of it the first step is
+        narrowed (a growing share of the rows at a time, over a fifth of the warm-up, so
+        that the network learns to read the others later) to the columns the typical row
+        needs (the median row's loss rise at least half the largest); the later steps'
+        masks, computed from what the row has read so far, choose per row among the other
+        kept columns, so each row's certificate is its own: the dropped columns and the kept
+        ones its masks never picked. The later masks' scores are scaled to give each mode
+        about sparsemax's zeros (see ``entmax_mode``) and the regulariser is the entropy of
+        the steps' mean mask (see :class:`~sk_entmax.nn.TabNet`). False is the
         paper's design (and pytorch-tabnet's): the first step reads every feature, so a
         feature whose mask is 0 at every step can still change the prediction and no zero
         proves anything; its fits are faster (no probes).

@@ -30,6 +30,7 @@ from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_SHARE,
     HELD_OUT_MIN,
     HELD_OUT_SHARE,
+    RESIDUAL_ROWS,
     SELECTION_BUDGET,
     HeldOutRows,
 )
@@ -238,7 +239,8 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         if not params["faithful_masks"]:
             return y_enc, weight
         held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed())
-        if held.size < HELD_OUT_MIN:
+        if held.size < HELD_OUT_MIN:  # too few to rank columns on: the residual test only
+            self.__dict__["_held_out"] = (None, None, weight, X, y_enc)
             return y_enc, weight
         weight = np.array(weight, copy=True)
         given = weight[held].copy()
@@ -250,20 +252,32 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         """Give the network the rows :meth:`_fit_targets` held out, for its selection's
         probes: measured on rows the network has not trained on, a column it overfits
         does not look needed. When the warm-up ends the network gives them back: their
-        weights are restored in place, in the array the training batches are cut from."""
+        weights are restored in place, in the array the training batches are cut from.
+        Also give it up to ``RESIDUAL_ROWS`` of all the fit's rows for its residual test
+        (:meth:`~sk_entmax.nn.TabNet.test_residuals_on`), held out or not."""
         stash = self.__dict__.pop("_held_out", None)
         if stash is None:
             return
         held, given, weight, X, y_enc = stash
 
         def give_back() -> None:
-            weight[held] = given
+            if held is not None:
+                weight[held] = given
 
         tabnet = module.tabnet
         if not tabnet._selecting:
             give_back()
             return
         dtype = tabnet.first_mask_logits.dtype
+        n = y_enc.shape[0]
+        tested = np.arange(n)
+        if n > RESIDUAL_ROWS:
+            tested = np.sort(np.random.default_rng(self._seed()).choice(n, RESIDUAL_ROWS, False))
+        tabnet.test_residuals_on(
+            torch.as_tensor(np.asarray(X[tested]), dtype=dtype), torch.as_tensor(y_enc[tested])
+        )
+        if held is None:
+            return
         rows = torch.as_tensor(np.asarray(X[held]), dtype=dtype)
         y_held = y_enc[held]
         balance = np.ones(held.size)

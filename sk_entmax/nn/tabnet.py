@@ -110,10 +110,12 @@ from sk_entmax.nn.tabnet_blocks import (
     GLULayer,
 )
 from sk_entmax.nn.tabnet_embedding import ColumnEmbedding
+from sk_entmax.nn.tabnet_residual import residual_pvalues
 from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_AT,
     FIRST_STEP_RAMP,
     PROBE_ROWS,
+    RESIDUAL_LEVEL,
     SELECTION_START,
     BackwardElimination,
     HeldOutRows,
@@ -396,6 +398,10 @@ class TabNet(ColumnEmbedding):
         #: set when the check at the end of the warm-up put columns back (see
         #: :meth:`_check_selection`)
         self.selection_check: SelectionCheck | None = None
+        #: the dropped columns the end of the warm-up brought back (see :meth:`_readmit`)
+        self.selection_readmitted: tuple[int, ...] = ()
+        #: the rows the residual test runs on until the warm-up ends (``test_residuals_on``)
+        self.residual_rows: tuple[torch.Tensor, torch.Tensor] | None = None
         #: while the first step narrows: the step it began, the features it leaves and
         #: the generator of the rows narrowed at each step
         self._narrowing: tuple[float, torch.Tensor, torch.Generator] | None = None
@@ -617,6 +623,8 @@ class TabNet(ColumnEmbedding):
                 if self.held_out is not None and not self.settling:
                     self._check_selection()
                     self.release_held_out()
+                if not self.settling:
+                    self.residual_rows = None
                 if self._selecting and keep is None:
                     self._probe = self._run_probes(X)
         decisions = []
@@ -657,7 +665,8 @@ class TabNet(ColumnEmbedding):
         if self.selection is None:
             self.selection = BackwardElimination(self.n_features, self.selection_budget)
         probes = self.selection.probes()
-        if not probes and self.held_out is None:
+        last = step + 1 >= self.first_mask_warmup  # the dropped columns' last test
+        if not probes and self.held_out is None and not (last and self.residual_rows):
             return None
         held = None  # the held-out rows' targets and weights, for record_selection
         if self.held_out is not None:  # on held-out rows, the base loss even with no probe
@@ -724,10 +733,74 @@ class TabNet(ColumnEmbedding):
             losses = list(zip(probes, values[1 : 1 + len(probes)], strict=True))
             columns = [p.columns[0] for p in probes if p.kind == "single"]
             typical = dict(zip(columns, values[1 + len(probes) :], strict=True))
-            dropped = self.selection.record(values[0], losses, typical)
+            needed = None
+            if self.residual_rows is not None:
+
+                def needed(columns: list[int]) -> set[int]:
+                    return self._signal_left(columns, loss)
+
+            dropped = self.selection.record(values[0], losses, typical, needed)
             if dropped:
                 self.first_mask_logits[self._hit(dropped)] = _DROPPED
             self._choose_first_step()
+            if float(self.first_mask_step) + 1 >= self.first_mask_warmup:
+                self._readmit(loss)
+
+    def _signal_left(self, columns: list[int], loss) -> set[int]:
+        """Which of the original ``columns`` the residual still depends on, beyond the
+        other columns some step reads (``sk_entmax.nn.tabnet_residual``, at
+        ``RESIDUAL_LEVEL`` over the columns, on the rows of :meth:`test_residuals_on`):
+        signal the model misses, whether it has not learned the column yet or no longer
+        reads it. Empty without rows to test on."""
+        if self.residual_rows is None or not columns:
+            return set()
+        device = self.first_mask_logits.device
+        X, target = (t.to(device) for t in self.residual_rows)
+        # in evaluation mode (the running statistics, left as they are): this runs after
+        # the training step's forward, whose graph holds the batch norms' buffers
+        training = self.training
+        self.train(False)
+        try:
+            scores = self._scores(X).detach()
+        finally:
+            self.train(training)
+        with torch.enable_grad():
+            scores.requires_grad_(True)
+            (gradient,) = torch.autograd.grad(loss(scores, target).sum(), scores)
+        categorical = set(self.cat_idxs)
+        read = [c for c in self._read_columns() if c not in columns]
+        p = residual_pvalues(
+            X[:, columns],
+            gradient,
+            [c in categorical for c in columns],
+            X[:, read],
+            [c in categorical for c in read],
+        )
+        if self.selection_reduce is not None:  # several processes: one decision for all
+            p = self.selection_reduce(p.to(device)).cpu()
+        return {
+            c
+            for c, value in zip(columns, p.tolist(), strict=True)
+            if value * len(columns) < RESIDUAL_LEVEL
+        }
+
+    def _read_columns(self) -> list[int]:
+        """The original columns some step may read (not dropped)."""
+        kept = self.first_mask_logits > _DROPPED / 2
+        return sorted(set(self._columns_of()[kept].tolist()))
+
+    def _readmit(self, loss) -> None:
+        """At the warm-up's last step: the dropped columns the residual still depends on
+        (:meth:`_signal_left`) come back, for the later steps (for every step
+        when the first one is not narrowed), and ``selection_readmitted`` names them. A
+        column dropped while the network had not yet learned it looks worthless to the
+        elimination's occlusions; the residual shows what the model misses without it."""
+        back = sorted(self._signal_left(self.dropped_columns(), loss))
+        if back:
+            value = _LATER if self.first_step_share is not None else 0.0
+            with torch.no_grad():
+                self.first_mask_logits[self._hit(back)] = value
+        self.selection_readmitted = tuple(back)
 
     def _hit(self, columns: list[int]) -> torch.Tensor:
         """Which post-embedding features belong to the original ``columns``."""
@@ -840,8 +913,25 @@ class TabNet(ColumnEmbedding):
         fit (a fit that ends during the warm-up).
         """
         rows, self.held_out = self.held_out, None
+        self.residual_rows = None
         if rows is not None:
             rows.give_back()
+
+    def test_residuals_on(self, X: torch.Tensor, y: torch.Tensor) -> None:
+        """Rows for the residual test that keeps, or brings back, a column the model still
+        misses (:meth:`_signal_left`), until the warm-up ends.
+
+        Rows the network trains on are fair evidence here, unlike for the probes: a column
+        it does not read cannot have been overfitted, and on a column it reads, fitting
+        only shrinks the residual's dependence (the test then keeps less, not more); they
+        give the test the power that a rare class's few held-out rows lack.
+
+        Parameters
+        ----------
+        X, y : torch.Tensor
+            Features (as the network takes them) and targets (as its loss takes them).
+        """
+        self.residual_rows = (X, y)
 
     def start_selection(self) -> None:
         """Start the column selection afresh: every column kept, the warm-up at step 0.
@@ -857,6 +947,7 @@ class TabNet(ColumnEmbedding):
             if self.rest_logits is not None:
                 self.rest_logits.zero_()
         self.selection = None
+        self.selection_readmitted = ()
         self._narrowing = None
 
     def forward(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -22,9 +22,17 @@ sample of that column's contribution.
   spends the mean contribution of what it dropped: the columns dropped in all cost about
   that share of the training loss at most.
 
-After a drop the samples start afresh (the network has changed). A dropped column never
-comes back. Nothing here is random and nothing depends on timing: the same batches give
-the same support.
+After a drop the samples start afresh (the network has changed). Nothing here is random
+and nothing depends on timing: the same batches give the same support.
+
+Occlusion measures what a column is worth to the model *as it is*; a column the network
+has not yet learned to read is worth nothing by it, however much the label depends on it.
+So a drop first asks the network which of its columns the residual still depends on
+(``needed``, the test of ``sk_entmax.nn.tabnet_residual`` at ``RESIDUAL_LEVEL``): those are
+kept, for good, and the others go. At the warm-up's last step the network tests the
+dropped columns once more and brings back those the residual depends on (issue 57: on a
+wide table with a 5% class, four of six informative columns had been dropped at a third of
+the warm-up, before the network had learned them, and the fit predicted one class).
 
 The estimators' budget is small (``SELECTION_BUDGET``, 3% of the loss): issue 46's 30%
 dropped the whole of a weak signal (a product of two features worth about a tenth of the
@@ -82,6 +90,8 @@ __all__ = [
     "NULL_SHARE",
     "PROBES_PER_STEP",
     "PROBE_ROWS",
+    "RESIDUAL_LEVEL",
+    "RESIDUAL_ROWS",
     "SAMPLES",
     "SELECTION_BUDGET",
     "SELECTION_START",
@@ -122,6 +132,13 @@ HELD_OUT_SHARE = 0.2
 HELD_OUT_MIN = 64
 #: held-out rows a probe runs on (the next ones in turn)
 HELD_OUT_PROBE_ROWS = 256
+#: the family-wise level of the residual test (``sk_entmax.nn.tabnet_residual``) that keeps
+#: a column the elimination would drop, or brings a dropped one back, when the held-out
+#: residual still depends on it (Bonferroni over the columns tested at once)
+RESIDUAL_LEVEL = 0.01
+#: rows the residual test runs on, at most (of all the fit's rows: see
+#: :meth:`~sk_entmax.nn.TabNet.test_residuals_on`)
+RESIDUAL_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -274,6 +291,10 @@ class BackwardElimination:
         self._means: dict[int, float] = {}
         self.contributions: dict[int, float] = {}
         self.protected: tuple[int, ...] = ()
+        #: columns a drop left in because the held-out residual still depends on them
+        #: (see :meth:`record`'s ``needed``); no later decision drops them
+        self.kept: set[int] = set()
+        self._needed: Callable[[list[int]], set[int]] | None = None
         #: whether :meth:`record` has been given typical rises (then :meth:`leading` waits
         #: for every supported column's)
         self._typical_given = False
@@ -311,6 +332,7 @@ class BackwardElimination:
         base: float,
         losses: list[tuple[Probe, float]],
         typical: dict[int, float] | None = None,
+        needed: Callable[[list[int]], set[int]] | None = None,
     ) -> list[int]:
         """Take one step's losses; return the columns to drop now (often none).
 
@@ -323,6 +345,10 @@ class BackwardElimination:
         typical : dict of int to float, optional
             For the single probes' columns, the median over the rows of the rise of a
             row's loss with the column occluded (what :meth:`leading` ranks on).
+        needed : callable, optional
+            ``needed(columns)``: which of the columns a drop would take still hold signal
+            the model misses (the held-out residual test); those are kept instead, for
+            good, and the others go.
         """
         self._base.add(base)
         self._typical_given = self._typical_given or typical is not None
@@ -339,9 +365,11 @@ class BackwardElimination:
                 self._joint.add(loss - base)
             else:
                 self._singles[probe.columns[0]].add(loss - base)
-        if self._group is not None:
-            return self._decide_group()
-        return self._decide_singles()
+        self._needed = needed  # for this step's decision only (a closure does not pickle)
+        try:
+            return self._decide_group() if self._group is not None else self._decide_singles()
+        finally:
+            self._needed = None
 
     def narrowing(self) -> None:
         """Note that the first step begins to narrow now: the latest base losses become
@@ -412,7 +440,11 @@ class BackwardElimination:
         self.contributions = {c: self._singles[c].mean for c in self.alive}
         upper = {c: self._singles[c].upper for c in self.alive}
         candidates = sorted(
-            (c for c in self.alive if upper[c] < self.budget and c not in self.protected),
+            (
+                c
+                for c in self.alive
+                if upper[c] < self.budget and c not in self.protected and c not in self.kept
+            ),
             key=upper.get,
         )
         candidates = candidates[: len(self.alive) - 1]  # one column stays
@@ -438,8 +470,12 @@ class BackwardElimination:
         return self._drop(group[:1], self._means[group[0]])
 
     def _drop(self, columns: list[int], cost: float) -> list[int]:
-        self.budget -= max(cost, 0.0)
+        keep = self._needed(list(columns)) if self._needed is not None else set()
+        self.kept |= keep
+        columns = [c for c in columns if c not in keep]
+        if columns:  # the measured cost includes the kept columns': an upper bound
+            self.budget -= max(cost, 0.0)
         self.alive = [c for c in self.alive if c not in columns]
         self._group = None
         self._restart()
-        return list(columns)
+        return columns
