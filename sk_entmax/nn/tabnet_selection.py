@@ -134,7 +134,7 @@ HELD_OUT_MIN = 64
 #: held-out rows a probe runs on (the next ones in turn)
 HELD_OUT_PROBE_ROWS = 256
 #: the family-wise level of the residual test (``sk_entmax.nn.tabnet_residual``) that keeps
-#: a column the elimination would drop, or brings a dropped one back, when the held-out
+#: a column the elimination would drop, or brings a dropped one back, when the
 #: residual still depends on it (Bonferroni over the columns tested at once)
 RESIDUAL_LEVEL = 0.01
 #: rows the residual test runs on, at most (of all the fit's rows: see
@@ -292,7 +292,7 @@ class BackwardElimination:
         self._means: dict[int, float] = {}
         self.contributions: dict[int, float] = {}
         self.protected: tuple[int, ...] = ()
-        #: columns a drop left in because the held-out residual still depends on them
+        #: columns a drop left in because the residual still depends on them
         #: (see :meth:`record`'s ``needed``); no later decision drops them
         self.kept: set[int] = set()
         self._needed: Callable[[list[int]], set[int]] | None = None
@@ -352,7 +352,7 @@ class BackwardElimination:
             row's loss with the column occluded (what :meth:`leading` ranks on).
         needed : callable, optional
             ``needed(columns)``: which of the columns a drop would take still hold signal
-            the model misses (the held-out residual test); those are kept instead, for
+            the model misses (the residual test); those are kept instead, for
             good, and the others go.
         """
         self._base.add(base)
