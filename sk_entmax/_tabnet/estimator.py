@@ -221,9 +221,8 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         per original column. Usable by ``SelectFromModel``.
     restored_features_ : ndarray of shape (n_restored,)
         Only when the check at the end of a faithful fit's column selection put columns
-        back (the loss on the rows the fit held out rose while the selection ran, and the
-        loss on the rows it trains on did not fall): the indices of the columns it put
-        back. If the loss had not risen before the first
+        back (the loss on the rows the fit held out rose while the selection ran): the
+        indices of the columns it put back. If the loss had not risen before the first
         step began to narrow, the drops did not cost the model and the narrowing did: these
         are the columns the first step had left to the later steps, which it reads again,
         and the dropped columns stay certified never read. Else they are every column the

@@ -116,7 +116,6 @@ from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_RAMP,
     PROBE_ROWS,
     RESIDUAL_LEVEL,
-    SAMPLES,
     SELECTION_START,
     BackwardElimination,
     HeldOutRows,
@@ -740,7 +739,6 @@ class TabNet(ColumnEmbedding):
                 def needed(columns: list[int]) -> set[int]:
                     return self._signal_left(columns, loss)
 
-            self._record_fitted(loss)
             dropped = self.selection.record(values[0], losses, typical, needed)
             if dropped:
                 self.first_mask_logits[self._hit(dropped)] = _DROPPED
@@ -785,30 +783,6 @@ class TabNet(ColumnEmbedding):
             for c, value in zip(columns, p.tolist(), strict=True)
             if value * len(columns) < RESIDUAL_LEVEL
         }
-
-    def _record_fitted(self, loss) -> None:
-        """With held-out rows, give the selection the loss on up to ``PROBE_ROWS`` of the
-        rows the residual test runs on (mostly rows the network trains on), in evaluation
-        mode, at the window's first ``SAMPLES`` steps and its last ones: its check tells
-        the selection's cost from overfitting by it
-        (:meth:`~sk_entmax.nn.tabnet_selection.BackwardElimination.loss_rise`)."""
-        if self.held_out is None or self.residual_rows is None:
-            return
-        late = float(self.first_mask_step) + SAMPLES >= self.first_mask_warmup
-        if not (late or self.selection.wants_fitted()):
-            return
-        device = self.first_mask_logits.device
-        X, target = (t[:PROBE_ROWS].to(device) for t in self.residual_rows)
-        training = self.training
-        self.train(False)
-        try:
-            scores = self._scores(X)
-        finally:
-            self.train(training)
-        value = loss(scores, target).to(torch.float64).mean()
-        if self.selection_reduce is not None:  # several processes: their mean
-            value = self.selection_reduce(value.reshape(1))[0]
-        self.selection.record_fitted(float(value))
 
     def _read_columns(self) -> list[int]:
         """The original columns some step may read (not dropped)."""
@@ -947,12 +921,10 @@ class TabNet(ColumnEmbedding):
         """Give the rows the residual test runs on, until the warm-up ends.
 
         The test keeps, or brings back, a column the model still misses
-        (``sk_entmax.nn.tabnet_residual``). Rows the network trains on are fair evidence
-        here, unlike for the probes: a column it does not read cannot have been
-        overfitted, and on a column it reads, fitting only shrinks the residual's
-        dependence (the test then keeps less, not more); they give the test the power
-        that a rare class's few held-out rows lack. The selection's check also measures
-        its loss on the first of them.
+        (``sk_entmax.nn.tabnet_residual``). Rows the network trains on are fair evidence here, unlike for the probes: a column
+        it does not read cannot have been overfitted, and on a column it reads, fitting
+        only shrinks the residual's dependence (the test then keeps less, not more); they
+        give the test the power that a rare class's few held-out rows lack.
 
         Parameters
         ----------

@@ -64,8 +64,7 @@ and parity families read noise at a later step on most rows). Fewer than ``HELD_
 held-out rows are too few to rank columns on: the probes then run on the batch. At the end
 of the warm-up a check (:meth:`BackwardElimination.loss_rise`) compares the held-out loss of
 the last ``SAMPLES`` steps with that of the first ones, before any drop; after a rise of more
-than two standard errors while the loss on rows the network trains on did not fall (else
-the rise is overfitting), if the loss had not risen before the first step began to narrow
+than two standard errors, if the loss had not risen before the first step began to narrow
 (:meth:`BackwardElimination.drops_cost`), only the narrowing is undone, else every column
 goes back (:class:`SelectionCheck`).
 
@@ -305,10 +304,6 @@ class BackwardElimination:
         self.first_losses = _Moments()
         #: the base losses of the latest ``SAMPLES`` steps
         self.latest_losses: deque[float] = deque(maxlen=SAMPLES)
-        #: the loss on rows the network trains on, at the first ``SAMPLES`` steps and the
-        #: latest ones (:meth:`record_fitted`; empty when the network gives none)
-        self.first_fitted = _Moments()
-        self.latest_fitted: deque[float] = deque(maxlen=SAMPLES)
         #: those of the ``SAMPLES`` steps before the first step began to narrow
         self.before_narrowing: tuple[float, ...] = ()
 
@@ -390,38 +385,14 @@ class BackwardElimination:
             return True
         return _rise(self.first_losses, self.before_narrowing) is not None
 
-    def wants_fitted(self) -> bool:
-        """Whether this step's loss on the rows the network trains on is still wanted (the
-        first ``SAMPLES`` are; the latest are kept whenever given)."""
-        return self.first_fitted.n < SAMPLES
-
-    def record_fitted(self, loss: float) -> None:
-        """Take the loss, at this step, on rows the network trains on (see
-        :meth:`loss_rise`)."""
-        if self.first_fitted.n < SAMPLES:
-            self.first_fitted.add(loss)
-        self.latest_fitted.append(loss)
-
     def loss_rise(self) -> tuple[float, float] | None:
         """``(first, latest)``: the mean base loss of the first ``SAMPLES`` steps (every
         column read) and of the latest ``SAMPLES``, when the latest is higher by more than
         two standard errors of the difference; None when it is not, or before both have
         ``SAMPLES`` samples. Measured on held-out rows, a rise says that the selection (the
         drops and the first step's narrowing) cost the model more than the training it had
-        since: what it left out was needed.
-
-        Unless the loss on the rows the network trains on (:meth:`record_fitted`) fell
-        meanwhile: a held-out loss that rises while the fitted one falls is the network
-        overfitting, which it does with or without a selection (issue 57: with no drop
-        and no narrowing at all, the held-out loss of 15-epoch fits rose on two seeds of
-        five, 0.058 to 0.079 while the fitted loss fell from 0.26 to 0.17, and the check
-        undid a narrowing that had not cost), not the selection's cost. None then too."""
-        rise = _rise(self.first_losses, self.latest_losses)
-        if rise is None or self.first_fitted.n < SAMPLES or len(self.latest_fitted) < SAMPLES:
-            return rise
-        if sum(self.latest_fitted) / len(self.latest_fitted) < self.first_fitted.mean:
-            return None
-        return rise
+        since: what it left out was needed."""
+        return _rise(self.first_losses, self.latest_losses)
 
     def leading(self, share: float) -> list[int] | None:
         """The columns of the first decision step: the supported columns whose typical rise

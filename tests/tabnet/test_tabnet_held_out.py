@@ -101,32 +101,6 @@ def test_the_check_sees_a_rise_of_more_than_two_standard_errors():
     assert _fed([0.5] * (SAMPLES - 1), [0.9] * SAMPLES).loss_rise() is None
 
 
-def test_a_held_out_rise_while_the_fitted_loss_falls_is_overfitting():
-    """The held-out loss rose; if the loss on rows the network trains on fell meanwhile,
-    the network overfitted (it does with no selection at all): no verdict. If it did not
-    fall, the rise stands; without fitted losses (or too few), the held-out rise alone
-    decides, as before."""
-    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
-
-    def fed(fitted_first, fitted_latest):
-        e = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
-        for value in fitted_first:
-            assert e.wants_fitted()
-            e.record_fitted(value)
-        assert not e.wants_fitted()
-        for value in fitted_latest:
-            e.record_fitted(value)
-        return e
-
-    assert fed([0.3] * SAMPLES, [0.2] * SAMPLES).loss_rise() is None
-    assert fed([0.3] * SAMPLES, [0.3] * SAMPLES).loss_rise() == pytest.approx((0.5, 0.6))
-    assert fed([0.3] * SAMPLES, [0.35] * SAMPLES).loss_rise() == pytest.approx((0.5, 0.6))
-    too_few = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
-    too_few.record_fitted(0.3)
-    too_few.record_fitted(0.1)
-    assert too_few.loss_rise() == pytest.approx((0.5, 0.6))
-
-
 def test_the_check_tells_a_costly_narrowing_from_costly_drops():
     """The losses before the first step began to narrow say which part of the selection
     cost: flat until then (the drops cost nothing), or already risen."""
