@@ -921,10 +921,11 @@ class TabNet(ColumnEmbedding):
         """Give the rows the residual test runs on, until the warm-up ends.
 
         The test keeps, or brings back, a column the model still misses
-        (``sk_entmax.nn.tabnet_residual``). Rows the network trains on are fair evidence here, unlike for the probes: a column
-        it does not read cannot have been overfitted, and on a column it reads, fitting
-        only shrinks the residual's dependence (the test then keeps less, not more); they
-        give the test the power that a rare class's few held-out rows lack.
+        (``sk_entmax.nn.tabnet_residual``). Rows the network trains on are fair evidence
+        here, unlike for the probes: a column it does not read cannot have been
+        overfitted, and on a column it reads, fitting only shrinks the residual's
+        dependence (the test then keeps less, not more); they give the test the power
+        that a rare class's few held-out rows lack.
 
         Parameters
         ----------
