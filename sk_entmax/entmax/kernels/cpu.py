@@ -61,6 +61,7 @@ SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 #: the dtypes the kernel computes in (others go through float32)
 _NATIVE = (torch.float32, torch.float64)
 _WIDENED = (torch.float16, torch.bfloat16)
+_DTYPES = _NATIVE + _WIDENED
 
 #: the narrowest rows the kernel takes, per case (below, the torch forms): sparsemax and
 #: 1.5-entmax at every width (the kernel took 0.36 to 0.88 of the traceable form's time at 8
@@ -144,12 +145,31 @@ def _calls(
     return module.forward_parallel, module.backward_parallel
 
 
+def _loops(size: int) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """:func:`_calls` for a call of ``size`` entries; below :data:`MIN_PARALLEL` without
+    asking torch's thread count (the serial loops whatever it is)."""
+    if size < MIN_PARALLEL:
+        return _module.forward_serial, _module.backward_serial
+    return _calls(_module, torch.get_num_threads(), size)
+
+
+#: the last array of one alpha per row that :func:`_alphas` made for a number: (alpha, rows,
+#: array); the kernel only reads it, so that calls of the same shape share it
+_last_alphas: tuple[float, int, Any] | None = None
+
+
 def _alphas(alpha_rows: torch.Tensor | None, value: float, n_rows: int) -> Any:
     """One float64 alpha per row, as a numpy array."""
+    global _last_alphas
     if alpha_rows is None:
+        last = _last_alphas
+        if last is not None and last[0] == value and last[1] == n_rows:
+            return last[2]
         import numpy as np  # (numpy's full costs a fifth of torch's, a share of a small call)
 
-        return np.full(n_rows, value, dtype=np.float64)
+        alphas = np.full(n_rows, value, dtype=np.float64)
+        _last_alphas = (value, n_rows, alphas)
+        return alphas
     return alpha_rows.detach().reshape(-1).to(torch.float64).contiguous().numpy()
 
 
@@ -159,7 +179,7 @@ class _CpuMapping(Function):
 
     @staticmethod
     def forward(ctx, Z, alpha_rows, alpha, mode):
-        forward, _ = _calls(_module, torch.get_num_threads(), Z.numel())
+        forward, _ = _loops(Z.numel())
         Y = torch.empty_like(Z)
         alphas = _alphas(alpha_rows, alpha, Z.shape[0])
         forward(Z.detach().numpy(), Y.numpy(), alphas, mode)
@@ -179,8 +199,11 @@ class _CpuMapping(Function):
             if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
                 dX = entmax_vjp(dY, _gppr(Y, alpha))
             else:
-                _, backward = _calls(_module, torch.get_num_threads(), Y.numel())
-                dY = dY.to(Y.dtype).contiguous()
+                _, backward = _loops(Y.numel())
+                if dY.dtype != Y.dtype:
+                    dY = dY.to(Y.dtype)
+                if not dY.is_contiguous():
+                    dY = dY.contiguous()
                 dX = torch.empty_like(Y)
                 backward(Y.detach().numpy(), dY.detach().numpy(), dX.numpy(), ctx.alphas, ctx.mode)
         if alpha_rows is not None and ctx.needs_input_grad[1]:
@@ -225,24 +248,31 @@ def entmax_cpu(
     if X.numel() == 0:
         return X.clone()
     dtype = X.dtype
-    Z = X if dim == X.dim() - 1 else X.movedim(dim, -1)
+    last = dim == X.dim() - 1
+    Z = X if last else X.movedim(dim, -1)
     shape = Z.shape
-    Z = Z.reshape(-1, shape[-1])
+    if Z.dim() != 2:
+        Z = Z.reshape(-1, shape[-1])
     if dtype in _WIDENED:
         Z = Z.float()
-    Z = Z.contiguous()
+    if not Z.is_contiguous():
+        Z = Z.contiguous()
     rows = None
     if isinstance(alpha, torch.Tensor):
         a = param_to_last(alpha, X, dim, "alpha", owner)
         rows = a.expand(*shape[:-1], 1).reshape(-1, 1)
-    P = _CpuMapping.apply(Z, rows, value, mode).to(dtype).reshape(shape)
-    return P if dim == X.dim() - 1 else P.movedim(-1, dim)
+    P = _CpuMapping.apply(Z, rows, value, mode)
+    if P.dtype != dtype:
+        P = P.to(dtype)
+    if P.dim() != len(shape):
+        P = P.reshape(shape)
+    return P if last else P.movedim(-1, dim)
 
 
 def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int) -> bool:
     """Whether the kernel takes this call (the module docstring, :data:`MIN_WIDTH`); else
     the torch forms."""
-    if X.dtype not in _NATIVE + _WIDENED or X.device.type != "cpu":
+    if X.dtype not in _DTYPES or X.device.type != "cpu":
         return False
     if compiling() or exporting() or torch.jit.is_tracing():
         return False
