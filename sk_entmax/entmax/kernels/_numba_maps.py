@@ -79,7 +79,7 @@ _FAST = {"nsz", "arcp", "contract", "reassoc"}
 SPARSEMAX, ENTMAX15, GENERAL = 0, 1, 2
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _row_max(z):
     """The row's maximum (any value when it holds a NaN), and whether it holds a NaN."""
     m = z.dtype.type(-np.inf)
@@ -91,7 +91,7 @@ def _row_max(z):
     return np.float64(m), nan
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _bound(s, k, a1, mode):
     """A lower bound on tau from a subset of ``k`` entries summing to ``s``."""
     if mode == SPARSEMAX:
@@ -103,7 +103,7 @@ def _bound(s, k, a1, mode):
     return b - _MARGIN
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _sum(y, k):
     """The sum of ``y[:k]``, in an order that depends on ``k`` alone."""
     s = 0.0
@@ -112,7 +112,7 @@ def _sum(y, k):
     return s
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _pad(y, k, value):
     """``y[k:]`` up to the next multiple of :data:`_CHUNK` (within ``y``) set to ``value``;
     returns that length. A loop of powers over the padded length runs in vectors to its
@@ -124,7 +124,7 @@ def _pad(y, k, value):
     return kp
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _tau_sparsemax(y, idx, k):
     """Sparsemax's threshold of the ``k`` candidates (a superset of the support): Michelot's
     iteration, ``tau = (sum_S y - 1) / |S|`` then ``S = {y > tau}``, until ``S`` repeats;
@@ -141,7 +141,7 @@ def _tau_sparsemax(y, idx, k):
     return tau, k
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _tau_entmax15(y, idx, k, tau, first_keeps_all):
     """1.5-entmax's threshold of the ``k`` candidates of a halved row (a superset of the
     support), from ``tau`` below it: Newton steps on ``||[y - tau]_+||_2 - 1`` (convex and
@@ -203,7 +203,7 @@ def _tau_entmax15(y, idx, k, tau, first_keeps_all):
     return tau, k
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _compact(y, idx, k, tau):
     """Keep the candidates above ``tau`` (in place, in order, without a branch: eight at a
     time by :func:`~sk_entmax.entmax.kernels._compress.compact8` where the host has
@@ -223,7 +223,7 @@ def _compact(y, idx, k, tau):
     return kept
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _tau_general(y, idx, k, tau, a1):
     """alpha-entmax's threshold of the ``k`` candidates of a row scaled by ``alpha - 1``
     (a superset of the support), from ``tau`` below it: Newton steps on
@@ -274,7 +274,7 @@ def _ipow(d, r):
     return p
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _raise(y, idx, k, tau, a1, mode):
     """A lower bound on the threshold of the ``k`` candidates ``y``, from ``tau`` below it,
     by passes that store nothing (so that they vectorize). Each pass sums the candidates
@@ -338,7 +338,7 @@ def _raise(y, idx, k, tau, a1, mode):
     return tau, k
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _gather(z, m, a1, low, y, idx):
     """The entries of ``z`` whose shifted, scaled value ``(z - m) a1`` lies above ``low``,
     into ``y`` and ``idx`` in order, without a branch (eight at a time by
@@ -359,7 +359,7 @@ def _gather(z, m, a1, low, y, idx):
     return k
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _forward_row(z, p, alpha, mode, y, idx):
     n = z.shape[0]
     m, nan = _row_max(z)
@@ -416,7 +416,7 @@ def _forward_row(z, p, alpha, mode, y, idx):
         p[idx[j]] = y[j] * inv
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_rows(Z, P, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(Z.shape[0], (b + 1) * ROW_BLOCK)):
         _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
@@ -448,7 +448,7 @@ def forward_parallel(Z, P, alphas, mode):
         _forward_block(Z, P, alphas, mode, b)
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _backward_general(p, dy, dx, alpha, y, idx):
     """The backward of a row for alpha other than 1.5 and 2: the support gathered into
     ``y`` and ``idx`` first, so that the power ``g = p^(2 - alpha)`` is taken on it alone
@@ -473,7 +473,7 @@ def _backward_general(p, dy, dx, alpha, y, idx):
         dx[i] = y[j] * (dy[i] - mean)
 
 
-@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
 def _backward_row(p, dy, dx, alpha, mode, y, idx):
     n = p.shape[0]
     sg = 0.0
@@ -507,7 +507,7 @@ def _backward_row(p, dy, dx, alpha, mode, y, idx):
             dx[i] = dx[i] * (dy[i] - mean)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _backward_rows(P, DY, DX, alphas, mode, b, y, idx):
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
         _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
