@@ -1,4 +1,4 @@
-"""Whether a column holds signal a model misses: a score test on held-out residuals.
+"""Whether a column holds signal a model misses: a score test on the model's residuals.
 
 A column selection (``sk_entmax.nn.tabnet_selection``) measures what a column is worth to
 the model *as it is*: the rise of the held-out loss when the column is hidden. A column the
@@ -8,8 +8,8 @@ columns were dropped before the network had learned them, and the fit then predi
 class for every row).
 
 This test asks the other question: does the label still depend on the column *given the
-model's scores*? Its evidence is the gradient of each held-out row's loss with respect to
-the scores (for a probability model, the predicted probabilities minus the label: the
+model's scores*? Its evidence is the gradient of each row's loss with respect to the
+scores (for a probability model, the predicted probabilities minus the label: the
 residual). Where the model misses what a column says, the residual's mean moves with the
 column. The column is described by a few centred functions of it, ``H``:
 
@@ -27,16 +27,18 @@ The residuals are whitened across the outputs (their covariance's pseudo-inverse
 binary classifier's two mirrored outputs count once), and the statistic, the sum over the
 whitened outputs ``r`` of ``s_r' (H'H)^+ s_r`` with ``s_r = H' r``, is close to a chi-squared
 with ``rank(H)`` times the outputs' rank degrees of freedom when the residual does not depend
-on the column. The selection asks what a column says *beyond the columns the model keeps reading*
-(``given``): the column's functions are first made orthogonal to theirs. A model still
+on the column. The selection asks what a column says *beyond the columns the model keeps
+reading* (``given``): the column's functions are first made orthogonal to theirs (a
+remainder below ``_RANK_TOL`` of the column's own size counts as nothing). A model still
 learning a kept column leaves a residual that every column correlated with it follows
 (issue 57: on a short fit of breast_cancer's correlated measurements, tested alone, nearly
 every column looked needed and the certified share fell from 0.70 to 0.42); partialled
 out, such a column says nothing more, while one the label depends on of its own still does.
 
-A column the model does not read cannot have been overfitted, so the test is
-as valid for a dropped column as for a kept one; on rows the model trained on, a kept
-column's residual dependence is shrunk, which is why the selection runs it on held-out rows.
+A column the model does not read cannot have been overfitted, so the test is as valid for a
+dropped column as for a kept one; on rows the model trained on, a kept column's residual
+dependence can only be shrunk by fitting (the test then keeps less, not more), so the
+selection runs it on the fit's rows, training rows included.
 
 Pure torch; no sklearn.
 """
@@ -163,14 +165,20 @@ def residual_pvalues(
     basis = _given_basis(given, given_categorical or [])
     for j in range(values.shape[1]):
         H = _features(values[:, j], categorical[j])
+        if H.shape[1] == 0:
+            continue
+        # what is left of the column beyond the given ones counts only when it is more
+        # than rounding: its eigenvalues are measured against the column's own size
+        tol = _RANK_TOL * float((H * H).sum())
         if basis is not None:
             H = H - basis @ (basis.T @ H)
         gram = H.T @ H
-        rank = int(torch.linalg.matrix_rank(gram, rtol=_RANK_TOL)) if H.shape[1] else 0
+        rank = int(torch.linalg.matrix_rank(gram, atol=tol, rtol=_RANK_TOL, hermitian=True))
         if rank == 0:
             continue
         s = H.T @ white  # (d, r)
-        stat = (s * (torch.linalg.pinv(gram, rtol=_RANK_TOL, hermitian=True) @ s)).sum()
+        inverse = torch.linalg.pinv(gram, atol=tol, rtol=_RANK_TOL, hermitian=True)
+        stat = (s * (inverse @ s)).sum()
         df = torch.tensor(rank * white.shape[1] / 2.0, dtype=torch.float64)
         out[j] = torch.special.gammaincc(df, stat / 2.0)
     return out

@@ -80,6 +80,14 @@ def test_a_column_says_nothing_beyond_a_kept_column_it_follows():
     assert alone[1] < 1e-10 and given[1] < 1e-10
 
 
+def test_a_copy_of_a_kept_column_says_nothing():
+    """Partialled out, an exact copy of a kept column leaves only rounding: no test."""
+    g = torch.Generator().manual_seed(7)
+    X = torch.randn(500, 1, generator=g, dtype=torch.float64)
+    residual = torch.randn(500, generator=g, dtype=torch.float64) + X[:, 0]
+    assert residual_pvalues(X, residual, [False], X.clone(), [False]).item() == 1.0
+
+
 def test_mirrored_outputs_count_once():
     """A binary classifier's two outputs are one residual: its p-value is that of the one
     output alone, not a Bonferroni of two."""
