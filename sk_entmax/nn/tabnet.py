@@ -890,8 +890,7 @@ class TabNet(ColumnEmbedding):
         dropped = self.first_mask_logits < _DROPPED / 2
         columns = set(self._columns_of()[dropped].tolist())
         # a column is dropped when all of its features are (they go together)
-        kept = set(self._columns_of()[~dropped].tolist())
-        return sorted(columns - kept)
+        return sorted(columns - set(self._read_columns()))
 
     def hold_out(self, rows: HeldOutRows) -> None:
         """Run the selection's probes on rows the fit holds out of training.
