@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Collapse", "restored_note", "warn_if_collapsed", "warn_if_restored"]
+__all__ = ["Collapse", "needed_note", "restored_note", "warn_if_collapsed", "warn_if_restored"]
 
 
 @dataclass(frozen=True)
@@ -282,6 +282,40 @@ def restored_note(
         f"into it and trained on: every row reads them, and only the dropped "
         f"{_columns(len(dropped))} ({_listed(dropped, names, name)}) "
         f"{'is' if len(dropped) == 1 else 'are'} certified never read, for every row alike.",
+    )
+
+
+def needed_note(
+    estimator: Any, names: Sequence[str] | None = None, name: Callable[[str], str] = repr
+) -> str | None:
+    """What to say when a faithful fit's column selection kept columns because the model's
+    loss still depended on them (the estimator's ``needed_features_`` is not empty); None
+    otherwise (no selection ran, or its residual test kept none).
+
+    Parameters
+    ----------
+    estimator : TabNetEntmaxClassifier or TabNetEntmaxRegressor
+        Fitted.
+    names : sequence of str, default=None
+        One name per feature; default ``feature_names_in_``, else ``x0``, ``x1``, ...
+    name : callable, default=repr
+        How a column's name is written.
+    """
+    needed = getattr(estimator, "needed_features_", None)
+    if needed is None or not len(needed):
+        return None
+    d = int(estimator.n_features_in_)
+    if names is None:
+        names = list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
+    columns = [int(c) for c in needed]
+    return (
+        f"{type(estimator).__name__}'s column selection kept {_columns(len(columns))} "
+        f"({_listed(columns, names, name)}) because the model's loss on the fit's rows still "
+        "depended on them (a score test of each row's loss gradient, at a family-wise level "
+        "of 1%): a drop would have left out signal the model had not yet learned. "
+        f"{'It stays' if len(columns) == 1 else 'They stay'} open to the model, so "
+        f"{'it is' if len(columns) == 1 else 'they are'} certified never read only for the "
+        "rows whose masks leave them out."
     )
 
 

@@ -231,6 +231,13 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
     selection_losses_ : ndarray of shape (2,)
         With ``restored_features_``: the held-out rows' mean loss when the selection began
         and when it ended.
+    needed_features_ : ndarray of shape (n_needed,)
+        Only when a faithful fit's column selection ran: the indices of the columns it kept
+        because the model's loss still depended on them (the score test of
+        ``sk_entmax.nn.tabnet_residual`` on up to 4,096 of the fit's rows, at a
+        family-wise level of 1%). A drop would have taken them while their signal was not
+        yet learned, or they came back at the end of the warm-up after one. Empty when the
+        test kept none.
 
     Notes
     -----

@@ -23,6 +23,10 @@ from sk_entmax.nn.tabnet_nets import TabNetRegressorNet
 __all__ = ["TabNetEntmaxRegressor"]
 
 
+#: the fitted attributes of the column selection, documented where the classifier states them
+_SELECTION_ATTRIBUTES = ("restored_features_", "selection_losses_", "needed_features_")
+
+
 class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntmaxRegressor):
     __doc__ = f"""TabNet (Arik & Pfister, 2019) with entmax feature masks, for a numeric target.
 
@@ -65,7 +69,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
     feature_importances_ : ndarray of shape (n_features_in_,)
         Non-negative, summing to 1: the share of the training data's ``explain`` attribution
         per original column.
-{attribute_entries(TabNetEntmaxClassifier.__doc__, ("restored_features_", "selection_losses_"))}
+{attribute_entries(TabNetEntmaxClassifier.__doc__, _SELECTION_ATTRIBUTES)}
 
     Examples
     --------

@@ -71,8 +71,8 @@ def parameter_entries(doc: str, drop: tuple[str, ...] = (), keep: tuple[str, ...
 
 
 def column_indices() -> Attribute:
-    """Distinct indices of the network's original columns (``restored_features_``;
-    optional)."""
+    """Distinct indices of the network's original columns (``restored_features_``,
+    ``needed_features_``; optional)."""
     indices = array("iu", (None,), low=0, unique=True)
 
     def check(value, sizes, fitted):
@@ -112,6 +112,8 @@ TABNET_FITTED: dict[str, Attribute] = {
     # only when the selection's check put columns back (issue 57)
     "restored_features_": column_indices(),
     "selection_losses_": array("f", (2,), low=0.0, required=False),
+    # only when the selection ran: the columns its residual test kept (issue 57)
+    "needed_features_": column_indices(),
 }
 
 #: the private attributes of a fitted TabNet estimator that are arguments of its network,
@@ -299,6 +301,11 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         else:  # nothing of an earlier fit's check stays
             self.__dict__.pop("restored_features_", None)
             self.__dict__.pop("selection_losses_", None)
+        if tabnet.selection is not None:
+            needed = tabnet.selection.kept | set(tabnet.selection_readmitted)
+            self.needed_features_ = np.array(sorted(needed), dtype=np.intp)
+        else:
+            self.__dict__.pop("needed_features_", None)
         super()._after_fit(X)
         self.mask_alpha_ = np.array(tabnet.mask_alphas())
         self.feature_importances_ = self._importances(X)

@@ -14,6 +14,7 @@ from sk_entmax.cli._csv import _read_table
 from sk_entmax.cli._errors import UsageError, _first_line
 from sk_entmax.cli._notes import _data_notes, _infinite_to_missing
 from sk_entmax.cli._printing import (
+    _name,
     _print_outcome,
     _print_regression_outcome,
     _say,
@@ -194,6 +195,18 @@ def _split(
     return X_train, X_test, y_train, y_test, stratify is not None
 
 
+def _say_needed(clf: Any) -> None:
+    """``note: ...`` naming the columns a TabNet's column selection kept because the model
+    still needed them (``needed_features_``; nothing for other models), as the report's
+    page says it."""
+    from sk_entmax._tabnet.diagnostics import needed_note
+
+    estimator = clf[-1] if hasattr(clf, "steps") else clf
+    note = needed_note(estimator, name=_name)
+    if note is not None:
+        _say(f"note: {note}")
+
+
 def _fit(
     clf: Any,
     name: str,
@@ -239,6 +252,7 @@ def _fit(
     # a site-packages path); the UserWarnings' messages also go into the report
     for note in _warning_notes(caught):
         _say(note)
+    _say_needed(clf)
     return list(dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning))
 
 

@@ -123,6 +123,20 @@ def _restored_sections(est: Any, names: list[str]) -> list[str]:
     ]
 
 
+def _needed_sections(est: Any, names: list[str]) -> list[str]:
+    """A box when a faithful fit's column selection kept columns the model's loss still
+    depended on (``needed_features_``): which, and why."""
+    from sk_entmax._tabnet.diagnostics import needed_note
+
+    note = needed_note(est, names)
+    if note is None:
+        return []
+    return [
+        '<div class="collapse ok"><strong>Columns kept because the model needed them.</strong> '
+        f"{_escape(note)}</div>"
+    ]
+
+
 def _collapse_sections(collapse: Collapse, faithful: bool) -> list[str]:
     """A box per sign that the fit collapsed on these rows (it reads at most one column, or
     a classifier predicts one class for every row): the first thing under the summary."""

@@ -27,6 +27,7 @@ from ._page_sections import (
     _importance_sections,
     _indicator_rows,
     _mask_sections,
+    _needed_sections,
     _never_read_summary,
     _prediction_sections,
     _regressor_summary,
@@ -65,6 +66,7 @@ div.never-read.warn { border-color: #c0703b; background: #fbf1ea; }
 div.never-read.ok { border-color: #3b6ea5; background: #eef3f9; }
 div.collapse { padding: 0.6em 0.9em; margin: 0.8em 0; border-left: 4px solid; }
 div.collapse.warn { border-color: #c0703b; background: #fbf1ea; }
+div.collapse.ok { border-color: #3b6ea5; background: #eef3f9; }
 """
 
 
@@ -262,6 +264,7 @@ def feature_mask_report(
         fit = None if y is None else _fit_of(est, clf.predict(X), y, "feature_mask_report")
         sections = [
             *_restored_sections(est, names),
+            *_needed_sections(est, names),
             *_collapse_sections(_collapse(never, importances), never.faithful),
             *_importance_sections(importances, names, max_features, intervals),
             *_mask_sections(clf, masks, positions, labels, names, max_features, never),
@@ -276,6 +279,7 @@ def feature_mask_report(
     collapse = _collapse(never, importances, predicted, len(clf.classes_))
     sections = [
         *_restored_sections(est, names),
+        *_needed_sections(est, names),
         *_collapse_sections(collapse, never.faithful),
         *_importance_sections(importances, names, max_features, intervals),
         *_mask_sections(clf, masks, positions, labels, names, max_features, never),

@@ -255,3 +255,45 @@ def test_a_check_that_undid_the_narrowing_only_says_so(tmp_path):
     )
     assert "The first step reads every kept column." in page
     assert clf.never_read(FRAME[:20])[:, 4].all()
+
+
+def test_the_columns_the_residual_test_kept_are_said_saved_and_reported(tmp_path, capsys):
+    """The wiring of ``needed_features_`` (set on the fitted network as the selection sets
+    it): the columns the residual test kept from a drop and those it brought back at the end
+    of the warm-up, sorted and once each; saved and loaded; the report's box and the
+    command line's note name them. Empty when it kept none; absent when no selection ran."""
+    from sk_entmax.cli.report import _say_needed
+
+    clf = _copied()
+    tabnet = clf.net_.module_.tabnet
+    tabnet.selection = BackwardElimination(5, 0.3)
+    tabnet.selection.kept = {3, 1}
+    tabnet.selection_readmitted = (3, 4)
+    clf._after_fit(clf._validate_predict_data(FRAME))
+    assert clf.needed_features_.tolist() == [1, 3, 4]
+    save(clf, tmp_path / "m.safetensors")
+    loaded = load(tmp_path / "m.safetensors")
+    assert loaded.needed_features_.tolist() == [1, 3, 4]
+    page = report.feature_mask_report(loaded, FRAME[:20], tmp_path / "r.html").read_text(
+        encoding="utf-8"
+    )
+    assert "Columns kept because the model needed them." in page
+    assert "kept 3 columns (&#x27;b&#x27;, &#x27;d&#x27;, &#x27;e&#x27;)" in page
+    _say_needed(loaded)
+    assert "note: TabNetEntmaxClassifier's column selection kept 3 columns (b, d, e)" in (
+        capsys.readouterr().out
+    )
+    # the test kept none: empty, and nothing said
+    tabnet.selection.kept, tabnet.selection_readmitted = set(), ()
+    clf._after_fit(clf._validate_predict_data(FRAME))
+    assert clf.needed_features_.tolist() == []
+    _say_needed(clf)
+    assert capsys.readouterr().out == ""
+    page = report.feature_mask_report(clf, FRAME[:20], tmp_path / "q.html").read_text(
+        encoding="utf-8"
+    )
+    assert "needed them" not in page
+    # no selection ran (faithful_masks=False): no attribute
+    tabnet.selection = None
+    clf._after_fit(clf._validate_predict_data(FRAME))
+    assert not hasattr(clf, "needed_features_")
