@@ -162,6 +162,7 @@ class AverageGradients(Callback):
         for module in net.module_.modules():
             if hasattr(module, "selection_reduce"):
                 module.selection_reduce = self._mean
+                module.selection_processes = self._world()
 
     def _mean(self, values: torch.Tensor) -> torch.Tensor:
         """``values`` averaged over the processes (a new tensor)."""
@@ -173,6 +174,7 @@ class AverageGradients(Callback):
         for module in net.module_.modules():
             if hasattr(module, "selection_reduce"):
                 module.selection_reduce = None
+                module.selection_processes = 1
 
     def on_grad_computed(self, net, named_parameters, X=None, y=None, training=None, **kwargs):
         # a non-finite gradient on any process is one on every process after the average:

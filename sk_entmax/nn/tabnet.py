@@ -116,6 +116,7 @@ from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_RAMP,
     PROBE_ROWS,
     RESIDUAL_LEVEL,
+    SAMPLES,
     SELECTION_START,
     BackwardElimination,
     HeldOutRows,
@@ -316,6 +317,9 @@ class TabNet(ColumnEmbedding):
     selection_reduce : callable or None
         Set by a data-parallel fit: maps a tensor of this process's probe losses to their
         mean over the processes, so that every process drops the same columns.
+    selection_processes : int
+        Set with ``selection_reduce``: the number of processes (1 otherwise), which turns
+        the means back into sums for the check's paired test.
     feature_transformers : torch.nn.ModuleList of FeatureTransformer
         One per decision step.
     attentive_transformers : torch.nn.ModuleList of AttentiveTransformer
@@ -392,6 +396,7 @@ class TabNet(ColumnEmbedding):
         self.step_rest = check("step_rest", step_rest, Boolean(), "TabNet")
         self.selection: BackwardElimination | None = None
         self.selection_reduce = None
+        self.selection_processes = 1
         self._probe = None
         #: the rows the probes run on while the fit holds them out (``hold_out``)
         self.held_out: HeldOutRows | None = None
@@ -670,9 +675,9 @@ class TabNet(ColumnEmbedding):
             return None
         held = None  # the held-out rows' targets and weights, for record_selection
         if self.held_out is not None:  # on held-out rows, the base loss even with no probe
-            rows, target, weight = self.held_out.next_rows()
+            rows, target, weight, idx = self.held_out.next_rows()
             X = rows.to(X.device)
-            held = (target.to(X.device), weight.to(X.device))
+            held = (target.to(X.device), weight.to(X.device), idx)
         else:
             X = X[:PROBE_ROWS]
         saved = [(b, b.clone()) for b in self.buffers() if b is not self.first_mask_step]
@@ -708,9 +713,9 @@ class TabNet(ColumnEmbedding):
         if probe is None:
             return
         base, outputs, held = probe
-        weight = None
+        weight = idx = None
         if held is not None:  # the probes ran on held-out rows
-            target, weight = held
+            target, weight, idx = held
         target = target[: base.shape[0]]
 
         def mean(rows: torch.Tensor) -> torch.Tensor:
@@ -739,12 +744,66 @@ class TabNet(ColumnEmbedding):
                 def needed(columns: list[int]) -> set[int]:
                     return self._signal_left(columns, loss)
 
-            dropped = self.selection.record(values[0], losses, typical, needed)
+            held_rows = None
+            if idx is not None:  # this process's rows, for the check
+                held_rows = (idx, rows.tolist(), weight.tolist())
+            dropped = self.selection.record(values[0], losses, typical, needed, held_rows)
             if dropped:
                 self.first_mask_logits[self._hit(dropped)] = _DROPPED
+            if self.held_out is not None and self._remeasuring():
+                self.selection.remeasured(self._first_rows_now(loss))
             self._choose_first_step()
             if float(self.first_mask_step) + 1 >= self.first_mask_warmup:
+                self.selection.ending()  # before anything comes back
                 self._readmit(loss)
+
+    def _remeasuring(self) -> bool:
+        """Whether this step measures the selection's first held-out rows again, for its
+        check: over the ``SAMPLES`` steps before the first step may begin to narrow (and
+        until it does), and over the warm-up's last ``SAMPLES`` steps."""
+        step, warmup = float(self.first_mask_step), self.first_mask_warmup
+        if step + 1 + SAMPLES > warmup:
+            return True
+        return (
+            self.first_step_share is not None
+            and not self.selection.narrowed
+            and step + SAMPLES >= FIRST_STEP_AT * warmup
+        )
+
+    def _first_rows_now(self, loss) -> dict[int, float]:
+        """The loss now of each held-out row the selection's first steps ran on, measured
+        as the probes were (training mode, in the same sets of rows, the running
+        statistics left as they were). It runs after the training step's forward, whose
+        graph holds the batch norms' buffers: the pass updates copies of them, swapped in
+        and out, so the originals are never written."""
+        rows: dict[int, list[float]] = {}
+        swapped = [
+            (module._buffers, name, buffer)
+            for module in self.modules()
+            for name, buffer in module._buffers.items()
+            if buffer is not None and buffer is not self.first_mask_step
+        ]
+        device = self.first_mask_logits.device
+        for buffers, name, buffer in swapped:
+            buffers[name] = buffer.clone()
+        try:
+            with torch.no_grad():
+                for idx in self.selection.first_chunks():
+                    X, target, _ = self.held_out.rows_at(idx)
+                    values = loss(self._scores(X.to(device)), target.to(device)).tolist()
+                    for row, value in zip(idx, values, strict=True):
+                        rows.setdefault(row, []).append(value)
+        finally:
+            for buffers, name, buffer in swapped:
+                buffers[name] = buffer
+        return {row: sum(v) / len(v) for row, v in rows.items()}
+
+    def _total(self, sums: list[float]) -> list[float]:
+        """This process's sums for the selection's check, added over every process."""
+        if self.selection_reduce is None:
+            return sums
+        values = torch.tensor(sums, dtype=torch.float64, device=self.first_mask_logits.device)
+        return (self.selection_reduce(values) * self.selection_processes).tolist()
 
     def _signal_left(self, columns: list[int], loss) -> set[int]:
         """Which of the original ``columns`` the residual still depends on, beyond the
@@ -864,12 +923,12 @@ class TabNet(ColumnEmbedding):
         column goes back to every step (the first step reads them all, as before the
         selection). ``selection_check`` keeps the two losses and the columns put back."""
         selection = self.selection
-        rise = None if selection is None else selection.loss_rise()
+        rise = None if selection is None else selection.loss_rise(self._total)
         if rise is None:
             return
         logits = self.first_mask_logits
         later = (logits > _DROPPED / 2) & (logits != 0)
-        first_step_only = bool(later.any()) and not selection.drops_cost()
+        first_step_only = bool(later.any()) and not selection.drops_cost(self._total)
         with torch.no_grad():
             out = later if first_step_only else logits != 0
             back = sorted(set(self._columns_of()[out].tolist()))

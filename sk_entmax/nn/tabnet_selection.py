@@ -62,11 +62,12 @@ runs, and gives them back when it ends. On rows the network trains on, a noise c
 learned to overfit looks needed; on held-out rows it does not (issue 57: the switch, product
 and parity families read noise at a later step on most rows). Fewer than ``HELD_OUT_MIN``
 held-out rows are too few to rank columns on: the probes then run on the batch. At the end
-of the warm-up a check (:meth:`BackwardElimination.loss_rise`) compares the held-out loss of
-the last ``SAMPLES`` steps with that of the first ones, before any drop; after a rise of more
-than two standard errors, if the loss had not risen before the first step began to narrow
-(:meth:`BackwardElimination.drops_cost`), only the narrowing is undone, else every column
-goes back (:class:`SelectionCheck`).
+of the warm-up a check (:meth:`BackwardElimination.loss_rise`) pairs each held-out row of
+the first ``SAMPLES`` steps (before any drop) with itself: its loss then, and its loss
+measured again over the last ``SAMPLES`` steps. After a mean rise of more than two
+standard errors (the rows'), if the loss had not risen when the first step began to narrow
+(:meth:`BackwardElimination.drops_cost`, the same rows measured over the steps before),
+only the narrowing is undone, else every column goes back (:class:`SelectionCheck`).
 
 This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
 probes and owns the support (its ``first_mask_logits``).
@@ -194,15 +195,20 @@ class HeldOutRows:
     weight: Any
     _turn: int = 0
 
-    def next_rows(self) -> tuple[Any, Any, Any]:
+    def next_rows(self) -> tuple[Any, Any, Any, tuple[int, ...]]:
         """The next ``HELD_OUT_PROBE_ROWS`` rows (all of them if fewer), in turn: features,
-        targets and weights."""
+        targets, weights and their indices."""
         n = self.X.shape[0]
         size = min(HELD_OUT_PROBE_ROWS, n)
         start = (self._turn * size) % n
         self._turn += 1
-        idx = [(start + i) % n for i in range(size)]
-        return self.X[idx], self.y[idx], self.weight[idx]
+        idx = tuple((start + i) % n for i in range(size))
+        return (*self.rows_at(idx), idx)
+
+    def rows_at(self, idx: tuple[int, ...]) -> tuple[Any, Any, Any]:
+        """The rows of indices ``idx``: features, targets and weights."""
+        rows = list(idx)
+        return self.X[rows], self.y[rows], self.weight[rows]
 
 
 @dataclass(frozen=True)
@@ -246,17 +252,36 @@ class _Moments:
         return self.mean + 2.0 * math.sqrt(self.variance / self.n)
 
 
-def _rise(first: _Moments, values: Any) -> tuple[float, float] | None:
-    """``(first mean, mean of values)`` when both have ``SAMPLES`` samples and the second
-    is higher by more than two standard errors of the difference; else None."""
-    latest = _Moments()
-    for value in values:
-        latest.add(value)
-    if first.n < SAMPLES or latest.n < SAMPLES:
+def _paired_sums(
+    first: dict[int, float], later: dict[int, float], weight: dict[int, float]
+) -> list[float]:
+    """The sums the paired test needs over the rows of ``first`` (a row's loss then) that
+    ``later`` also holds, with ``d`` a row's rise and ``w`` its weight: ``[sum w, sum w d,
+    sum w^2 d^2, sum w^2 d, sum w^2, sum w first, sum w later]``. Sums, so that several
+    processes' add up."""
+    sums = [0.0] * 7
+    for row, before in first.items():
+        if row not in later:
+            continue
+        w, d = weight[row], later[row] - before
+        for k, value in enumerate((w, w * d, w * w * d * d, w * w * d, w * w, w * before)):
+            sums[k] += value
+        sums[6] += w * later[row]
+    return sums
+
+
+def _paired_rise(sums: list[float]) -> tuple[float, float] | None:
+    """``(first mean, later mean)``, weighted, when the later losses are higher by more
+    than two standard errors of the rows' mean rise (each row paired with itself: the
+    rows are a sample, and a rise that only some of them show is not one the table
+    would); else None. ``sums`` as :func:`_paired_sums` gives them."""
+    total, rise, squares, cross, weights, first, later = sums
+    if total <= 0.0:
         return None
-    error = math.sqrt(first.variance / first.n + latest.variance / latest.n)
-    if latest.mean - first.mean > 2.0 * error:
-        return first.mean, latest.mean
+    mean = rise / total
+    spread = max(squares - 2.0 * mean * cross + mean * mean * weights, 0.0)
+    if mean > 2.0 * math.sqrt(spread) / total:
+        return first / total, later / total
     return None
 
 
@@ -300,12 +325,21 @@ class BackwardElimination:
         self._typical_given = False
         self._restart()
         self._null = _Moments()
-        #: the base loss of the first ``SAMPLES`` steps (before any drop: every column read)
+        #: the steps of the first ``SAMPLES`` records (before any drop: every column read)
         self.first_losses = _Moments()
-        #: the base losses of the latest ``SAMPLES`` steps
-        self.latest_losses: deque[float] = deque(maxlen=SAMPLES)
-        #: those of the ``SAMPLES`` steps before the first step began to narrow
-        self.before_narrowing: tuple[float, ...] = ()
+        #: each held-out row's mean loss over those steps, its weight, and the distinct sets
+        #: of rows the steps ran on (:meth:`first_chunks`)
+        self.first_rows: dict[int, float] = {}
+        self.row_weights: dict[int, float] = {}
+        self._first_counts: dict[int, int] = {}
+        self._chunks: list[tuple[int, ...]] = []
+        #: the same rows' losses measured again at each of the latest steps that did
+        #: (:meth:`remeasured`), and their means when the first step began to narrow and at
+        #: the end of the warm-up (:meth:`narrowing`, :meth:`ending`)
+        self._recent: deque[dict[int, float]] = deque(maxlen=SAMPLES)
+        self.narrowed = False
+        self.before_narrowing: dict[int, float] | None = None
+        self.latest_rows: dict[int, float] | None = None
 
     def _restart(self) -> None:
         self._singles = {c: _Moments() for c in self.alive}
@@ -333,6 +367,7 @@ class BackwardElimination:
         losses: list[tuple[Probe, float]],
         typical: dict[int, float] | None = None,
         needed: Callable[[list[int]], set[int]] | None = None,
+        rows: tuple[tuple[int, ...], list[float], list[float]] | None = None,
     ) -> list[int]:
         """Take one step's losses; return the columns to drop now (often none).
 
@@ -349,6 +384,10 @@ class BackwardElimination:
             ``needed(columns)``: which of the columns a drop would take still hold signal
             the model misses (the residual test); those are kept instead, for
             good, and the others go.
+        rows : (indices, losses, weights), optional
+            On held-out rows: each row's index, loss with nothing occluded, and weight
+            (this process's rows); the first ``SAMPLES`` steps' are kept for the check
+            (:meth:`loss_rise`).
         """
         self._base.add(base)
         self._typical_given = self._typical_given or typical is not None
@@ -357,7 +396,8 @@ class BackwardElimination:
                 self._typical[column].add(rise)
         if self.first_losses.n < SAMPLES and len(self.alive) == self.n_columns:
             self.first_losses.add(base)
-        self.latest_losses.append(base)
+            if rows is not None:
+                self._keep_first(*rows)
         for probe, loss in losses:
             if probe.kind == "null":
                 self._null.add(loss)
@@ -371,28 +411,90 @@ class BackwardElimination:
         finally:
             self._needed = None
 
+    def _keep_first(self, idx: tuple[int, ...], losses: list[float], weights: list[float]) -> None:
+        if idx not in self._chunks:
+            self._chunks.append(idx)
+        for row, loss, weight in zip(idx, losses, weights, strict=True):
+            n = self._first_counts.get(row, 0)
+            self.first_rows[row] = (self.first_rows.get(row, 0.0) * n + loss) / (n + 1)
+            self._first_counts[row] = n + 1
+            self.row_weights[row] = weight
+
+    def first_chunks(self) -> list[tuple[int, ...]]:
+        """The distinct sets of held-out rows the first ``SAMPLES`` steps ran on, in order:
+        the check measures the same rows again, in the same sets (a training-mode pass's
+        batch statistics depend on the set)."""
+        return list(self._chunks)
+
+    def remeasured(self, rows: dict[int, float]) -> None:
+        """Take the losses of :meth:`first_chunks`' rows measured again at this step (the
+        network measures them over the ``SAMPLES`` steps before the first step narrows and
+        before the warm-up ends)."""
+        self._recent.append(rows)
+
+    def _recent_means(self) -> dict[int, float] | None:
+        if not self._recent:
+            return None
+        rows = self._recent[0].keys()
+        return {r: sum(m[r] for m in self._recent) / len(self._recent) for r in rows}
+
     def narrowing(self) -> None:
-        """Note that the first step begins to narrow now: the latest base losses become
-        the reference :meth:`drops_cost` compares with."""
-        self.before_narrowing = tuple(self.latest_losses)
+        """Note that the first step begins to narrow now: the mean of the latest
+        :meth:`remeasured` losses becomes the reference :meth:`drops_cost` compares with."""
+        self.narrowed = True
+        self.before_narrowing = self._recent_means()
+        self._recent.clear()
 
-    def drops_cost(self) -> bool:
-        """Whether the held-out loss had already risen, by more than two standard errors
-        of the difference, over the ``SAMPLES`` steps before the first step began to
-        narrow (so the drops cost the model); True when that is unknown (no narrowing, or
-        too few samples)."""
-        if len(self.before_narrowing) < SAMPLES:
+    def ending(self) -> None:
+        """Note that the warm-up ends: the mean of the latest :meth:`remeasured` losses is
+        what :meth:`loss_rise` compares with the first ones."""
+        self.latest_rows = self._recent_means()
+
+    def _rise(
+        self,
+        later: dict[int, float] | None,
+        total: Callable[[list[float]], list[float]] | None,
+    ) -> tuple[float, float] | None:
+        if later is None or self.first_losses.n < SAMPLES:
+            return None
+        sums = _paired_sums(self.first_rows, later, self.row_weights)
+        return _paired_rise(total(sums) if total is not None else sums)
+
+    def drops_cost(self, total: Callable[[list[float]], list[float]] | None = None) -> bool:
+        """Whether the held-out rows' loss had already risen, by more than two standard
+        errors of their mean rise, when the first step began to narrow (so the drops cost
+        the model); True when that is unknown (no narrowing, or fewer than ``SAMPLES``
+        first steps).
+
+        Parameters
+        ----------
+        total : callable, optional
+            Turns this process's sums into those of every process (a data-parallel fit).
+        """
+        if self.before_narrowing is None or self.first_losses.n < SAMPLES:
             return True
-        return _rise(self.first_losses, self.before_narrowing) is not None
+        return self._rise(self.before_narrowing, total) is not None
 
-    def loss_rise(self) -> tuple[float, float] | None:
-        """``(first, latest)``: the mean base loss of the first ``SAMPLES`` steps (every
-        column read) and of the latest ``SAMPLES``, when the latest is higher by more than
-        two standard errors of the difference; None when it is not, or before both have
-        ``SAMPLES`` samples. Measured on held-out rows, a rise says that the selection (the
-        drops and the first step's narrowing) cost the model more than the training it had
-        since: what it left out was needed."""
-        return _rise(self.first_losses, self.latest_losses)
+    def loss_rise(
+        self, total: Callable[[list[float]], list[float]] | None = None
+    ) -> tuple[float, float] | None:
+        """``(first, latest)``: the held-out rows' weighted mean loss over the first
+        ``SAMPLES`` steps (every column read) and at the end of the warm-up, when the
+        latest is higher by more than two standard errors of the rows' mean rise (each row
+        paired with itself); None when it is not, or before both are known. A rise says
+        that the selection (the drops and the first step's narrowing) cost the model more
+        than the training it had since: what it left out was needed. Its standard error is
+        the rows': a rise that only some rows show, as when a small fit overfits, is not
+        one the table would (issue 57: with the steps' error instead, 15-epoch fits on 426
+        rows put every column back on seeds where a fit without any selection saw the same
+        rise).
+
+        Parameters
+        ----------
+        total : callable, optional
+            Turns this process's sums into those of every process (a data-parallel fit).
+        """
+        return self._rise(self.latest_rows, total)
 
     def leading(self, share: float) -> list[int] | None:
         """The columns of the first decision step: the supported columns whose typical rise

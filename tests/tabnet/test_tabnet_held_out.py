@@ -24,6 +24,7 @@ from sk_entmax import TabNetEntmaxClassifier, report
 from sk_entmax._tabnet.shared import held_out_rows
 from sk_entmax.nn.tabnet import TabNet
 from sk_entmax.nn.tabnet_selection import (
+    FIRST_STEP_AT,
     HELD_OUT_MIN,
     HELD_OUT_SHARE,
     SAMPLES,
@@ -53,11 +54,13 @@ def test_the_held_out_rows_are_a_share_of_each_class():
 def test_the_probes_take_the_held_out_rows_in_turn():
     X = torch.arange(300.0).reshape(300, 1)
     rows = HeldOutRows(X, X[:, 0], lambda: None, 2 * X[:, 0])
-    first, _, _ = rows.next_rows()
-    second, y, weight = rows.next_rows()
-    assert first[:, 0].tolist() == list(range(256))
-    assert second[:, 0].tolist() == [(256 + i) % 300 for i in range(256)]
+    first, _, _, first_idx = rows.next_rows()
+    second, y, weight, idx = rows.next_rows()
+    assert first[:, 0].tolist() == list(first_idx) == list(range(256))
+    assert second[:, 0].tolist() == list(idx) == [(256 + i) % 300 for i in range(256)]
     assert torch.equal(y, second[:, 0]) and torch.equal(weight, 2 * second[:, 0])
+    again = rows.rows_at(idx)
+    assert all(torch.equal(a, b) for a, b in zip(again, (second, y, weight), strict=True))
 
 
 def test_each_class_weighs_alike_in_the_probes_loss():
@@ -76,47 +79,154 @@ def test_each_class_weighs_alike_in_the_probes_loss():
     np.testing.assert_allclose([weight[rows.y == c].sum() for c in (0, 1)], [40, 40])
 
 
-def _fed(first: list[float], latest: list[float]) -> BackwardElimination:
-    """An elimination of 4 columns fed these base losses (with no probe losses: nothing
-    is decided), as if a drop came between the two streams."""
+#: the held-out rows of the check's tests: 100, in two sets the first steps alternate
+ROWS_FIRST = [tuple(range(50)), tuple(range(50, 100))]
+
+
+def _fed(first: np.ndarray, weights: np.ndarray | None = None) -> BackwardElimination:
+    """An elimination of 4 columns fed, over its first ``SAMPLES`` steps, the held-out
+    rows' losses ``first`` (one per row: each step gets its set's rows, with a wobble that
+    averages out) and no probe losses (nothing is decided); then a drop."""
+    weights = np.ones(100) if weights is None else weights
     e = BackwardElimination(4, 0.03)
-    for value in first:
-        e.record(value, [])
+    for step in range(SAMPLES):
+        idx = ROWS_FIRST[step % 2]
+        wobble = 0.01 * (-1) ** (step // 2)
+        losses = [float(first[i]) + wobble for i in idx]
+        e.record(float(np.mean(losses)), [], rows=(idx, losses, [float(weights[i]) for i in idx]))
     e.alive = [0, 1]
-    for value in latest:
-        e.record(value, [])
     return e
 
 
-def test_the_check_sees_a_rise_of_more_than_two_standard_errors():
-    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
-    risen = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
-    assert risen.loss_rise() == pytest.approx((0.5, 0.6))
-    # the same level, a fall, or a rise within the noise: no verdict
-    assert _fed([0.5 + w for w in wobble], [0.5 - w for w in wobble]).loss_rise() is None
-    assert _fed([0.5 + w for w in wobble], [0.4 + w for w in wobble]).loss_rise() is None
-    noisy = [0.2 * (-1) ** i for i in range(SAMPLES)]
-    assert _fed([0.5 + w for w in noisy], [0.55 + w for w in noisy]).loss_rise() is None
-    # too few samples of either: no verdict
-    assert _fed([0.5] * (SAMPLES - 1), [0.9] * SAMPLES).loss_rise() is None
+def _rows(values: np.ndarray) -> dict[int, float]:
+    return {i: float(v) for i, v in enumerate(values)}
+
+
+def _measured(e: BackwardElimination, values: np.ndarray) -> BackwardElimination:
+    """``e`` given the rows' losses ``values`` measured again over ``SAMPLES`` steps, with
+    a wobble that averages out."""
+    for step in range(SAMPLES):
+        e.remeasured(_rows(values + 0.02 * (-1) ** step))
+    return e
+
+
+BASE = 0.5 + 0.1 * np.sin(np.arange(100.0))  # the rows' losses differ
+JITTER = 0.01 * np.sin(1.3 * np.arange(100.0))  # a row's loss moves, the mean barely
+
+
+def test_the_check_pairs_each_row_with_itself_and_weighs_the_rows_spread():
+    """A rise every row shows is one; a fall, the same level, or a rise only a few rows
+    show (as when a small fit overfits them) is not; nor is anything before the first
+    ``SAMPLES`` steps."""
+    assert _fed(BASE).first_chunks() == ROWS_FIRST
+    risen = _fed(BASE)
+    later = BASE + 0.1 + 0.01 * np.cos(np.arange(100.0))
+    _measured(risen, later).ending()
+    first, latest = risen.loss_rise()
+    assert first == pytest.approx(BASE.mean()) and latest == pytest.approx(later.mean())
+    for later in (BASE, BASE - 0.1):
+        e = _fed(BASE)
+        _measured(e, later).ending()
+        assert e.loss_rise() is None
+    few = BASE.copy()
+    few[:3] += 1.0  # a mean rise of 0.03, 1.8 standard errors
+    e = _fed(BASE)
+    _measured(e, few).ending()
+    assert e.loss_rise() is None
+    # the same rows on a second process (every sum doubled): 2.5 standard errors
+    assert e.loss_rise(lambda sums: [2 * v for v in sums]) is not None
+    short = BackwardElimination(4, 0.03)
+    short.record(0.5, [], rows=((0, 1), [0.5, 0.5], [1.0, 1.0]))
+    short.remeasured({0: 0.9, 1: 0.9})
+    short.ending()
+    assert short.loss_rise() is None
+    # weights: the rows that rise weigh nothing, so nothing rose
+    weights = np.ones(100)
+    weights[:50] = 0.0
+    e = _fed(BASE, weights)
+    _measured(e, np.where(np.arange(100) < 50, BASE + 1.0, BASE)).ending()
+    assert e.loss_rise() is None
 
 
 def test_the_check_tells_a_costly_narrowing_from_costly_drops():
-    """The losses before the first step began to narrow say which part of the selection
-    cost: flat until then (the drops cost nothing), or already risen."""
-    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
-    e = _fed([0.5 + w for w in wobble], [0.5 - w for w in wobble])
+    """The rows' losses when the first step began to narrow say which part of the
+    selection cost: flat until then (the drops cost nothing), or already risen."""
+    e = _fed(BASE)
     assert e.drops_cost()  # no narrowing yet: unknown, so assumed
-    e.narrowing()
+    _measured(e, BASE).narrowing()
     assert not e.drops_cost()
-    risen = _fed([0.5 + w for w in wobble], [0.6 + w for w in wobble])
-    risen.narrowing()
+    risen = _fed(BASE)
+    _measured(risen, BASE + 0.1).narrowing()
     assert risen.drops_cost()
+    unmeasured = _fed(BASE)
+    unmeasured.narrowing()  # no held-out rows: nothing measured again
+    assert unmeasured.drops_cost()
     short = BackwardElimination(4, 0.03)
-    for value in wobble[:-1]:
-        short.record(0.5 + value, [])
+    short.record(0.5, [], rows=((0, 1), [0.5, 0.5], [1.0, 1.0]))
+    short.remeasured({0: 0.5, 1: 0.5})
     short.narrowing()
-    assert short.drops_cost()  # too few samples: assumed
+    assert short.drops_cost()  # too few first steps: assumed
+
+
+def test_the_rows_are_measured_again_as_the_probes_measured_them():
+    """``_first_rows_now`` runs the first steps' sets of rows in training mode, as the
+    probes did (a set's batch statistics), averages a row over the sets that hold it, and
+    leaves the running statistics as they were, after the step's forward too."""
+    torch.manual_seed(0)
+    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
+    X = torch.randn(30, 5)
+    y = torch.randint(0, 2, (30,))
+    net.hold_out(HeldOutRows(X, y, lambda: None, torch.ones(30)))
+    net.selection = BackwardElimination(5, 0.03)
+    chunks = [tuple(range(20)), tuple(range(10, 30))]
+    for idx in chunks:
+        net.selection.record(0.5, [], rows=(idx, [0.5] * 20, [1.0] * 20))
+
+    def loss(scores, target):
+        return torch.nn.functional.cross_entropy(scores, target, reduction="none")
+
+    net.train()
+    out, _ = net(torch.randn(40, 5))  # a step's forward: its graph holds the buffers
+    before = [b.clone() for b in net.buffers()]
+    rows = net._first_rows_now(loss)
+    out.sum().backward()  # the graph is intact
+    assert all(torch.equal(a, b) for a, b in zip(before, net.buffers(), strict=True))
+    saved = copy.deepcopy(net)
+    with torch.no_grad():
+        expected = [loss(saved._scores(X[list(idx)]), y[list(idx)]) for idx in chunks]
+    assert sorted(rows) == list(range(30))
+    assert rows[0] == pytest.approx(float(expected[0][0]))
+    assert rows[15] == pytest.approx((float(expected[0][15]) + float(expected[1][5])) / 2)
+    assert rows[25] == pytest.approx(float(expected[1][15]))
+
+
+def test_the_rows_are_measured_again_before_the_narrowing_and_before_the_end():
+    """Over the ``SAMPLES`` steps before the first step may narrow (and on until it does),
+    and over the warm-up's last ``SAMPLES`` steps; not between, and not before the
+    narrowing without one."""
+    options = {"first_mask_warmup": 100, "selection_budget": 0.03}
+    net = TabNet(5, 2, faithful_masks=True, first_step_share=0.5, **options)
+    net.selection = BackwardElimination(5, 0.03)
+    at = int(FIRST_STEP_AT * 100)
+
+    def measured(step: int) -> bool:
+        net.first_mask_step.fill_(step)
+        return net._remeasuring()
+
+    assert [measured(s) for s in (at - SAMPLES - 1, at - SAMPLES, at - 1, at + 5)] == [
+        False,
+        True,
+        True,
+        True,
+    ]
+    net.selection.narrowing()
+    assert not measured(at + 5) and not measured(100 - SAMPLES - 1)
+    assert all(measured(s) for s in range(100 - SAMPLES, 100))
+    plain = TabNet(5, 2, faithful_masks=True, **options)
+    assert plain.first_step_share is None  # no narrowing
+    plain.selection = BackwardElimination(5, 0.03)
+    plain.first_mask_step.fill_(at)
+    assert not plain._remeasuring()
 
 
 def _checked(drops_cost: bool) -> tuple[TabNet, torch.Tensor]:
@@ -125,12 +235,9 @@ def _checked(drops_cost: bool) -> tuple[TabNet, torch.Tensor]:
     ``drops_cost``); its never_read before the check."""
     torch.manual_seed(0)
     net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
-    wobble = [0.01 * (-1) ** i for i in range(SAMPLES)]
-    middle = 0.7 if drops_cost else 0.5
-    net.selection = _fed([0.5 + w for w in wobble], [middle + w for w in wobble])
-    net.selection.narrowing()
-    for w in wobble:
-        net.selection.record(0.7 + w, [])
+    net.selection = _fed(np.full(100, 0.5))
+    _measured(net.selection, np.full(100, 0.7 if drops_cost else 0.5) + JITTER).narrowing()
+    _measured(net.selection, np.full(100, 0.7) + JITTER).ending()
     with torch.no_grad():
         net.first_mask_logits[1] = -1e6  # dropped
         net.first_mask_logits[3] = -1e3  # later steps only
@@ -144,7 +251,7 @@ def test_a_costly_narrowing_gives_the_first_step_its_columns_back_and_keeps_the_
     assert net.dropped_columns() == [1]
     net._check_selection()
     assert net.selection_check == SelectionCheck(
-        pytest.approx(0.5), pytest.approx(0.7), (3,), first_step_only=True
+        pytest.approx(0.5), pytest.approx(0.7 + JITTER.mean()), (3,), first_step_only=True
     )
     assert net.first_mask_logits.tolist() == [0.0, -1e6, 0.0, 0.0, 0.0]
     never = net.never_read(X)
@@ -156,7 +263,9 @@ def test_the_check_puts_every_column_back_and_the_certificate_claims_nothing():
     net, X = _checked(drops_cost=True)
     assert net.never_read(X)[:, 1].all()
     net._check_selection()
-    assert net.selection_check == SelectionCheck(pytest.approx(0.5), pytest.approx(0.7), (1, 3))
+    assert net.selection_check == SelectionCheck(
+        pytest.approx(0.5), pytest.approx(0.7 + JITTER.mean()), (1, 3)
+    )
     assert (net.first_mask_logits == 0).all()
     assert not net.never_read(X).any() and net.dropped_columns() == []
 

@@ -204,7 +204,7 @@ def test_record_selection_drops_every_column_of_a_feature():
     """An embedded column (two post-embedding features) is dropped whole."""
     net = _net(d=3, cat_idxs=[1], cat_dims=[4], cat_emb_dims=2)
     net.selection = BackwardElimination(3, 0.4)
-    net.selection.record = lambda base, losses, typical=None, needed=None: [1]
+    net.selection.record = lambda base, losses, typical=None, needed=None, rows=None: [1]
     net._probe = (torch.zeros(4, 2), [], None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1))
     assert (net.first_mask_logits < 0).tolist() == [False, True, True, False]
@@ -353,7 +353,7 @@ def test_record_selection_decides_on_the_reduced_losses():
     net = _net(d=3)
     net.selection = BackwardElimination(3, 0.4)
     seen = []
-    net.selection.record = lambda base, losses, typical, needed=None: (
+    net.selection.record = lambda base, losses, typical, needed=None, rows=None: (
         seen.append((base, [v for _, v in losses], typical)) or []
     )
     net.selection_reduce = lambda values: values * 0 + torch.arange(len(values))
@@ -371,7 +371,9 @@ def test_record_selection_gives_the_median_rows_rise():
     net = _net(d=3)
     net.selection = BackwardElimination(3, 0.4)
     seen = []
-    net.selection.record = lambda base, losses, typical, needed=None: seen.append(typical) or []
+    net.selection.record = lambda base, losses, typical, needed=None, rows=None: (
+        seen.append(typical) or []
+    )
     base = torch.zeros(5, 2)
     zero = torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0])[:, None].expand(5, 2) / 2
     one = torch.tensor([0.0, 0.0, 0.0, 3.0, 3.0])[:, None].expand(5, 2) / 2
