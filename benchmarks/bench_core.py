@@ -391,6 +391,25 @@ KERNEL_CASES = [
 ]
 
 
+def _kernel_loops(module, Z, P, D, DX, alphas, mode) -> tuple[Callable[[], None], ...]:
+    """The forward and backward serial loops of a version of the kernel's module, bound to
+    the arrays: with the backward's saved weights (``G``, ``IX``, ``K``) where that version
+    takes them (since issue 59's alpha 1.33 change), else the older signature."""
+
+    if not hasattr(module, "_save_support"):
+        return (
+            lambda: module.forward_serial(Z, P, alphas, mode),
+            lambda: module.backward_serial(P, D, DX, alphas, mode),
+        )
+    from sk_entmax.entmax.kernels.cpu import _support_arrays
+
+    G, IX, K = _support_arrays(P, mode, True)
+    return (
+        lambda: module.forward_serial(Z, P, alphas, mode, G, IX, K),
+        lambda: module.backward_serial(P, D, DX, mode, G, IX, K),
+    )
+
+
 def kernel_before(directory: str, repeats: int) -> None:
     """The kernel's loops alone, this version's over those of the copy in ``directory``
     (module docstring, ``--kernel-before``): median ratios of forward and backward times."""
@@ -416,20 +435,21 @@ def kernel_before(directory: str, repeats: int) -> None:
         arrays = {}
         for key, module in (("new", new), ("old", old)):
             P, DX = np.empty_like(Z), np.empty_like(Z)
-            module.forward_serial(Z, P, alphas, mode)
-            module.backward_serial(P, D, DX, alphas, mode)
-            arrays[key] = (module, P, DX)
+            forward, backward = _kernel_loops(module, Z, P, D, DX, alphas, mode)
+            forward()
+            backward()
+            arrays[key] = (forward, backward, P, DX)
         same = all(
-            np.array_equal(a, b) for a, b in zip(arrays["new"][1:], arrays["old"][1:], strict=True)
+            np.array_equal(a, b) for a, b in zip(arrays["new"][2:], arrays["old"][2:], strict=True)
         )
         times: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
         for i in range(repeats):
             for key in ("new", "old") if i % 2 else ("old", "new"):
-                module, P, DX = arrays[key]
+                forward, backward = arrays[key][:2]
                 t0 = time.thread_time()
-                module.forward_serial(Z, P, alphas, mode)
+                forward()
                 t1 = time.thread_time()
-                module.backward_serial(P, D, DX, alphas, mode)
+                backward()
                 times[key].append((t1 - t0, time.thread_time() - t1))
         fwd = statistics.median(
             a[0] / b[0] for a, b in zip(times["new"], times["old"], strict=True)

@@ -16,20 +16,27 @@ forward
     below); then ``tau`` from the candidates above that bound, in float64: sparsemax by
     Michelot's iteration (the closed form of the candidates, then those above it, until
     they repeat: exact); 1.5-entmax by Newton steps on the 2-norm of ``[y - tau]_+`` minus
-    1, other alphas on ``sum [y - tau]_+^(1 / (alpha - 1)) - 1`` (no scalar power), both
-    convex and decreasing, so that they rise to the root without overshooting it, dropping
-    the candidates they pass; 1.5-entmax stops as soon as the closed form of the candidates
-    left lies below all of them (then it is exact), other alphas at a step below rounding.
-    Then the candidates above ``tau`` are written into the zeroed row, normalized where
-    alpha is not 2. Every entry off the support is an exact 0. The powers of the other
-    alphas are :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize
-    (libm's for a float64 output);
+    1, both convex and decreasing, so that they rise to the root without overshooting it,
+    dropping the candidates they pass, until the closed form of the candidates left lies
+    below all of them (then it is exact). Other alphas take Halley's steps (Newton's where
+    Halley's do not apply) on ``sum [y - tau]_+^(1 / (alpha - 1)) - 1``, one pass of powers
+    each (:func:`_tau_general`; two passes a row at 1024 x 1000, alpha 1.33), and their
+    output is formed from the last pass's powers moved to the threshold by a Taylor
+    correction (:func:`_output_from_pass`; libm's power for a float64 output), so that no
+    pass of powers serves the output alone. Then the candidates above ``tau`` are written
+    into the zeroed row, normalized where alpha is not 2. Every entry off the support is an
+    exact 0. The powers of the other alphas are
+    :func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`, whose loops vectorize. For those
+    alphas the forward also saves each row's backward weights and the support's indices,
+    packed (:func:`_save_support`);
 backward
     ``g = p^(2 - alpha)`` and ``dx = g (dy - sum(g dy) / sum(g))``, sums in float64:
     sparsemax and 1.5-entmax over the row, ``g`` written into ``dx``, then the sums in a
     loop that stores nothing (so that their order, and their bits, do not depend on where
-    the arrays lie), then ``dx``; other alphas over the support gathered first, so that the
-    power is taken on it alone.
+    the arrays lie), then ``dx``; other alphas from the weights the forward saved (``g`` up
+    to a factor of the row, which the formula does not see: ``[y - tau]_+^q / (y - tau)``,
+    a division where the power was), over the support alone, in its order: no power and
+    no pass over the row but zeroing ``dx``.
 
 Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange`` over the
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
@@ -74,6 +81,11 @@ _CHUNK = 16
 
 #: a Newton step this small (relative to 1 + |tau|) is the last one (alpha other than 1.5, 2)
 _LAST_STEP = 1e-9
+
+#: a Halley step this small (relative to 1 + |tau|) may be the last one, where the bound on
+#: the error it leaves (about K h^3, :func:`_tau_general`) is at most :data:`_CUBIC`
+_LAST_HALLEY = 1e-5
+_CUBIC = 1e-17
 
 #: how far below a subset's bound the candidates' bound is set (rows are shifted to a
 #: maximum of 0 and tau lies in [-1, 0]): a margin for rounding, so that no entry of the
@@ -232,42 +244,137 @@ def _compact(y, idx, k, tau):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
-def _tau_general(y, idx, k, tau, a1):
+def _tau_general(y, idx, w, k, tau, a1):
     """alpha-entmax's threshold of the ``k`` candidates of a row scaled by ``alpha - 1``
-    (a superset of the support), from ``tau`` below it: Newton steps on
-    ``F(tau) = sum [y - tau]_+^q - 1``, ``q = 1 / (alpha - 1)`` (convex and decreasing: they
-    rise to the root without overshooting it), each pass over the candidates a vectorized
-    loop (:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`), the candidates it passes
-    dropped after it (:func:`_compact`), until a step below rounding. Returns
-    ``(tau, |S|)``."""
-    e = 1.0 / a1 - 1.0
+    (a superset of the support), from ``tau`` below it, by steps on
+    ``F(tau) = sum [y - tau]_+^q - 1``, ``q = 1 / (alpha - 1)`` (convex and decreasing).
+
+    Each pass over the candidates is one vectorized loop of powers
+    (:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`): ``w = [y - tau]_+^(q - 2)``,
+    kept in ``w``, gives ``F``, ``F'`` and ``F''`` by products. The step is Halley's,
+    ``-F / F' / (1 - F F'' / (2 F'^2))`` (cubic convergence: from the raised bound, within
+    some 3e-3 of the root, one step lands within about 1e-7 and the next pass is the
+    last), or Newton's where ``F F'' / (2 F'^2)`` is not in ``[0, 1/2]``. Halley's step may
+    pass the root; the candidates a pass leaves behind are dropped only where ``F >= 0``
+    (the pass lies at or below the root), and a pass above the root (``F < 0``) takes
+    Newton's step back, which by convexity lands at or below it. Stops at a step below
+    :data:`_LAST_STEP` (Newton) or :data:`_LAST_HALLEY` (Halley) relative to ``1 + |tau|``:
+    the error left is about the step squared, or cubed.
+
+    Returns ``(tau, h, k)``: the last pass's ``tau``, the last step ``h`` (not added to
+    ``tau``; 0 where it was not taken) and the number of candidates kept, with ``w[:k]``
+    the last pass's powers (0 at or below ``tau``), from which the output is formed
+    (:func:`_output_from_pass`); the threshold is ``tau + h``."""
+    q = 1.0 / a1
+    e = q - 2.0
+    base = tau
     for _ in range(MAX_NEWTON):
-        s = 0.0
-        t = 0.0
+        base = tau
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
         count = 0.0  # (a float: an integer count beside the float sums ran at half speed)
         for j in range(_pad(y, k, -np.inf)):  # (the padding adds zeros)
             d = y[j] - tau
             dd = d if d > 1e-300 else 1e-300
-            w = fast_pow(dd, e)
-            w = w if d > 0.0 else 0.0
-            t += w
-            s += w * dd
+            v = fast_pow(dd, e)
+            v = v if d > 0.0 else 0.0
+            w[j] = v
+            t = v * dd
+            s2 += v
+            s1 += t
+            s0 += t * dd
             count += 1.0 if d > 0.0 else 0.0
-        if not t > 0.0:
+        if not s1 > 0.0:
             break
-        if count < k:  # candidates left behind: drop them
+        f = s0 - 1.0
+        newton = f / (q * s1)
+        ratio = f * (q - 1.0) * s2 / (2.0 * q * s1 * s1)
+        scale = 1.0 + abs(tau)
+        step = newton
+        tol = _LAST_STEP * scale
+        if 0.0 <= ratio <= 0.5:
+            step = newton / (1.0 - ratio)
+            # Halley's error after a step h is about K h^3, K = (F'' / 2F')^2 + F''' / 6F',
+            # F''' bounded through the smallest d above 0: (q - 1) |q - 2| s2 / d_min
+            if step <= _LAST_HALLEY * scale:
+                top = -np.inf  # (minus the smallest d above 0: a loop apart, no powers)
+                for j in range(k):
+                    d = y[j] - tau
+                    top = max_no_nan(top, -d if d > 0.0 else -np.inf)
+                b = (q - 1.0) * s2 / (2.0 * s1)
+                cubic = b * b + (q - 1.0) * abs(q - 2.0) * s2 / (6.0 * s1 * -top)
+                if cubic * step * step * step <= _CUBIC * scale:
+                    tol = step
+        if step < -tol:  # above the root, beyond rounding: Newton's step back
+            tau += step
+            continue
+        if not step > 0.0:  # at the root to rounding (or NaN)
+            break
+        if step <= tol:
+            # the error after this step is about its square (Newton) or cube (Halley):
+            # rounding; the output is formed from this pass's powers, moved by the step
+            tau += step
+            break
+        if count < k:  # candidates left behind (at or below the root): drop them
             k = _compact(y, idx, k, tau)
-        # Newton on F (no scalar power, whose latency, some 25 to 50 ns, cost more than
-        # the rare extra pass this form needs beside Newton on the q-norm)
-        step = (s - 1.0) * a1 / t
-        if not step > 0.0:
-            break
         tau += step
-        # the error after a step of h is about h^2 (Newton's quadratic convergence): a step
-        # below 1e-9 leaves tau to rounding, no further pass needed
-        if step <= _LAST_STEP * (1.0 + abs(tau)) or k == 0:
-            break
-    return tau, k
+    return base, tau - base, k
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _output_from_pass(y, idx, w, k, tau, h, a1, p, g, ix):
+    """The float32 output of alpha-entmax from :func:`_tau_general`'s last pass: at the
+    threshold ``tau + h``, ``[y - tau - h]_+^q`` for ``d = y - tau`` is
+    ``w (d^2 - q h d + q (q - 1) h^2 / 2)`` to third order in ``h / d`` (``w = d^(q - 2)``,
+    the pass's powers): no power taken again. Entries with ``|h| / d`` above 1e-4 (a
+    truncation above 1e-10 relative, for ``q`` up to 10) take libm's power of
+    ``y - tau - h`` instead, in a loop that runs only for them (rare: ``h`` is below 1e-7).
+    Normalized; entries at or below ``tau + h`` are exact zeros. Writes the backward's
+    weights into ``g`` and ``ix`` (:func:`_save_support`)."""
+    q = 1.0 / a1
+    c2 = 0.5 * q * (q - 1.0)
+    th = tau + h
+    near = abs(h) * 1e4
+    total = 0.0
+    few = 0.0
+    for j in range(k):
+        v = y[j]
+        d = v - tau
+        keep = v - th > 0.0
+        o = w[j] * (d * d - q * h * d + c2 * h * h)
+        o = o if keep else 0.0
+        w[j] = o
+        total += o
+        few += 1.0 if keep and d <= near else 0.0
+    if few > 0.0:
+        for j in range(k):
+            d = y[j] - th
+            if d > 0.0 and y[j] - tau <= near:
+                o = d**q
+                total += o - w[j]
+                w[j] = o
+    inv = 1.0 / total if total > 0.0 else 1.0
+    for j in range(k):
+        p[idx[j]] = w[j] * inv
+    _save_support(y, idx, w, k, th, g, ix)
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _save_support(y, idx, w, k, tau, g, ix):
+    """The backward's weights of alpha-entmax, saved by the forward: for the ``k``
+    candidates, their indices into ``ix`` and ``g = w / (y - tau)`` into ``g`` (0 at or
+    below the threshold ``tau``), ``w = [y - tau]_+^q`` unnormalized, so that ``g`` is
+    ``p^(2 - alpha)`` up to a factor of the row (the backward's formula does not depend on
+    it): a division, not a power, and no pass over the row in the backward. Nothing where
+    ``g`` is empty (no gradient asked)."""
+    if g.shape[0] == 0:
+        return
+    for j in range(k):
+        d = y[j] - tau
+        dd = d if d > 0.0 else 1.0
+        g[j] = w[j] / dd if d > 0.0 else 0.0
+        ix[j] = idx[j]
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
@@ -368,17 +475,20 @@ def _gather(z, m, a1, low, y, idx):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
-def _forward_row(z, p, alpha, mode, y, idx):
+def _forward_row(z, p, alpha, mode, y, idx, w, g, ix):
+    """One row's output into ``p``; for alpha other than 1.5 and 2 returns the number of
+    entries whose backward's weights it saved in ``g`` and ``ix`` (:func:`_save_support`),
+    else 0."""
     n = z.shape[0]
     m, nan = _row_max(z)
     if nan or m == np.inf:  # a row holding a NaN (or +inf, whose shifted value is NaN)
         for i in range(n):
             p[i] = np.nan
-        return
+        return 0
     for i in range(n):
         p[i] = 0.0
     if m == -np.inf:  # a fully masked row: zeros
-        return
+        return 0
     a1 = alpha - 1.0
     low = -1.0 - _MARGIN
     k = _gather(z, m, a1, low, y, idx)
@@ -391,98 +501,110 @@ def _forward_row(z, p, alpha, mode, y, idx):
         for j in range(k):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
-        return
+        return 0
     if mode == ENTMAX15:
         tau, k = _tau_entmax15(y, idx, k, low, keeps_all)
-    else:
-        if not keeps_all:  # (the powers of Newton's first pass only on those above low)
-            k = _compact(y, idx, k, low)
-        tau, k = _tau_general(y, idx, k, low, a1)
-    power = 1.0 / a1
-    total = 0.0
-    if mode == ENTMAX15:
+        total = 0.0
         for j in range(k):
             d = y[j] - tau
             q = d * d if d > 0.0 else 0.0
             y[j] = q
             total += q
-    elif p.itemsize == 8:  # float64 output: libm's power, correctly rounded or nearly
+        inv = 1.0 / total if total > 0.0 else 1.0
         for j in range(k):
-            d = y[j] - tau
-            q = d**power if d > 0.0 else 0.0
-            y[j] = q
-            total += q
-    else:  # float32 output: the vectorized power, far below its rounding
-        for j in range(_pad(y, k, -np.inf)):  # (the padding adds zeros)
-            d = y[j] - tau
-            q = fast_pow(d if d > 1e-300 else 1e-300, power)
-            q = q if d > 0.0 else 0.0
-            y[j] = q
-            total += q
+            p[idx[j]] = y[j] * inv
+        return 0
+    if not keeps_all:  # (the powers of the first pass only on those above low)
+        k = _compact(y, idx, k, low)
+    tau, h, k = _tau_general(y, idx, w, k, low, a1)
+    if p.itemsize != 8:  # float32 output: from the last pass's powers
+        _output_from_pass(y, idx, w, k, tau, h, a1, p, g, ix)
+        return k
+    # float64 output: libm's power, correctly rounded or nearly
+    tau += h
+    power = 1.0 / a1
+    total = 0.0
+    for j in range(k):
+        d = y[j] - tau
+        q = d**power if d > 0.0 else 0.0
+        w[j] = q
+        total += q
     inv = 1.0 / total if total > 0.0 else 1.0
     for j in range(k):
-        p[idx[j]] = y[j] * inv
+        p[idx[j]] = w[j] * inv
+    _save_support(y, idx, w, k, tau, g, ix)
+    return k
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _forward_rows(Z, P, alphas, mode, b, y, idx):
-    for r in range(b * ROW_BLOCK, min(Z.shape[0], (b + 1) * ROW_BLOCK)):
-        _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
+def _forward_rows(Z, P, alphas, mode, b, y, idx, w, G, IX, K):
+    save = K.shape[0] > 0
+    first = b * ROW_BLOCK
+    at = first * Z.shape[1]  # (the block's rows' weights packed from its first row's place)
+    for r in range(first, min(Z.shape[0], first + ROW_BLOCK)):
+        k = _forward_row(Z[r], P[r], alphas[r], mode, y, idx, w, G[at:], IX[at:])
+        if save:
+            K[r, 0] = at
+            K[r, 1] = k
+            at += k
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward_block(Z, P, alphas, mode, b):
+def _forward_block(Z, P, alphas, mode, b, G, IX, K):
     """Block ``b`` of rows, with scratch rows of its own (allocated here, in a function the
     parallel loop calls, so that no thread ever shares them)."""
     y = np.empty(Z.shape[1], dtype=np.float64)
     idx = np.empty(Z.shape[1], dtype=np.int64)
-    _forward_rows(Z, P, alphas, mode, b, y, idx)
+    w = np.empty(Z.shape[1] if mode == GENERAL else 0, dtype=np.float64)
+    _forward_rows(Z, P, alphas, mode, b, y, idx, w, G, IX, K)
 
 
 @numba.njit(cache=True, nogil=True)
-def forward_serial(Z, P, alphas, mode):
+def forward_serial(Z, P, alphas, mode, G, IX, K):
     """``P`` (out) of the rows of ``Z``, ``alphas`` one per row (float64), one thread (one
-    pair of scratch rows for the call)."""
+    set of scratch rows for the call). For alpha other than 1.5 and 2 (``mode`` GENERAL),
+    the backward's weights of each row (out, :func:`_save_support`), packed: row ``r``'s
+    are the ``K[r, 1]`` entries from ``K[r, 0]`` on of ``G`` (``P``'s dtype) and ``IX``
+    (int32), both flat, of ``Z``'s size (each block of rows packs its weights from its
+    first row's place, so that a block's writes stay in a few pages whatever thread runs
+    it). Where nothing is to be saved (another mode, or no gradient asked), ``G`` and
+    ``IX`` are empty and ``K`` has no rows."""
     y = np.empty(Z.shape[1], dtype=np.float64)
     idx = np.empty(Z.shape[1], dtype=np.int64)
+    w = np.empty(Z.shape[1] if mode == GENERAL else 0, dtype=np.float64)
     for b in range((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_rows(Z, P, alphas, mode, b, y, idx)
+        _forward_rows(Z, P, alphas, mode, b, y, idx, w, G, IX, K)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
-def forward_parallel(Z, P, alphas, mode):
+def forward_parallel(Z, P, alphas, mode, G, IX, K):
     """:func:`forward_serial`, its blocks of rows spread over numba's threads."""
     for b in numba.prange((Z.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _forward_block(Z, P, alphas, mode, b)
+        _forward_block(Z, P, alphas, mode, b, G, IX, K)
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
-def _backward_general(p, dy, dx, alpha, y, idx):
-    """The backward of a row for alpha other than 1.5 and 2: the support gathered into
-    ``y`` and ``idx`` first, so that the power ``g = p^(2 - alpha)`` is taken on it alone
-    (a vectorized loop over the support, not the row); the sums over the gathered support,
-    in its order (so that their bits depend on the support alone)."""
-    n = p.shape[0]
-    k = _gather(p, 0.0, 1.0, 0.0, y, idx)
-    e = 2.0 - alpha
-    for j in range(_pad(y, k, 1.0)):
-        y[j] = fast_pow(y[j], e)
+def _backward_general(dy, dx, g, ix, k):
+    """The backward of a row for alpha other than 1.5 and 2, from the weights its forward
+    saved (:func:`_save_support`: ``k`` entries of ``g``, at the indices ``ix``): no pass
+    over the row but zeroing ``dx``; the sums in the saved order (so that their bits depend
+    on the support alone)."""
     sg = 0.0
     sgd = 0.0
     for j in range(k):
-        g = y[j]
-        sg += g
-        sgd += g * dy[idx[j]]
+        v = np.float64(g[j])
+        sg += v
+        sgd += v * dy[ix[j]]
     mean = sgd / sg if sg > 0.0 else 0.0
-    for i in range(n):
+    for i in range(dx.shape[0]):
         dx[i] = 0.0
     for j in range(k):
-        i = idx[j]
-        dx[i] = y[j] * (dy[i] - mean)
+        i = ix[j]
+        dx[i] = g[j] * (dy[i] - mean)
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
-def _backward_row(p, dy, dx, alpha, mode, y, idx):
+def _backward_row(p, dy, dx, mode):
     n = p.shape[0]
     sg = 0.0
     sgd = 0.0
@@ -500,12 +622,8 @@ def _backward_row(p, dy, dx, alpha, mode, y, idx):
         # and sums at once is vectorized behind a check that dx lies apart from p and dy,
         # and small tensors allocated side by side fail it, so that the sums' order (their
         # bits) would depend on where the allocator put them
-        if mode == ENTMAX15:
-            for i in range(n):
-                dx[i] = math.sqrt(np.float64(p[i]))
-        else:
-            _backward_general(p, dy, dx, alpha, y, idx)
-            return
+        for i in range(n):
+            dx[i] = math.sqrt(np.float64(p[i]))
         for i in range(n):
             g = np.float64(dx[i])
             sg += g
@@ -516,32 +634,27 @@ def _backward_row(p, dy, dx, alpha, mode, y, idx):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
-def _backward_rows(P, DY, DX, alphas, mode, b, y, idx):
+def _backward_rows(P, DY, DX, mode, b, G, IX, K):
     for r in range(b * ROW_BLOCK, min(P.shape[0], (b + 1) * ROW_BLOCK)):
-        _backward_row(P[r], DY[r], DX[r], alphas[r], mode, y, idx)
+        if mode == GENERAL:
+            at = K[r, 0]
+            _backward_general(DY[r], DX[r], G[at:], IX[at:], K[r, 1])
+        else:
+            _backward_row(P[r], DY[r], DX[r], mode)
 
 
 @numba.njit(cache=True, nogil=True)
-def _backward_block(P, DY, DX, alphas, mode, b):
-    """Block ``b`` of rows, with scratch rows of its own (as :func:`_forward_block`)."""
-    n = P.shape[1] if mode == GENERAL else 0  # (scratch rows for alpha other than 1.5, 2)
-    y = np.empty(n, dtype=np.float64)
-    idx = np.empty(n, dtype=np.int64)
-    _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
-
-
-@numba.njit(cache=True, nogil=True)
-def backward_serial(P, DY, DX, alphas, mode):
-    """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``."""
-    n = P.shape[1] if mode == GENERAL else 0
-    y = np.empty(n, dtype=np.float64)
-    idx = np.empty(n, dtype=np.int64)
+def backward_serial(P, DY, DX, mode, G, IX, K):
+    """``DX`` (out), the vector-Jacobian product of the rows of ``P`` with ``DY``; for alpha
+    other than 1.5 and 2 from the weights :func:`forward_serial` saved in ``G``, ``IX``
+    and ``K`` (``P`` then unused)."""
     for b in range((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_rows(P, DY, DX, alphas, mode, b, y, idx)
+        _backward_rows(P, DY, DX, mode, b, G, IX, K)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
-def backward_parallel(P, DY, DX, alphas, mode):
-    """:func:`backward_serial`, its blocks of rows spread over numba's threads."""
+def backward_parallel(P, DY, DX, mode, G, IX, K):
+    """:func:`backward_serial`, its blocks of rows spread over numba's threads (no scratch
+    rows)."""
     for b in numba.prange((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        _backward_block(P, DY, DX, alphas, mode, b)
+        _backward_rows(P, DY, DX, mode, b, G, IX, K)
