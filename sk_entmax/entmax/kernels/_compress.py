@@ -23,7 +23,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["AVAILABLE", "WIDTH", "compact8", "compress8"]
+__all__ = ["AVAILABLE", "WIDTH", "WIDTH16", "compact8", "compress8", "compress16"]
 
 #: entries per call of :func:`compress8`
 WIDTH = 8
@@ -142,5 +142,70 @@ def compact8(typingctx, y, idx, start, tau, k):
         _store_at(builder, _compress(builder, values, mask), y_data, kv)
         _store_at(builder, _compress(builder, where, mask), idx_data, kv)
         return builder.add(kv, _count(builder, mask))
+
+    return sig, codegen
+
+
+#: entries per call of :func:`compress16`
+WIDTH16 = 16
+
+
+@intrinsic
+def compress16(typingctx, x, start, level, v, idx, k):
+    """Of ``x[start + j]`` for ``j < 16`` (float32), those above ``level`` (float32) into
+    ``v[k:]`` and their indices ``start + j`` (int32) into ``idx[k:]``, in order; returns
+    ``k`` plus their number: four bytes stored an entry each, where :func:`compress8`
+    stores eight (float64 values and int64 indices). Sixteen lanes are stored from ``k``
+    on: ``k <= start`` and ``start + 16 <= len(v)`` keep them inside the rows."""
+    if not (
+        _is_array(x, (types.float32,))
+        and _is_array(v, (types.float32,))
+        and _is_array(idx, (types.int32,))
+    ):
+        return None
+    i64 = types.int64
+    sig = i64(x, i64, types.float32, v, idx, i64)
+
+    def codegen(context, builder, signature, args):
+        xt, _, _, vt, it, _ = signature.args
+        xa, first, lv, va, ia, kv = args
+        f32, i32 = ir.FloatType(), _I32
+        data = context.make_array(xt)(context, builder, xa).data
+        vector = ir.VectorType(f32, WIDTH16)
+        loaded = builder.load(
+            builder.bitcast(builder.gep(data, [first]), vector.as_pointer()), align=4
+        )
+        splat = builder.insert_element(ir.Constant(vector, ir.Undefined), lv, ir.Constant(i32, 0))
+        zeros = ir.Constant(ir.VectorType(i32, WIDTH16), [0] * WIDTH16)
+        splat = builder.shuffle_vector(splat, ir.Constant(vector, ir.Undefined), zeros)
+        mask = builder.fcmp_ordered(">", loaded, splat)
+        lanes = ir.Constant(ir.VectorType(i32, WIDTH16), list(range(WIDTH16)))
+        first32 = builder.trunc(first, i32)
+        f_one = builder.insert_element(
+            ir.Constant(ir.VectorType(i32, WIDTH16), ir.Undefined), first32, ir.Constant(i32, 0)
+        )
+        f_all = builder.shuffle_vector(
+            f_one, ir.Constant(ir.VectorType(i32, WIDTH16), ir.Undefined), zeros
+        )
+        where = builder.add(lanes, f_all)
+
+        def compress(vec):
+            kind = vec.type
+            tag = "f32" if kind.element == f32 else "i32"
+            name = f"llvm.experimental.vector.compress.v{WIDTH16}{tag}"
+            fnty = ir.FunctionType(kind, [kind, mask.type, kind])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+            return builder.call(fn, [vec, mask, ir.Constant(kind, ir.Undefined)])
+
+        v_data = context.make_array(vt)(context, builder, va).data
+        i_data = context.make_array(it)(context, builder, ia).data
+        for vec, pointer in ((compress(loaded), v_data), (compress(where), i_data)):
+            target = builder.bitcast(builder.gep(pointer, [kv]), vec.type.as_pointer())
+            builder.store(vec, target, align=4)
+        bits = ir.IntType(WIDTH16)
+        fnty = ir.FunctionType(bits, [bits])
+        popcount = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.ctpop.i{WIDTH16}")
+        count = builder.zext(builder.call(popcount, [builder.bitcast(mask, bits)]), _I64)
+        return builder.add(kv, count)
 
     return sig, codegen
