@@ -551,28 +551,31 @@ def _gather_wide_impl(z, m, a1, low, y, idx, v, iv):
 
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
-def _forward_row(z, p, alpha, mode, y, idx, w, g, ix, v, iv):
-    """One row's output into ``p``; for alpha other than 1.5 and 2 returns the number of
-    entries whose backward's weights it saved in ``g`` and ``ix`` (:func:`_save_support`),
-    else 0."""
+def _row_start(z, p):
+    """The row's maximum; ``p`` NaN on a row holding a NaN (or +inf, whose shifted value is
+    NaN), else zeroed. Returns ``(m, done)``: ``done`` where nothing is left to do (NaN, or
+    a fully masked row: zeros)."""
     n = z.shape[0]
     m, nan = _row_max(z)
-    if nan or m == np.inf:  # a row holding a NaN (or +inf, whose shifted value is NaN)
+    if nan or m == np.inf:
         for i in range(n):
             p[i] = np.nan
-        return 0
+        return m, True
     for i in range(n):
         p[i] = 0.0
-    if m == -np.inf:  # a fully masked row: zeros
-        return 0
+    return m, m == -np.inf
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _forward_row(z, p, alpha, mode, y, idx):
+    """One row's output into ``p``, sparsemax or 1.5-entmax (a loop of their own: compiled
+    beside alpha-entmax's longer row, their loop ran a fifth slower at 4096 x 32)."""
+    m, done = _row_start(z, p)
+    if done:
+        return
     a1 = alpha - 1.0
     low = -1.0 - _MARGIN
-    if mode == GENERAL and n >= _PRE_FROM:
-        low = _prebound(z, m, a1)
-    if mode == GENERAL and v.shape[0] > 0:
-        k = _gather_wide(z, m, a1, low, y, idx, v, iv)
-    else:
-        k = _gather(z, m, a1, low, y, idx)
+    k = _gather(z, m, a1, low, y, idx)
     keeps_all = True  # (every candidate lies above low)
     if k >= _RAISE_FROM:
         low, k = _raise(y, idx, k, low, a1, mode)
@@ -582,21 +585,38 @@ def _forward_row(z, p, alpha, mode, y, idx, w, g, ix, v, iv):
         for j in range(k):
             d = y[j] - tau
             p[idx[j]] = d if d > 0.0 else 0.0
+        return
+    tau, k = _tau_entmax15(y, idx, k, low, keeps_all)
+    total = 0.0
+    for j in range(k):
+        d = y[j] - tau
+        q = d * d if d > 0.0 else 0.0
+        y[j] = q
+        total += q
+    inv = 1.0 / total if total > 0.0 else 1.0
+    for j in range(k):
+        p[idx[j]] = y[j] * inv
+
+
+@numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy", inline="always")
+def _forward_row_general(z, p, alpha, y, idx, w, g, ix, v, iv):
+    """One row's output into ``p`` for alpha other than 1.5 and 2; returns the number of
+    entries whose backward's weights it saved in ``g`` and ``ix`` (:func:`_save_support`)."""
+    n = z.shape[0]
+    m, done = _row_start(z, p)
+    if done:
         return 0
-    if mode == ENTMAX15:
-        tau, k = _tau_entmax15(y, idx, k, low, keeps_all)
-        total = 0.0
-        for j in range(k):
-            d = y[j] - tau
-            q = d * d if d > 0.0 else 0.0
-            y[j] = q
-            total += q
-        inv = 1.0 / total if total > 0.0 else 1.0
-        for j in range(k):
-            p[idx[j]] = y[j] * inv
-        return 0
-    if not keeps_all:  # (the powers of the first pass only on those above low)
-        k = _compact(y, idx, k, low)
+    a1 = alpha - 1.0
+    low = -1.0 - _MARGIN
+    if n >= _PRE_FROM:
+        low = _prebound(z, m, a1)
+    if v.shape[0] > 0:
+        k = _gather_wide(z, m, a1, low, y, idx, v, iv)
+    else:
+        k = _gather(z, m, a1, low, y, idx)
+    if k >= _RAISE_FROM:
+        low, k = _raise(y, idx, k, low, a1, GENERAL)
+        k = _compact(y, idx, k, low)  # (the powers of the first pass only on those above low)
     tau, h, k = _tau_general(y, idx, w, k, low, a1)
     if p.itemsize != 8:  # float32 output: from the last pass's powers
         _output_from_pass(y, idx, w, k, tau, h, a1, p, g, ix)
@@ -619,11 +639,16 @@ def _forward_row(z, p, alpha, mode, y, idx, w, g, ix, v, iv):
 
 @numba.njit(cache=True, fastmath=_FAST, nogil=True, error_model="numpy")
 def _forward_rows(Z, P, alphas, mode, b, y, idx, w, G, IX, K, v, iv):
-    save = K.shape[0] > 0
     first = b * ROW_BLOCK
+    last = min(Z.shape[0], first + ROW_BLOCK)
+    if mode != GENERAL:
+        for r in range(first, last):
+            _forward_row(Z[r], P[r], alphas[r], mode, y, idx)
+        return
+    save = K.shape[0] > 0
     at = first * Z.shape[1]  # (the block's rows' weights packed from its first row's place)
-    for r in range(first, min(Z.shape[0], first + ROW_BLOCK)):
-        k = _forward_row(Z[r], P[r], alphas[r], mode, y, idx, w, G[at:], IX[at:], v, iv)
+    for r in range(first, last):
+        k = _forward_row_general(Z[r], P[r], alphas[r], y, idx, w, G[at:], IX[at:], v, iv)
         if save:
             K[r, 0] = at
             K[r, 1] = k
