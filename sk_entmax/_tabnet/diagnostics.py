@@ -259,8 +259,7 @@ def restored_note(
     if restored is None:
         return None
     d = int(estimator.n_features_in_)
-    if names is None:
-        names = list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
+    names = _names_of(estimator, names)
     first, latest = (float(v) for v in estimator.selection_losses_)
     dropped = estimator.net_.module_.tabnet.dropped_columns()
     if not dropped:
@@ -304,9 +303,7 @@ def needed_note(
     needed = getattr(estimator, "needed_features_", None)
     if needed is None or not len(needed):
         return None
-    d = int(estimator.n_features_in_)
-    if names is None:
-        names = list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
+    names = _names_of(estimator, names)
     columns = [int(c) for c in needed]
     return (
         f"{type(estimator).__name__}'s column selection kept {_columns(len(columns))} "
@@ -317,6 +314,14 @@ def needed_note(
         f"{'it is' if len(columns) == 1 else 'they are'} certified never read only for the "
         "rows whose masks leave them out."
     )
+
+
+def _names_of(estimator: Any, names: Sequence[str] | None) -> Sequence[str]:
+    """``names``, else the estimator's ``feature_names_in_``, else ``x0``, ``x1``, ..."""
+    if names is not None:
+        return names
+    d = int(estimator.n_features_in_)
+    return list(getattr(estimator, "feature_names_in_", [f"x{i}" for i in range(d)]))
 
 
 def _columns(n: int) -> str:
