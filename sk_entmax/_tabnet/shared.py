@@ -241,7 +241,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         if not params["faithful_masks"]:
             return y_enc, weight
         held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed())
-        if held.size < HELD_OUT_MIN:  # too few to rank columns on: the residual test only
+        if held.size == 0:  # nothing to hold out: the residual test only
             self.__dict__["_held_out"] = (None, None, weight, X, y_enc)
             return y_enc, weight
         weight = np.array(weight, copy=True)
@@ -256,7 +256,10 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         does not look needed. When the warm-up ends the network gives them back: their
         weights are restored in place, in the array the training batches are cut from.
         Also give it up to ``RESIDUAL_ROWS`` of all the fit's rows for its residual test
-        (:meth:`~sk_entmax.nn.TabNet.test_residuals_on`), held out or not."""
+        (:meth:`~sk_entmax.nn.TabNet.test_residuals_on`), held out or not. Fewer than
+        ``HELD_OUT_MIN`` held-out rows are too few to rank columns on: the probes then run
+        on the batch, and the rows serve the selection's check only (``HeldOutRows.probed``
+        False)."""
         stash = self.__dict__.pop("_held_out", None)
         if stash is None:
             return
@@ -287,7 +290,11 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             balance = compute_sample_weight("balanced", y_held)
         tabnet.hold_out(
             HeldOutRows(
-                rows, torch.as_tensor(y_held), give_back, torch.as_tensor(balance, dtype=dtype)
+                rows,
+                torch.as_tensor(y_held),
+                give_back,
+                torch.as_tensor(balance, dtype=dtype),
+                held.size >= HELD_OUT_MIN,  # fewer are too few to rank columns on
             )
         )
 

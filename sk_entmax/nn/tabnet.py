@@ -671,10 +671,14 @@ class TabNet(ColumnEmbedding):
             self.selection = BackwardElimination(self.n_features, self.selection_budget)
         probes = self.selection.probes()
         last = step + 1 >= self.first_mask_warmup  # the dropped columns' last test
-        if not probes and self.held_out is None and not (last and self.residual_rows):
+        probed = self.held_out is not None and self.held_out.probed
+        # held-out rows too few to probe on serve the check only: measured over the first
+        # steps, as probed rows are
+        checked = self.held_out is not None and not probed and self.selection.first_steps()
+        if not (probes or probed or checked or (last and self.residual_rows)):
             return None
         held = None  # the held-out rows' targets and weights, for record_selection
-        if self.held_out is not None:  # on held-out rows, the base loss even with no probe
+        if probed:  # on held-out rows, the base loss even with no probe
             rows, target, weight, idx = self.held_out.next_rows()
             X = rows.to(X.device)
             held = (target.to(X.device), weight.to(X.device), idx)
@@ -688,10 +692,15 @@ class TabNet(ColumnEmbedding):
                 keep = torch.ones(X.shape[0], self.post_embedding_dim, device=X.device)
                 keep[:, self._hit(list(probe.columns))] = 0
                 outputs.append((probe, self._scores(X, keep)))
+            check = None  # the checked rows' scores, targets, weights and indices
+            if checked:
+                rows, target, weight, idx = self.held_out.next_rows()
+                device = X.device
+                check = (self._scores(rows.to(device)), target.to(device), weight.to(device), idx)
         finally:
             for buffer, value in saved:
                 buffer.copy_(value)
-        return base, outputs, held
+        return base, outputs, held, check
 
     def _scores(self, X: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
         return self.final_mapping(sum(d for _, d in self._steps(X, keep)))
@@ -712,7 +721,7 @@ class TabNet(ColumnEmbedding):
         probe, self._probe = self._probe, None
         if probe is None:
             return
-        base, outputs, held = probe
+        base, outputs, held, check = probe
         weight = idx = None
         if held is not None:  # the probes ran on held-out rows
             target, weight, idx = held
@@ -744,9 +753,13 @@ class TabNet(ColumnEmbedding):
                 def needed(columns: list[int]) -> set[int]:
                     return self._signal_left(columns, loss)
 
-            held_rows = None
-            if idx is not None:  # this process's rows, for the check
+            held_rows = None  # this process's rows, for the check
+            if idx is not None:
                 held_rows = (idx, rows.tolist(), weight.tolist())
+            elif check is not None:
+                scores, checked, checked_weight, checked_idx = check
+                checked_loss = loss(scores, checked).tolist()
+                held_rows = (checked_idx, checked_loss, checked_weight.tolist())
             dropped = self.selection.record(values[0], losses, typical, needed, held_rows)
             if dropped:
                 self.first_mask_logits[self._hit(dropped)] = _DROPPED

@@ -168,6 +168,25 @@ def test_the_check_tells_a_costly_narrowing_from_costly_drops():
     assert short.drops_cost()  # too few first steps: assumed
 
 
+def test_a_warm_up_that_narrows_before_its_first_steps_are_measured_gets_no_verdict():
+    """The check compares with losses from before the selection: when the first step
+    narrows before ``SAMPLES`` steps were measured (a warm-up of a few dozen steps), there
+    are none, and a rise, however large, gives no verdict."""
+    e = BackwardElimination(3, 0.03)
+    idx = tuple(range(50))
+    for _ in range(SAMPLES - 3):
+        e.record(0.5, [], rows=(idx, [0.5] * 50, [1.0] * 50))
+    e.narrowing()
+    assert not e.first_steps()
+    for _ in range(3):
+        e.record(0.5, [], rows=(idx, [0.5] * 50, [1.0] * 50))
+    assert e.first_losses.n == SAMPLES - 3
+    for _ in range(SAMPLES):
+        e.remeasured({r: 5.0 + 0.01 * r for r in idx})
+    e.ending()
+    assert e.loss_rise() is None
+
+
 def test_the_rows_are_measured_again_as_the_probes_measured_them():
     """``_first_rows_now`` runs the first steps' sets of rows in training mode, as the
     probes did (a set's batch statistics), averages a row over the sets that hold it, and
@@ -308,15 +327,53 @@ def test_a_faithful_fit_gives_its_held_out_rows_back_and_keeps_nothing_of_them()
     pickle.loads(pickle.dumps(clf))
 
 
-def test_a_small_fit_probes_its_batches():
-    """Below the minimum the probes run on the batches, as before: nothing is held out."""
+def test_a_small_fit_probes_its_batches_and_holds_out_rows_for_the_check():
+    """Below the minimum the probes run on the batches; the rows are still held out, for
+    the check only (``probed`` False), and go back to training when the warm-up ends."""
     small = int(HELD_OUT_MIN / HELD_OUT_SHARE) - 10
     clf = TabNetEntmaxClassifier(max_epochs=3, n_d=4, n_a=4, random_state=0)
     stash = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(TabNet, "hold_out", lambda self, rows: stash.append(rows))
         clf.fit(FRAME[:small], Y[:small])
-    assert stash == []
+    (rows,) = stash
+    held = held_out_rows(Y[:small], HELD_OUT_SHARE, seed=0)  # a share of each class
+    assert rows.probed is False and 0 < rows.X.shape[0] == held.size < HELD_OUT_MIN
+    assert sorted(np.bincount(rows.y.numpy())) == sorted(np.bincount(Y[held]))
+
+
+def _small_net(steps: int) -> TabNet:
+    """A network with held-out rows too few to probe on (``probed`` False), for its check
+    only, trained ``steps`` steps into its selection."""
+    torch.manual_seed(0)
+    X = torch.randn(48, 5)
+    y = (X[:, 0] > 0).long()
+    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=100, selection_budget=0.03)
+    net.hold_out(HeldOutRows(X[:40], y[:40], lambda: None, torch.ones(40), probed=False))
+    net.first_mask_step.fill_(30)  # the selection's window begins at 30% of the warm-up
+    head = torch.nn.Linear(2, 2)
+
+    def loss(scores, target):
+        return torch.nn.functional.cross_entropy(head(scores), target, reduction="none")
+
+    net.train()
+    for _ in range(steps):
+        net(X)
+        net.record_selection(y, loss)
+    return net
+
+
+def test_a_small_fit_measures_its_checked_rows_over_the_first_steps_only():
+    """The probes run on the batch; the checked rows are measured, all of them in one set,
+    over the selection's first ``SAMPLES`` steps (the check's first losses), and not after."""
+    net = _small_net(SAMPLES + 3)
+    selection = net.selection
+    assert selection.first_losses.n == SAMPLES
+    assert sorted(selection.first_rows) == list(range(40))
+    assert selection.first_chunks() == [tuple(range(40))]
+    assert set(selection.row_weights.values()) == {1.0}
+    assert net.held_out._turn == SAMPLES  # drawn at the first steps only, never probed
+    assert net.held_out is not None  # until the warm-up ends
 
 
 def test_a_check_that_put_columns_back_is_said_saved_and_reported(tmp_path):

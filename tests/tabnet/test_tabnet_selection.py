@@ -205,7 +205,7 @@ def test_record_selection_drops_every_column_of_a_feature():
     net = _net(d=3, cat_idxs=[1], cat_dims=[4], cat_emb_dims=2)
     net.selection = BackwardElimination(3, 0.4)
     net.selection.record = lambda base, losses, typical=None, needed=None, rows=None: [1]
-    net._probe = (torch.zeros(4, 2), [], None)
+    net._probe = (torch.zeros(4, 2), [], None, None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1))
     assert (net.first_mask_logits < 0).tolist() == [False, True, True, False]
     assert net._probe is None
@@ -358,7 +358,7 @@ def test_record_selection_decides_on_the_reduced_losses():
     )
     net.selection_reduce = lambda values: values * 0 + torch.arange(len(values))
     probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,))]
-    net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes], None)
+    net._probe = (torch.zeros(4, 2), [(p, torch.zeros(4, 2)) for p in probes], None, None)
     net.record_selection(torch.zeros(4, dtype=torch.long), lambda s, t: s.sum(-1) + 5.0)
     # the base loss, the probes' losses, then the single probes' typical rises
     assert seen == [(0.0, [1.0, 2.0], {0: 3.0, 1: 4.0})]
@@ -378,7 +378,7 @@ def test_record_selection_gives_the_median_rows_rise():
     zero = torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0])[:, None].expand(5, 2) / 2
     one = torch.tensor([0.0, 0.0, 0.0, 3.0, 3.0])[:, None].expand(5, 2) / 2
     probes = [sel.Probe("single", (0,)), sel.Probe("single", (1,)), sel.Probe("null", (0, 1))]
-    net._probe = (base, list(zip(probes, [zero, one, one], strict=True)), None)
+    net._probe = (base, list(zip(probes, [zero, one, one], strict=True)), None, None)
     net.record_selection(torch.zeros(5, dtype=torch.long), lambda s, t: s.sum(-1))
     assert seen == [{0: 1.0, 1: 0.0}]
 
