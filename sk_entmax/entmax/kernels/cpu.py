@@ -28,7 +28,9 @@ When numba does not import, or the kernel does not compile, the torch forms serv
 
 Threads: blocks of rows are spread over ``torch.get_num_threads()`` threads (numba's own pool,
 at most ``NUMBA_NUM_THREADS``); no sum crosses a row, so the bits do not depend on the number
-of threads.
+of threads. Nor on the process, nor on numba's disk cache (cold, warm, or written by another
+process): before a loop's first call with a dtype, :func:`_prepare` loads the row functions
+it calls, so that their own code serves it in every process (``_numba_maps``' docstring).
 """
 
 from __future__ import annotations
@@ -108,8 +110,25 @@ def _probe(module: ModuleType) -> None:
     Z = np.zeros((1, 2), dtype=np.float32)
     P, D = np.empty_like(Z), np.empty_like(Z)
     support = _support_arrays(P, GENERAL, True)
+    _prepare(module, module.forward_serial, Z.dtype)
     module.forward_serial(Z, P, np.full(1, 1.5), GENERAL, *support)
+    _prepare(module, module.backward_serial, Z.dtype)
     module.backward_serial(P, Z, D, GENERAL, *support)
+
+
+#: the loops (and dtypes) whose row functions :func:`_prepare` has loaded
+_prepared: set[tuple[Any, Any]] = set()
+
+
+def _prepare(module: ModuleType, loop: Callable[..., Any], dtype: Any) -> None:
+    """Before ``loop``'s first call on rows of ``dtype`` (numpy's), read from numba's disk
+    cache, or compile, the row functions it calls (``_numba_maps.load_row_code``): a loop
+    read from the cache otherwise runs its own copies of them, optimized again, which sum
+    some float64 rows in another order than a process that compiled them (a last bit)."""
+    key = (loop, dtype)
+    if key not in _prepared:
+        module.load_row_code(loop, dtype)
+        _prepared.add(key)
 
 
 def available() -> bool:
@@ -222,6 +241,7 @@ class _CpuMapping(Function):
         Y = torch.empty_like(Z)
         alphas = _alphas(alpha_rows, alpha, Z.shape[0])
         out = Y.numpy()
+        _prepare(_module, forward, out.dtype)
         support = _support_arrays(out, mode, ctx.needs_input_grad[0])
         forward(Z.detach().numpy(), out, alphas, mode, *support)
         ctx.save_for_backward(Y, alpha_rows)
@@ -246,9 +266,9 @@ class _CpuMapping(Function):
                 if not dY.is_contiguous():
                     dY = dY.contiguous()
                 dX = torch.empty_like(Y)
-                backward(
-                    Y.detach().numpy(), dY.detach().numpy(), dX.numpy(), ctx.mode, *ctx.support
-                )
+                out = dX.numpy()
+                _prepare(_module, backward, out.dtype)
+                backward(Y.detach().numpy(), dY.detach().numpy(), out, ctx.mode, *ctx.support)
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             a = alpha_rows.to(Y.dtype)
             d_alpha = _entmax_alpha_vjp(dY, Y, _gppr(Y, a), a - 1).to(alpha_rows.dtype)
