@@ -52,14 +52,17 @@ that none falls to the scalar remainder loop.
 
 The same bits in every process: numba compiles each function into a library of its own and
 links a callee's optimized code into each caller's library as a weak (``linkonce_odr``)
-copy, which LLVM optimizes again with the caller: with ``reassoc`` the copy of a block's
-rows may sum in another order than the function compiled alone (their machine code differs:
-read off the objects in numba's disk cache). Each symbol runs its first definition in the
-process. A process that compiles a loop compiles its callees first, so that their own code
-serves every caller; one that reads the loop from the disk cache never loaded the callees,
-and the weak copy inside the loop served (float64 rows then differed in the last bit from a
-process that compiled them). :func:`load_row_code` reads the callees from the cache (or
-compiles them) before the loop, so that every process runs their own code.
+copy, which LLVM optimizes again with the caller. With ``reassoc`` the copies of
+:func:`_forward_rows` and :func:`_backward_rows` inside a loop sum some rows in another
+order than those functions compiled alone (their machine code differs: read off the objects
+in numba's disk cache), and run faster (float32 forwards at 1024 x 1000 and 64 x 20000 a
+tenth). Each symbol runs its first definition in the process: a process that compiles a
+loop compiles its callees first, so that their own code serves it; one that reads the loop
+from the disk cache never loads them, and the copies inside the loop serve (each callee's
+copy lies in one loop alone: its signature names the loop's index type, ``intp`` or
+numba's parallel ``uintp``, and the dtype). ``cpu`` therefore compiles a loop missing from
+the cache in a process of its own, then reads it from the cache, so that every process runs
+the copies.
 """
 
 from __future__ import annotations
@@ -782,48 +785,21 @@ def backward_parallel(P, DY, DX, mode, G, IX, K):
         _backward_rows(P, DY, DX, mode, b, G, IX, K)
 
 
-#: per loop, the functions it calls whose own code must serve it (:func:`load_row_code`),
-#: callees first, each with the type of its block index (a ``range`` gives ``intp``;
-#: numba's parallel loop passes ``uintp``)
-_CALLEES = {
-    forward_serial: ((_forward_rows, types.intp),),
-    forward_parallel: ((_forward_rows, types.uintp), (_forward_block, types.uintp)),
-    backward_serial: ((_backward_rows, types.intp),),
-    backward_parallel: ((_backward_rows, types.uintp),),
-}
-
-
-def _signature(function, dtype: np.dtype, index: types.Type) -> tuple[types.Type, ...]:
-    """The argument types with which a loop calls ``function`` on rows of ``dtype``."""
-    rows = types.Array(numba.from_dtype(dtype), 2, "C")
-    f64, i64, i32, f32 = (
-        types.Array(kind, 1, "C")
-        for kind in (types.float64, types.int64, types.int32, types.float32)
+def signature(loop, dtype: np.dtype) -> tuple[types.Type, ...]:
+    """The argument types of ``loop`` (:func:`forward_serial`, :func:`forward_parallel`,
+    :func:`backward_serial` or :func:`backward_parallel`) on rows of ``dtype`` (float32 or
+    float64), as ``cpu`` calls it: those of its entry in numba's disk cache."""
+    rows = types.Array(numba.from_dtype(np.dtype(dtype)), 2, "C")
+    first = types.Array(types.float64, 1, "C")  # alphas
+    if loop is backward_serial or loop is backward_parallel:
+        first = rows  # DX
+    # (Z, P, alphas, mode, G, IX, K) or (P, DY, DX, mode, G, IX, K)
+    return (
+        rows,
+        rows,
+        first,
+        types.int64,
+        types.Array(rows.dtype, 1, "C"),
+        types.Array(types.int32, 1, "C"),
+        types.Array(types.int64, 2, "C"),
     )
-    # the backward's weights: G (the rows' dtype), IX and K (:func:`forward_serial`)
-    saved = (types.Array(rows.dtype, 1, "C"), i32, types.Array(types.int64, 2, "C"))
-    if function is _backward_rows:  # (P, DY, DX, mode, b, G, IX, K)
-        return (rows, rows, rows, types.int64, index, *saved)
-    head = (rows, rows, f64, types.int64, index)  # (Z, P, alphas, mode, b)
-    if function is _forward_block:  # (..., G, IX, K)
-        return (*head, *saved)
-    return (*head, f64, i64, f64, *saved, f32, i32)  # (..., y, idx, w, G, IX, K, v, iv)
-
-
-def load_row_code(loop, dtype: np.dtype) -> None:
-    """Read from numba's disk cache, or compile, the functions ``loop`` calls on rows of
-    ``dtype``, before ``loop`` itself is: so that their own code serves it, as in a process
-    that compiled them, and not the copies optimized again inside ``loop`` (module
-    docstring). Costs nothing where they are loaded already; compiling them costs no more
-    than compiling ``loop`` would (it compiles them first).
-
-    Parameters
-    ----------
-    loop : numba dispatcher
-        :func:`forward_serial`, :func:`forward_parallel`, :func:`backward_serial` or
-        :func:`backward_parallel`.
-    dtype : numpy.dtype
-        float32 or float64, the dtype of the rows ``loop`` will be called on.
-    """
-    for function, index in _CALLEES[loop]:
-        function.compile(_signature(function, np.dtype(dtype), index))

@@ -28,15 +28,17 @@ When numba does not import, or the kernel does not compile, the torch forms serv
 
 Threads: blocks of rows are spread over ``torch.get_num_threads()`` threads (numba's own pool,
 at most ``NUMBA_NUM_THREADS``); no sum crosses a row, so the bits do not depend on the number
-of threads. Nor on the process, nor on numba's disk cache (cold, warm, or written by another
-process): before a loop's first call with a dtype, :func:`_prepare` loads the row functions
-it calls, so that their own code serves it in every process (``_numba_maps``' docstring).
+of threads. Nor on the process, nor on the state of numba's disk cache (cold, warm, or
+written by another process): every process reads the loops from the cache, a loop missing
+from it compiled first in a process of its own (:func:`_prepare`; why, ``_numba_maps``'
+docstring).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from types import ModuleType
@@ -116,19 +118,77 @@ def _probe(module: ModuleType) -> None:
     module.backward_serial(P, Z, D, GENERAL, *support)
 
 
-#: the loops (and dtypes) whose row functions :func:`_prepare` has loaded
+#: the loops (and dtypes) :func:`_prepare` has seen to
 _prepared: set[tuple[Any, Any]] = set()
+_preparing = threading.Lock()
+
+#: each loop's partner, compiled with it (a training call runs both)
+_PARTNER = {
+    "forward_serial": "backward_serial",
+    "backward_serial": "forward_serial",
+    "forward_parallel": "backward_parallel",
+    "backward_parallel": "forward_parallel",
+}
+
+#: compiles loops of the kernel into numba's disk cache, in a process of its own (argv: the
+#: kernels' folder, the dtype, the loops' names); the packages above the kernel's module are
+#: left empty, so that neither torch nor the rest of sk_entmax is imported
+_COMPILE_APART = """
+import sys
+import types
+
+folder, dtype, *names = sys.argv[1:]
+for name in ("sk_entmax", "sk_entmax.entmax", "sk_entmax.entmax.kernels"):
+    package = types.ModuleType(name)
+    package.__path__ = [folder] if name.endswith("kernels") else []
+    sys.modules[name] = package
+from sk_entmax.entmax.kernels import _numba_maps as maps
+
+for name in names:
+    loop = getattr(maps, name)
+    loop.compile(maps.signature(loop, dtype))
+"""
 
 
-def _prepare(module: ModuleType, loop: Callable[..., Any], dtype: Any) -> None:
-    """Before ``loop``'s first call on rows of ``dtype`` (numpy's), read from numba's disk
-    cache, or compile, the row functions it calls (``_numba_maps.load_row_code``): a loop
-    read from the cache otherwise runs its own copies of them, optimized again, which sum
-    some float64 rows in another order than a process that compiled them (a last bit)."""
+def _cached(module: ModuleType, loop: Any, dtype: Any) -> bool | None:
+    """Whether numba's disk cache holds ``loop`` for rows of ``dtype``; None where there is
+    no cache to ask (then every process compiles, and all run the same code)."""
+    try:
+        key = loop._cache._index_key(module.signature(loop, dtype), loop.targetctx.codegen())
+        return key in loop._cache._cache_file._load_index()
+    except Exception:  # (cache=False, a numba whose cache keeps its index otherwise)
+        return None
+
+
+def _prepare(module: ModuleType, loop: Any, dtype: Any) -> None:
+    """Before ``loop``'s first call on rows of ``dtype`` (numpy's): where numba's disk cache
+    lacks it, compile it (with its partner, :data:`_PARTNER`) in a process of its own
+    (:data:`_COMPILE_APART`), so that this process too reads it from the cache. A process
+    that compiles a loop runs its row functions' own code, one that reads it runs their
+    copies inside the loop, which sum some float64 rows in another order (a last bit) and
+    run faster (``_numba_maps``' docstring). Where that process fails, the loop compiles
+    here on its first call, as before."""
     key = (loop, dtype)
-    if key not in _prepared:
-        module.load_row_code(loop, dtype)
-        _prepared.add(key)
+    if key in _prepared:
+        return
+    with _preparing:
+        if key in _prepared:
+            return
+        loops = [loop, getattr(module, _PARTNER[loop.__name__])]
+        missing = [
+            each.__name__
+            for each in loops
+            if module.signature(each, dtype) not in each.overloads
+            and _cached(module, each, dtype) is False
+        ]
+        if missing:
+            import subprocess
+            import sys
+
+            folder = os.path.dirname(module.__file__)
+            command = [sys.executable, "-c", _COMPILE_APART, folder, str(dtype), *missing]
+            subprocess.run(command, capture_output=True, check=False)
+        _prepared.update((each, dtype) for each in loops)
 
 
 def available() -> bool:
