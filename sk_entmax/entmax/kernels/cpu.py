@@ -151,8 +151,9 @@ for name in names:
 
 
 def _cached(module: ModuleType, loop: Any, dtype: Any) -> bool | None:
-    """Whether numba's disk cache holds ``loop`` for rows of ``dtype``; None where there is
-    no cache to ask (then every process compiles, and all run the same code)."""
+    """Whether numba's disk cache holds ``loop`` for rows of ``dtype``; None where it cannot
+    be asked (no disk cache, or a numba that keeps its index otherwise): the loop then
+    compiles in the process that calls it."""
     try:
         key = loop._cache._index_key(module.signature(loop, dtype), loop.targetctx.codegen())
         return key in loop._cache._cache_file._load_index()
@@ -185,9 +186,12 @@ def _prepare(module: ModuleType, loop: Any, dtype: Any) -> None:
             import subprocess
             import sys
 
-            folder = os.path.dirname(module.__file__)
-            command = [sys.executable, "-c", _COMPILE_APART, folder, str(dtype), *missing]
-            subprocess.run(command, capture_output=True, check=False)
+            try:
+                folder = os.path.dirname(module.__file__)
+                command = [sys.executable, "-c", _COMPILE_APART, folder, str(dtype), *missing]
+                subprocess.run(command, capture_output=True, check=False)
+            except (OSError, TypeError):  # (no interpreter or file: the loop compiles here)
+                pass
         _prepared.update((each, dtype) for each in loops)
 
 
