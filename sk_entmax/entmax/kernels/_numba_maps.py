@@ -42,12 +42,27 @@ Rows are spread over threads in fixed blocks of :data:`ROW_BLOCK` rows (``prange
 blocks); no sum crosses a row, so the bits do not depend on the number of threads.
 
 Every helper a row calls is inlined by numba (``inline="always"``) into the loops over a
-block's rows, so that a row makes no calls (each passed a dozen words per array; at 4096 x
-32 they were a fifth of the forward's time and a third of the backward's). The scalar
-powers of the bounds are libm's (``x ** e``): :func:`~sk_entmax.entmax.kernels._fast_pow.
-fast_pow`'s long chain of dependent operations vectorizes well but costs some 47 ns of
-latency alone, libm's 26 (measured). Loops of powers run over the candidates padded to a
-multiple of :data:`_CHUNK` (:func:`_pad`), so that none falls to the scalar remainder loop.
+block's rows (:func:`_forward_rows`, :func:`_backward_rows`), so that a row makes no calls
+(each passed a dozen words per array; at 4096 x 32 they were a fifth of the forward's time
+and a third of the backward's). The scalar powers of the bounds are libm's (``x ** e``):
+:func:`~sk_entmax.entmax.kernels._fast_pow.fast_pow`'s long chain of dependent operations
+vectorizes well but costs some 47 ns of latency alone, libm's 26 (measured). Loops of
+powers run over the candidates padded to a multiple of :data:`_CHUNK` (:func:`_pad`), so
+that none falls to the scalar remainder loop.
+
+The same bits in every process: numba compiles each function into a library of its own and
+links a callee's optimized code into each caller's library as a weak (``linkonce_odr``)
+copy, which LLVM optimizes again with the caller. With ``reassoc`` the copies of
+:func:`_forward_rows` and :func:`_backward_rows` inside a loop sum some rows in another
+order than those functions compiled alone (their machine code differs: read off the objects
+in numba's disk cache), and run faster (float32 forwards at 1024 x 1000 and 64 x 20000 a
+tenth). Each symbol runs its first definition in the process: a process that compiles a
+loop compiles its callees first, so that their own code serves it; one that reads the loop
+from the disk cache never loads them, and the copies inside the loop serve (each callee's
+copy lies in one loop alone: its signature names the loop's index type, ``intp`` or
+numba's parallel ``uintp``, and the dtype). ``cpu`` therefore compiles a loop missing from
+the cache in a process of its own, then reads it from the cache, so that every process runs
+the copies.
 """
 
 from __future__ import annotations
@@ -768,3 +783,23 @@ def backward_parallel(P, DY, DX, mode, G, IX, K):
     rows)."""
     for b in numba.prange((P.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
         _backward_rows(P, DY, DX, mode, b, G, IX, K)
+
+
+def signature(loop, dtype: np.dtype) -> tuple[types.Type, ...]:
+    """The argument types of ``loop`` (:func:`forward_serial`, :func:`forward_parallel`,
+    :func:`backward_serial` or :func:`backward_parallel`) on rows of ``dtype`` (float32 or
+    float64), as ``cpu`` calls it: those of its entry in numba's disk cache."""
+    rows = types.Array(numba.from_dtype(np.dtype(dtype)), 2, "C")
+    first = types.Array(types.float64, 1, "C")  # alphas
+    if loop is backward_serial or loop is backward_parallel:
+        first = rows  # DX
+    # (Z, P, alphas, mode, G, IX, K) or (P, DY, DX, mode, G, IX, K)
+    return (
+        rows,
+        rows,
+        first,
+        types.int64,
+        types.Array(rows.dtype, 1, "C"),
+        types.Array(types.int32, 1, "C"),
+        types.Array(types.int64, 2, "C"),
+    )

@@ -28,13 +28,17 @@ When numba does not import, or the kernel does not compile, the torch forms serv
 
 Threads: blocks of rows are spread over ``torch.get_num_threads()`` threads (numba's own pool,
 at most ``NUMBA_NUM_THREADS``); no sum crosses a row, so the bits do not depend on the number
-of threads.
+of threads. Nor on the process, nor on the state of numba's disk cache (cold, warm, or
+written by another process): every process reads the loops from the cache, a loop missing
+from it compiled first in a process of its own (:func:`_prepare`; why, ``_numba_maps``'
+docstring).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from types import ModuleType
@@ -108,8 +112,87 @@ def _probe(module: ModuleType) -> None:
     Z = np.zeros((1, 2), dtype=np.float32)
     P, D = np.empty_like(Z), np.empty_like(Z)
     support = _support_arrays(P, GENERAL, True)
+    _prepare(module, module.forward_serial, Z.dtype)
     module.forward_serial(Z, P, np.full(1, 1.5), GENERAL, *support)
+    _prepare(module, module.backward_serial, Z.dtype)
     module.backward_serial(P, Z, D, GENERAL, *support)
+
+
+#: the loops (and dtypes) :func:`_prepare` has seen to
+_prepared: set[tuple[Any, Any]] = set()
+_preparing = threading.Lock()
+
+#: each loop's partner, compiled with it (a training call runs both)
+_PARTNER = {
+    "forward_serial": "backward_serial",
+    "backward_serial": "forward_serial",
+    "forward_parallel": "backward_parallel",
+    "backward_parallel": "forward_parallel",
+}
+
+#: compiles loops of the kernel into numba's disk cache, in a process of its own (argv: the
+#: kernels' folder, the dtype, the loops' names); the packages above the kernel's module are
+#: left empty, so that neither torch nor the rest of sk_entmax is imported
+_COMPILE_APART = """
+import sys
+import types
+
+folder, dtype, *names = sys.argv[1:]
+for name in ("sk_entmax", "sk_entmax.entmax", "sk_entmax.entmax.kernels"):
+    package = types.ModuleType(name)
+    package.__path__ = [folder] if name.endswith("kernels") else []
+    sys.modules[name] = package
+from sk_entmax.entmax.kernels import _numba_maps as maps
+
+for name in names:
+    loop = getattr(maps, name)
+    loop.compile(maps.signature(loop, dtype))
+"""
+
+
+def _cached(module: ModuleType, loop: Any, dtype: Any) -> bool | None:
+    """Whether numba's disk cache holds ``loop`` for rows of ``dtype``; None where it cannot
+    be asked (no disk cache, or a numba that keeps its index otherwise): the loop then
+    compiles in the process that calls it."""
+    try:
+        key = loop._cache._index_key(module.signature(loop, dtype), loop.targetctx.codegen())
+        return key in loop._cache._cache_file._load_index()
+    except Exception:  # (cache=False, a numba whose cache keeps its index otherwise)
+        return None
+
+
+def _prepare(module: ModuleType, loop: Any, dtype: Any) -> None:
+    """Before ``loop``'s first call on rows of ``dtype`` (numpy's): where numba's disk cache
+    lacks it, compile it (with its partner, :data:`_PARTNER`) in a process of its own
+    (:data:`_COMPILE_APART`), so that this process too reads it from the cache. A process
+    that compiles a loop runs its row functions' own code, one that reads it runs their
+    copies inside the loop, which sum some float64 rows in another order (a last bit) and
+    run faster (``_numba_maps``' docstring). Where that process fails, the loop compiles
+    here on its first call, as before."""
+    key = (loop, dtype)
+    if key in _prepared:
+        return
+    with _preparing:
+        if key in _prepared:
+            return
+        loops = [loop, getattr(module, _PARTNER[loop.__name__])]
+        missing = [
+            each.__name__
+            for each in loops
+            if module.signature(each, dtype) not in each.overloads
+            and _cached(module, each, dtype) is False
+        ]
+        if missing:
+            import subprocess
+            import sys
+
+            try:
+                folder = os.path.dirname(module.__file__)
+                command = [sys.executable, "-c", _COMPILE_APART, folder, str(dtype), *missing]
+                subprocess.run(command, capture_output=True, check=False)
+            except (OSError, TypeError):  # (no interpreter or file: the loop compiles here)
+                pass
+        _prepared.update((each, dtype) for each in loops)
 
 
 def available() -> bool:
@@ -222,6 +305,7 @@ class _CpuMapping(Function):
         Y = torch.empty_like(Z)
         alphas = _alphas(alpha_rows, alpha, Z.shape[0])
         out = Y.numpy()
+        _prepare(_module, forward, out.dtype)
         support = _support_arrays(out, mode, ctx.needs_input_grad[0])
         forward(Z.detach().numpy(), out, alphas, mode, *support)
         ctx.save_for_backward(Y, alpha_rows)
@@ -246,9 +330,9 @@ class _CpuMapping(Function):
                 if not dY.is_contiguous():
                     dY = dY.contiguous()
                 dX = torch.empty_like(Y)
-                backward(
-                    Y.detach().numpy(), dY.detach().numpy(), dX.numpy(), ctx.mode, *ctx.support
-                )
+                out = dX.numpy()
+                _prepare(_module, backward, out.dtype)
+                backward(Y.detach().numpy(), dY.detach().numpy(), out, ctx.mode, *ctx.support)
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             a = alpha_rows.to(Y.dtype)
             d_alpha = _entmax_alpha_vjp(dY, Y, _gppr(Y, a), a - 1).to(alpha_rows.dtype)
