@@ -477,7 +477,8 @@ def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
 
     Printed per function: the three scalings, the kernel's over the memory ceiling's (per
     round), the share of rounds in which the kernel and the copy loop reached the bar, the
-    median times, and the kernel's median scaling over the rounds whose compute ceiling
+    median times, the cores the process held during the 2-thread calls (its CPU time over
+    the wall time), and the kernel's median scaling over the rounds whose compute ceiling
     reached :data:`FREE_CORES`. A kernel that trails its memory ceiling in the same rounds
     has a shortfall of its own; one that follows it shares the machine's."""
     gen = torch.Generator().manual_seed(0)
@@ -509,6 +510,7 @@ def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
             }
             ratios: dict[str, list[float]] = {key: [] for key in calls}
             times: dict[str, dict[int, list[float]]] = {key: {1: [], 2: []} for key in calls}
+            held: dict[str, list[float]] = {key: [] for key in calls}
             keys = list(calls)
             for i in range(repeats):
                 order = keys[i % len(keys) :] + keys[: i % len(keys)]
@@ -517,7 +519,10 @@ def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
                     for n in (1, 2) if i % 2 == 0 else (2, 1):
                         torch.set_num_threads(n)
                         calls[key](n)  # (the pool of that thread count warmed up)
+                        cpu_start = time.process_time()
                         t[n] = calls[key](n)
+                        if n == 2:
+                            held[key].append((time.process_time() - cpu_start) / t[n])
                         times[key][n].append(t[n])
                     ratios[key].append(t[1] / t[2])
             kernel = ratios["kernel"]
@@ -537,7 +542,7 @@ def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
                 f"| {name:<22} | {cells[0]:<17} | {cells[1]} | {cells[2]:<17} | {cells[3]:<17} "
                 f"| {cells[4]:<17} | {reached:>13} | {copied:>11} |"
             )
-            summaries.append((name, times, ratios))
+            summaries.append((name, times, ratios, held))
         if ceilings:
             _scaling_times(summaries, shape)
     finally:
@@ -547,22 +552,27 @@ def scaling(repeats: int, shape: tuple[int, int] = (4096, 1000)) -> bool:
 
 def _scaling_times(summaries: list[tuple], shape: tuple[int, int]) -> None:
     """The second table of :func:`scaling`: median times, the memory ceiling's bandwidth,
-    and the kernel's scaling over the rounds that found both cores free."""
+    the cores the process held during the kernel's and the compute ceiling's 2-thread calls
+    (its CPU time over the wall time: 2 where both threads ran throughout, working or
+    waiting at the join; less where another process had one of the cores), and the kernel's
+    scaling over the rounds that found both cores free."""
     megabytes = 5 * 4 * shape[0] * shape[1] / 1e6  # (3 arrays read, 2 written, float32)
     print(
         f"\nmedian times (ms) of the same rounds; memory ceiling: {megabytes:.0f} MB a call; "
-        f"last column: the kernel's median over the rounds whose compute ceiling reached "
+        "cores held: the process's CPU time over the wall time of the 2-thread calls; last "
+        f"column: the kernel's median over the rounds whose compute ceiling reached "
         f"{FREE_CORES} (their count)"
     )
     print(
         "| function               | kernel 1t | kernel 2t | memory 1t | memory 2t | GB/s 1t "
-        "| GB/s 2t | compute 1t | compute 2t | kernel, cores free |"
+        "| GB/s 2t | compute 1t | compute 2t | cores held 2t: kernel, compute "
+        "| kernel, cores free |"
     )
     print(
         f"|{'-' * 24}|{'-' * 11}|{'-' * 11}|{'-' * 11}|{'-' * 11}|{'-' * 9}|{'-' * 9}"
-        f"|{'-' * 12}|{'-' * 12}|{'-' * 20}|"
+        f"|{'-' * 12}|{'-' * 12}|{'-' * 32}|{'-' * 20}|"
     )
-    for name, times, ratios in summaries:
+    for name, times, ratios, held in summaries:
         ms = {
             key: {n: 1e3 * statistics.median(v) for n, v in by_n.items()}
             for key, by_n in times.items()
@@ -571,11 +581,15 @@ def _scaling_times(summaries: list[tuple], shape: tuple[int, int]) -> None:
             k for k, c in zip(ratios["kernel"], ratios["compute"], strict=True) if c >= FREE_CORES
         ]
         cell = f"{statistics.median(free):.2f} ({len(free)})" if free else "- (0)"
+        cores = (
+            f"{statistics.median(held['kernel']):.2f}, {statistics.median(held['compute']):.2f}"
+        )
         print(
             f"| {name:<22} | {ms['kernel'][1]:>9.2f} | {ms['kernel'][2]:>9.2f} "
             f"| {ms['memory'][1]:>9.2f} | {ms['memory'][2]:>9.2f} "
             f"| {megabytes / ms['memory'][1]:>7.1f} | {megabytes / ms['memory'][2]:>7.1f} "
-            f"| {ms['compute'][1]:>10.2f} | {ms['compute'][2]:>10.2f} | {cell:>18} |"
+            f"| {ms['compute'][1]:>10.2f} | {ms['compute'][2]:>10.2f} "
+            f"| {cores:>30} | {cell:>18} |"
         )
 
 
