@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 from _families import make_family
+from _helpers import paired_2se
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
@@ -103,11 +104,11 @@ def summary(results: list[dict]) -> None:
             k for (s, m, k) in by if s == name and m == "default" and (s, "false", k) in by
         )
         for metric in ("accuracy", "auc") if len(seeds) > 1 else ():
-            d = np.array(
-                [by[name, "default", k][metric] - by[name, "false", k][metric] for k in seeds]
+            mean, se2 = paired_2se(
+                [by[name, "default", k][metric] for k in seeds],
+                [by[name, "false", k][metric] for k in seeds],
             )
-            se2 = 2 * d.std(ddof=1) / np.sqrt(d.size)
-            line += f" | default - False {metric} {d.mean():+.4f} ± {se2:.4f}"
+            line += f" | default - False {metric} {mean:+.4f} ± {se2:.4f}"
         print(line)
 
 
