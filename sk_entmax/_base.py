@@ -8,7 +8,10 @@ target (the task's part: :mod:`sk_entmax._classifier`), train a skorch
 :class:`~skorch.NeuralNet` (kept as ``net_``) through skorch's documented extension points,
 then set the fitted attributes. ``partial_fit`` (a classifier's) runs the same steps on a
 chunk, one epoch of Adam continuing the current net (``_partial_fit``), with the same
-validation hooks, rollback and generators.
+validation hooks, rollback and generators. Both get their net from one function,
+:func:`~sk_entmax._fit_net.build_net` (module, callbacks, the averaging inside
+:func:`~sk_entmax.scale_out.data_parallel`, initial weights); what a stream adds (its step
+schedule, the average of its weights) is :mod:`sk_entmax._stream`'s.
 
 Parameters are read once, through the constraint table: ``fit`` and ``partial_fit`` check them
 all and pass the checked values on; a method after fit (``predict_proba``, ``explain``, ...)
@@ -29,26 +32,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from skorch.callbacks import GradientNormClipping
 from skorch.dataset import ValidSplit
 
 from sk_entmax._attributes import Attribute, array, integer, real
 from sk_entmax._engine.callbacks import (
     BestWeightsSoFar,
     FiniteLossCheck,
-    ProgressLine,
-    fit_callbacks,
     recover_after_interrupt,
 )
 from sk_entmax._engine.device import resolve_device
-from sk_entmax._engine.distributed import AverageGradients, data_parallel_group
 from sk_entmax._engine.inference import TrainedNetMixin
 from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError
 from sk_entmax._engine.solver import check_lbfgs_outcome
@@ -61,7 +59,15 @@ from sk_entmax._engine.training import (
     make_net,
     warm_start_snapshot,
 )
+from sk_entmax._fit_net import build_net, continue_net
 from sk_entmax._parameters import SHARED_CONSTRAINTS
+from sk_entmax._stream import (
+    PLAIN_SCHEDULE,
+    StreamAverage,
+    StreamSchedule,
+    stream_batch_size,
+    stream_steps,
+)
 from sk_entmax.entmax.constraints import (
     Constraint,
     check,
@@ -92,18 +98,6 @@ ESTIMATOR_FITTED: dict[str, Attribute] = {
 }
 
 
-#: Adam steps of one partial_fit call with batch_size="auto" (fewer for chunks of fewer
-#: rows: one per row). With ``batch_size="auto"`` a call takes about this many steps whatever
-#: the chunk's size, in batches of ``len(chunk) // 32`` rows (at least 1), so that one call
-#: makes real progress on its chunk: a chunk of 200 rows or fewer used to be one batch, one
-#: step at ``lr``. Measured with benchmarks/bench_partial_fit.py (means of 3 to 5 seeds): 32
-#: steps give 0.945 accuracy after one call on wine and end a stream of 10 chunks of 20,000
-#: rows 0.2 to 0.4 points below the full-batch fit; 64 steps 0.98 and 0.3 to 0.5 points; 128
-#: steps (batches of at most 200 rows) 0.99 and 0.4 to 1.0 points, 512 steps 1.0 to 2.0
-#: points: at Adam's constant ``lr``, smaller batches leave a noisier final iterate.
-_STEPS_PER_CALL = 32
-
-
 #: ``early_stopping="auto"`` holds out ``validation_fraction`` of the rows and stops on them
 #: when the fit has more rows than this, as HistGradientBoosting's ``early_stopping="auto"``
 AUTO_EARLY_STOPPING_ROWS = 10_000
@@ -115,161 +109,6 @@ def early_stopping_for(early_stopping: bool | str, n_samples: int) -> bool:
     if early_stopping == "auto":
         return n_samples > AUTO_EARLY_STOPPING_ROWS
     return bool(early_stopping)
-
-
-@dataclass(frozen=True)
-class StreamSchedule:
-    """The step schedule of ``partial_fit`` (issue 60.7): a call that starts after ``t``
-    steps of the stream trains at ``scale * lr / (1 + t / 32) ** power``, 32 being the Adam
-    steps of one call with ``batch_size="auto"`` (:data:`_STEPS_PER_CALL`), so the k-th
-    call of a stream from scratch trains at about ``scale * lr / k ** power``.
-
-    As ``SGDClassifier.partial_fit`` decays its step with the samples seen (one sample, one
-    step), the rate falls with the stream's Adam steps (a batch of rows, one step; with an
-    int ``batch_size``, ``t`` is the rows seen over ``batch_size``). A stream that starts
-    from trained weights (after ``fit``, or a loaded model: Adam's count starts at 0 on
-    weights already fitted) joins the schedule at :meth:`join`, where its rate is ``lr``,
-    so that its first call refines the fit instead of throwing it away at ``scale * lr``.
-
-    Parameters
-    ----------
-    scale : float
-        The first rate of a stream from scratch, in units of ``lr`` (at least 1).
-    power : float
-        How fast the rate falls with the steps (positive).
-    """
-
-    scale: float
-    power: float
-
-    def lr(self, lr: float, steps: int) -> float:
-        """The rate of a call that starts after ``steps`` steps of the stream."""
-        return self.scale * lr / (1.0 + steps / _STEPS_PER_CALL) ** self.power
-
-    def join(self) -> int:
-        """The steps after which the rate is ``lr``, where a stream from trained weights
-        starts (0 for ``scale=1``)."""
-        return round(_STEPS_PER_CALL * (self.scale ** (1.0 / self.power) - 1.0))
-
-
-#: the linear models' schedule: ``30 * lr / (1 + t / 32) ** 1.5``, the k-th call at about
-#: ``30 * lr / k ** 1.5``, at ``lr`` after about 8.7 calls (where a stream from trained
-#: weights joins). A large first rate moves the weights far, fast: a 20-class linear rule
-#: without label noise needs weights ten times those a rate of ``lr`` reaches in three
-#: passes; a decay faster than ``1 / t`` then settles the last iterate, which predicts.
-#: Measured with benchmarks/bench_partial_fit_passes.py (3 plain passes over 15 blocks of
-#: 20,000 rows; doc/benchmarks/bench_partial_fit_passes.md): on the rule, seed 0, 0.24
-#: points short of the in-memory fit, against 1.58 at ``lr / (1 + t / 32)``, 0.47 at
-#: ``scale=30, power=1.25``, 0.39 at ``power=2``, 0.07 at ``scale=100`` (a first rate of 1).
-LINEAR_SCHEDULE = StreamSchedule(scale=30.0, power=1.5)
-
-#: the schedule of the other models (TabNet, the linear models with hidden layers), as
-#: before issue 60.7: ``lr / (1 + t / 32)``, the k-th call at about ``lr / k``
-PLAIN_SCHEDULE = StreamSchedule(scale=1.0, power=1.0)
-
-
-def stream_steps(net: Any) -> int:
-    """The Adam steps a stream's net has taken (its optimizer's count; 0 for a new net)."""
-    optimizer = getattr(net, "optimizer_", None)
-    if not isinstance(optimizer, torch.optim.Adam):
-        return 0
-    steps = [state["step"] for state in optimizer.state.values() if "step" in state]
-    return int(max(steps)) if steps else 0
-
-
-def average_weight(step: int) -> float:
-    """The weight in a stream's average of its weights of the iterate after Adam step
-    ``step`` (counted over the optimizer's steps, from 1; issue 60.7, see
-    :class:`StreamAverage`): ``step`` itself, so that the average leans on the later
-    iterates, nearer the optimum (polynomial-decay averaging, Shamir and Zhang, 2013)."""
-    return float(step)
-
-
-class StreamAverage:
-    """The average of a stream's weights over its Adam steps, and the running weights.
-
-    ``partial_fit`` trains the running weights (the iterate) and, after each Adam step,
-    folds them into a weighted average (Polyak-Ruppert averaging, as scikit-learn's
-    ``SGDClassifier(average=True)``): the iterate after step ``t`` weighs
-    :func:`average_weight` ``(t)``. The network the estimator holds between calls has the
-    averaged weights (what ``predict_proba``, ``coef_``, save and export see); this object
-    keeps the running weights and the weights' total, for the next call. It is replaced,
-    never changed, by each call (:meth:`train`), so a call that fails leaves the previous
-    one in place.
-
-    Parameters
-    ----------
-    iterate : dict of str to torch.Tensor
-        The running weights (the module's floating-point parameters), by name.
-    average : dict of str to torch.Tensor
-        Their weighted average over the steps so far.
-    total : float
-        The sum of the steps' weights.
-    """
-
-    def __init__(
-        self, iterate: dict[str, torch.Tensor], average: dict[str, torch.Tensor], total: float
-    ):
-        self.iterate = iterate
-        self.average = average
-        self.total = total
-
-    @staticmethod
-    def _parameters(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-        return {name: p for name, p in module.named_parameters() if p.is_floating_point()}
-
-    @classmethod
-    def train(
-        cls, previous: StreamAverage | None, net: Any, steps: int, run: Any
-    ) -> StreamAverage:
-        """Run ``run()`` (one training call of ``net``, after ``steps`` steps of the
-        stream's schedule) from the running weights of ``previous``, folding each Adam step
-        into the average; leaves the averaged weights in ``net.module_`` and returns the new
-        state. ``previous`` None starts a new average from the module's weights: with the
-        weight of the ``steps`` steps before (none from scratch; a stream that joins the
-        schedule from trained weights, :meth:`StreamSchedule.join`, counts them as the average of
-        those steps, so that one call does not outweigh the fit). If ``run`` raises, the
-        module is left with the running weights (the caller's checkpoint puts it back)."""
-        params = cls._parameters(net.module_)
-        with torch.no_grad():
-            if previous is not None:
-                for name, p in params.items():
-                    p.copy_(previous.iterate[name])
-                average = {k: v.clone() for k, v in previous.average.items()}
-                total = previous.total
-            else:
-                average = {name: p.detach().clone() for name, p in params.items()}
-                total = steps * (steps + 1) / 2.0  # average_weight(t) = t summed to steps
-        state = cls({}, average, total)
-        count = [steps]
-
-        def fold(optimizer: Any, args: Any, kwargs: Any) -> None:
-            count[0] += 1
-            weight = average_weight(count[0])
-            state.total += weight
-            share = weight / state.total
-            with torch.no_grad():
-                for name, p in params.items():
-                    state.average[name].lerp_(p.detach(), share)
-
-        handle = net.optimizer_.register_step_post_hook(fold)
-        try:
-            run()
-        finally:
-            handle.remove()
-        with torch.no_grad():
-            state.iterate = {name: p.detach().clone() for name, p in params.items()}
-            for name, p in params.items():
-                p.copy_(state.average[name])
-        return state
-
-
-def stream_batch_size(batch_size: Any, n_samples: int) -> int:
-    """The batch size of a partial_fit call on ``n_samples`` rows: ``batch_size`` if an int
-    (at most the chunk), else rows for about :data:`_STEPS_PER_CALL` steps (at least 1)."""
-    if batch_size != "auto":
-        return min(batch_size, n_samples)
-    return max(1, n_samples // _STEPS_PER_CALL)
 
 
 class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
@@ -295,7 +134,8 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     It may override the other hooks: rules between parameters (``_cross_check``), the batch
     size, the start of a full-batch fit, the work per row (for the thread count, from the
     network's sizes) and the fitted attributes set after training (``_after_fit``). The hooks
-    read parameters from the checked ``params`` they are given, never from ``self``.
+    read parameters from the checked ``params`` they are given, never from ``self`` (a seed
+    too: ``_seed(params)``).
     ``_net_for`` is the seam through which :func:`sk_entmax.persistence.load` rebuilds a saved
     model's net.
     """
@@ -398,7 +238,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     def _checked_params(self) -> dict[str, Any]:
         """Every parameter of the constraint table, checked, by name (``device`` resolved)."""
         params = self._checked(*self._constraints)
-        params["device"] = resolve_device(self.device, type(self).__name__)
+        params["device"] = resolve_device(params["device"], type(self).__name__)
         self._cross_check(params)
         return params
 
@@ -521,8 +361,10 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             if hasattr(self, name)
         }
 
-    def _seed(self) -> int:
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+    def _seed(self, params: dict[str, Any]) -> int:
+        """A seed drawn from the checked ``random_state`` (an int gives the same seed at
+        every call; a ``RandomState`` draws a new one)."""
+        return int(check_random_state(params["random_state"]).randint(np.iinfo(np.int32).max))
 
     def _train(
         self,
@@ -534,54 +376,32 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         start_from: dict[str, Any] | None,
         n_threads: int = 1,
     ) -> FenchelYoungNet:
-        """Build, initialise and train the net; returns it trained (L-BFGS's objective on
-        ``n_threads`` workers)."""
+        """Build (:func:`~sk_entmax._fit_net.build_net`), initialise and train the net;
+        returns it trained (L-BFGS's objective on ``n_threads`` workers)."""
         n_samples = X.shape[0]
-        params = {
-            **params,
-            "early_stopping": early_stopping_for(params["early_stopping"], n_samples),
-        }
+        early_stopping = early_stopping_for(params["early_stopping"], n_samples)
+        params = {**params, "early_stopping": early_stopping}
         batch_size = self._batch_size(params, n_samples)
-        seed = self._seed()
+        seed = self._seed(params)
         train_split = None
         n_train = n_samples
-        if params["early_stopping"] and not plan.full_batch:
+        if early_stopping and not plan.full_batch:
             train_split = self._validation_split(n_samples, params, seed)
             n_train -= math.ceil(params["validation_fraction"] * n_samples)
         steps = None if plan.full_batch else plan.max_epochs * math.ceil(n_train / batch_size)
-        callbacks, stopper, best, monitor = fit_callbacks(
-            plan, params["early_stopping"], params["verbose"], name=type(self).__name__
-        )
-        parallel = data_parallel_group()
-        if parallel is not None:  # inside data_parallel(): one fit over the process group
-            if plan.full_batch:
-                raise ValueError(
-                    f"{type(self).__name__} fits by full-batch L-BFGS, which data_parallel "
-                    "does not spread over processes: set solver='adam' (or fit_blocks on "
-                    "Dask for data larger than memory)"
-                )
-        module, module_kwargs = self._module(
-            params, X.shape[1], self._n_outputs(), batch_size, steps
-        )
-        if parallel is not None:
-            # first, so that the clipping and the stopping rule see the averaged figures
-            agreement = self._shard_agreement()
-            callbacks = [("data_parallel", AverageGradients(parallel[0], agreement)), *callbacks]
-        net = make_net(
-            module,
-            module_kwargs,
+        net, watch = build_net(
+            self,
+            params,
             plan,
+            X.shape[1],
             batch_size=batch_size,
-            device=params["device"],
+            seed=seed,
+            steps=steps,
+            early_stopping=early_stopping,
             train_split=train_split,
-            callbacks=callbacks,
-            verbose=params["verbose"],
-            # shuffling draws from its own generator, not torch's global one
-            shuffle_generator=torch.Generator().manual_seed(seed),
             total_weight=float(weight.sum(dtype=np.float64)),
             n_workers=n_threads,
         )
-        initialize_net(net, seed)
         if start_from is not None:
             load_warm_start(net, start_from, self._outputs_key(), X.shape[1])
         elif plan.full_batch:
@@ -596,7 +416,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         if plan.full_batch:
             self.n_iter_ = check_lbfgs_outcome(net)
         else:
-            recover_after_interrupt(net, stopper, best, monitor, plan.max_epochs)
+            recover_after_interrupt(net, watch.stopper, watch.best, watch.monitor, plan.max_epochs)
             self.n_iter_ = len(net.history)
         return net
 
@@ -653,6 +473,8 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                 net = self._stream_net(params, plan, X, batch_size)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
+                    # inside data_parallel or not, as this call is (as a new net is built)
+                    continue_net(net, self)
                 # the schedule's count: Adam's, after where the stream joined the schedule
                 # (a new Adam on trained weights, after fit or load, joins where the rate is
                 # lr; a stream from scratch at 0)
@@ -698,32 +520,25 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
     ) -> FenchelYoungNet:
         """The Adam net that partial_fit trains on chunk ``X`` in batches of ``batch_size``
         rows: the current one, or a new one started from the fitted weights (or from scratch
-        on the first call). The caller sets the batch size of a current net and the weight
-        seen so far (the penalty's scale), once it can undo them."""
+        on the first call), built as ``fit`` builds its net
+        (:func:`~sk_entmax._fit_net.build_net`). The caller sets the batch size of a current
+        net and the weight seen so far (the penalty's scale), once it can undo them, and
+        readies a current net for this call (:func:`~sk_entmax._fit_net.continue_net`)."""
         net = getattr(self, "net_", None)
         if net is not None and not isinstance(net.optimizer_, torch.optim.Adam):
             previous, net = net.module_.state_dict(), None
         else:
             previous = None
         if net is None:
-            seed = self._seed()
-            module, module_kwargs = self._module(params, X.shape[1], self._n_outputs(), batch_size)
-            callbacks: list = [("finite_loss", FiniteLossCheck())]
-            if params["verbose"]:
-                callbacks.append(("progress", ProgressLine(None, "train_loss")))
-            if plan.gradient_clip is not None:
-                callbacks.append(("gradient_clipping", GradientNormClipping(plan.gradient_clip)))
-            net = make_net(
-                module,
-                module_kwargs,
+            net, _ = build_net(
+                self,
+                params,
                 plan,
+                X.shape[1],
                 batch_size=batch_size,
-                device=params["device"],
-                callbacks=callbacks,
-                verbose=params["verbose"],
-                shuffle_generator=torch.Generator().manual_seed(seed),
+                seed=self._seed(params),
+                stream=True,
             )
-            initialize_net(net, seed)
             if previous is not None:
                 net.module_.load_state_dict(previous)
         return net
@@ -748,7 +563,7 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
             plan,
             batch_size=batch_size,
             device=device,
-            shuffle_generator=torch.Generator().manual_seed(self._seed()),
+            shuffle_generator=torch.Generator().manual_seed(self._seed(params)),
         )
         initialize_net(net, None)
         return net

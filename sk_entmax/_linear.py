@@ -11,7 +11,6 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from sk_entmax._attributes import Attribute
-from sk_entmax._base import LINEAR_SCHEDULE, PLAIN_SCHEDULE, StreamSchedule
 from sk_entmax._classifier import FITTED_ATTRIBUTES, BaseEntmaxClassifier, check_outputs
 from sk_entmax._engine.training import ADAM, LBFGS, TrainingPlan
 from sk_entmax._inputs.numeric import NumericInputMixin
@@ -22,6 +21,7 @@ from sk_entmax._parameters import (
     SOLVERS,
 )
 from sk_entmax._saved_state import ModelState
+from sk_entmax._stream import LINEAR_SCHEDULE, PLAIN_SCHEDULE, StreamSchedule
 from sk_entmax.entmax.constraints import Constraint
 from sk_entmax.nn.linear import EntmaxLinearNet
 
@@ -303,9 +303,9 @@ class EntmaxClassifier(NumericInputMixin, BaseEntmaxClassifier):
         return params["average"]
 
     def _stream_schedule(self, params: dict[str, Any]) -> StreamSchedule:
-        """:data:`~sk_entmax._base.LINEAR_SCHEDULE` (``30 * lr / (1 + t / 32) ** 1.5``) for
+        """:data:`~sk_entmax._stream.LINEAR_SCHEDULE` (``30 * lr / (1 + t / 32) ** 1.5``) for
         the linear model; with hidden layers, whose large first rate is not measured,
-        :data:`~sk_entmax._base.PLAIN_SCHEDULE` (``lr / (1 + t / 32)``)."""
+        :data:`~sk_entmax._stream.PLAIN_SCHEDULE` (``lr / (1 + t / 32)``)."""
         return PLAIN_SCHEDULE if params["hidden_layer_sizes"] else LINEAR_SCHEDULE
 
     def _plan(self, params: dict[str, Any]) -> TrainingPlan:

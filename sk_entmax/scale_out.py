@@ -18,7 +18,8 @@ llvmlite, dask-glm and sparse.
 fits the same estimator on its own shard of the rows, and the gradients of every step, the
 batch norms' statistics and the losses are averaged over the processes, so every process
 ends with the same model, and rank 0 can ``save`` it. The mini-batch estimators (TabNet,
-``solver="adam"``) train this way.
+``solver="adam"``) train this way, and so does each ``partial_fit`` call made inside it (a
+call outside it trains on its process's rows alone).
 
 Dask is imported when a function is called: the ``dask`` extra installs it
 (``pip install -e ".[dask]"`` in a clone).

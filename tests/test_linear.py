@@ -950,7 +950,7 @@ def test_partial_fit_predicts_with_the_weighted_average_of_its_steps():
     steps (w_t = average_weight(t) = t), replayed here from the iterates recorded after
     each step, and predict_proba is that network's mapping; the running weights, kept for
     the next call, are the last iterate."""
-    from sk_entmax._base import average_weight
+    from sk_entmax._stream import average_weight
 
     X, y = _small_stream()
     clf = SparsemaxClassifier(lr=0.05, random_state=0, average=True)

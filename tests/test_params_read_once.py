@@ -100,7 +100,7 @@ def test_n_jobs_set_after_fit_gets_fits_message(fitted, name, n_jobs):
 def test_sizes_set_after_fit_count_at_the_next_fit_only(fitted, name, params):
     estimator = copy.deepcopy(fitted[name])
     proba = estimator.predict_proba(X)
-    estimator.set_params(**params)
+    vars(estimator).update(params)  # the values back, for predict_proba
     # the fitted network predicts as before; the parameters describe the next fit
     np.testing.assert_array_equal(estimator.predict_proba(X), proba)
     np.testing.assert_array_equal(estimator.predict(X), fitted[name].predict(X))
@@ -130,3 +130,49 @@ def test_coef_error_names_the_fitted_hidden_layers(fitted):
     estimator = copy.deepcopy(fitted["entmax_hidden"]).set_params(hidden_layer_sizes=())
     with pytest.raises(AttributeError, match=r"this one has \(3,\)"):
         getattr(estimator, "coef_")  # noqa: B009 (the property raises)
+
+
+class _Unread:
+    """A parameter's value that no code may use: every use raises."""
+
+    def _used(self, *args, **kwargs):
+        raise AssertionError("a parameter was read from the estimator after it was checked")
+
+    __eq__ = __hash__ = __bool__ = __int__ = __index__ = __float__ = __str__ = _used
+    __repr__ = __iter__ = __len__ = __getattr__ = __call__ = _used
+
+
+@pytest.mark.parametrize("name", ["entmax", "sparsemax", "tabnet", "partial_fit"])
+def test_fit_reads_each_parameter_once(monkeypatch, name):
+    """(issue 61.1) Once a fit (or a partial_fit call) has checked the parameters, its steps
+    and hooks read the checked values only: the estimator's own (here unusable) are never
+    read again, a seed's ``random_state`` and the ``device`` included."""
+    estimator = clone(ESTIMATORS["sparsemax" if name == "partial_fit" else name])
+    if name == "sparsemax":
+        estimator.set_params(solver="lbfgs")
+    expected = clone(estimator)
+    real = _base.BaseEntmaxEstimator._checked
+
+    def checked(self, *names):
+        values = real(self, *names)
+        self.__dict__.update(dict.fromkeys(names, _Unread()))
+        return values
+
+    def calls(est):
+        if name == "partial_fit":
+            return [
+                lambda: est.partial_fit(X, Y, classes=np.unique(Y)),
+                lambda: est.partial_fit(X, Y),
+            ]
+        return [lambda: est.fit(X, Y)]
+
+    for call in calls(expected):
+        call()
+    params = estimator.get_params()
+    with monkeypatch.context() as m:
+        m.setattr(_base.BaseEntmaxEstimator, "_checked", checked)
+        for call in calls(estimator):
+            vars(estimator).update(params)  # the values back, for the next call to check
+            call()
+    vars(estimator).update(params)
+    np.testing.assert_array_equal(estimator.predict_proba(X), expected.predict_proba(X))

@@ -8,7 +8,12 @@
 - ``solver`` and ``lbfgs``: the full-batch L-BFGS path of the linear estimators and its
   outcome;
 - ``threads`` and ``device``: the thread count (``n_jobs``) and the device a fit runs on;
-- ``inference``: the trained network's scores, in row blocks, for the predict methods.
+- ``inference``: the trained network's scores, in row blocks, for the predict methods;
+- ``distributed``: data-parallel training over processes, as a callback.
+
+What the engine asks of a network's modules beyond ``loss`` and ``proba`` is declared in
+:class:`sk_entmax.nn.protocols.EngineModule` (``settling``, ``selection_reduce``), read by
+``isinstance``, never by an attribute's name.
 
 Nothing here knows an estimator family: the estimators (``_base``, ``_classifier``,
 ``_linear``, ``_tabnet``) call in, and these modules import only the core, the networks and

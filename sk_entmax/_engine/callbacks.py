@@ -19,6 +19,7 @@ from skorch.utils import noop
 
 from sk_entmax._engine.net import NonFiniteLossError
 from sk_entmax._engine.training import TrainingPlan
+from sk_entmax.nn.protocols import engine_modules
 
 __all__ = [
     "BestWeightsSoFar",
@@ -238,8 +239,9 @@ class StoppingRule(EarlyStopping):
     """skorch's ``EarlyStopping``, which also records whether it stopped the training.
 
     skorch ends a fit on a ``KeyboardInterrupt``, raised by this rule or by the user (Ctrl-C);
-    ``stopped_`` tells the two apart. While the module says it is ``settling`` (a faithful
-    TabNet's mask warm-up, during which the loss rises as the masks sharpen by design), no
+    ``stopped_`` tells the two apart. While a module of the network says it is ``settling``
+    (an :class:`~sk_entmax.nn.protocols.EngineModule`: a faithful TabNet's mask warm-up,
+    during which the loss rises as the masks sharpen by design), no
     epoch counts towards the patience and none is a best epoch; the first epoch after it
     starts the count afresh.
     """
@@ -250,7 +252,7 @@ class StoppingRule(EarlyStopping):
         self.settling_ = False
 
     def on_epoch_end(self, net, **kwargs):
-        if getattr(net.module_, "settling", False):
+        if any(module.settling for module in engine_modules(net.module_)):
             self.settling_ = True
             return
         if self.settling_:  # the objective has settled: count from here
@@ -300,14 +302,30 @@ def recover_after_interrupt(
 
 
 def fit_callbacks(
-    plan: TrainingPlan, early_stopping: bool, verbose: int, name: str | None = None
+    plan: TrainingPlan,
+    early_stopping: bool,
+    verbose: int,
+    name: str | None = None,
+    *,
+    stream: bool = False,
 ) -> tuple[list[tuple[str, Callback]], StoppingRule | None, BestWeightsSoFar | None, str]:
-    """A fit's callbacks by name, its stopping rule (None for L-BFGS), the keeper of the best
-    weights (without early stopping: the fallback of an interrupted fit) and the monitored
-    loss (the validation loss with early stopping, else the training loss). ``name`` (the
-    estimator's class name) labels the progress bar."""
+    """A training call's callbacks by name, its stopping rule (None for L-BFGS and for a
+    ``partial_fit`` call), the keeper of the best weights (without early stopping: the
+    fallback of an interrupted fit) and the monitored loss (the validation loss with early
+    stopping, else the training loss). ``name`` (the estimator's class name) labels the
+    progress bar.
+
+    A ``partial_fit`` call (``stream=True``, one epoch of Adam) has the finite-loss check,
+    a plain line per call when ``verbose`` (the epoch budget is open), and the gradient
+    clipping of ``plan``; no stopping rule and no best weights."""
     callbacks: list[tuple[str, Callback]] = [("finite_loss", FiniteLossCheck())]
     monitor = "valid_loss" if early_stopping and not plan.full_batch else "train_loss"
+    if stream:
+        if verbose:
+            callbacks.append(("progress", ProgressLine(None, monitor)))
+        if plan.gradient_clip is not None:
+            callbacks.append(("gradient_clipping", GradientNormClipping(plan.gradient_clip)))
+        return callbacks, None, None, monitor
     if plan.full_batch:  # L-BFGS reports its iterations itself (LbfgsNet)
         return callbacks, None, None, monitor
     sink: Any = noop

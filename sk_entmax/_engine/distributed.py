@@ -12,8 +12,9 @@ skorch's documented callback hooks (``on_train_begin``, ``on_grad_computed``,
 ``proba``) besides ``forward``, which a DDP wrapper would hide, and skorch's
 ``AccelerateMixin`` wraps the module the same way.
 
-:func:`data_parallel` is the switch: the mini-batch fits inside it (TabNet, ``solver="adam"``,
-``partial_fit``) train this way.
+:func:`data_parallel` is the switch: the mini-batch fits inside it (TabNet, ``solver="adam"``)
+and the ``partial_fit`` calls inside it train this way; :func:`with_data_parallel` gives a
+net's callbacks the averaging when a call is inside the switch, and takes it away when not.
 """
 
 from __future__ import annotations
@@ -21,15 +22,19 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import torch
 import torch.distributed as dist
 from skorch.callbacks import Callback
 
 from sk_entmax._engine.net import NonFiniteLossError
+from sk_entmax.nn.protocols import engine_modules
 
-__all__ = ["AverageGradients", "data_parallel", "data_parallel_group"]
+__all__ = ["AverageGradients", "data_parallel", "data_parallel_group", "with_data_parallel"]
+
+#: the name of :class:`AverageGradients` in a net's callbacks
+DATA_PARALLEL = "data_parallel"
 
 #: None outside :func:`data_parallel`; inside, a 1-tuple holding its process group
 _GROUP: contextvars.ContextVar = contextvars.ContextVar("sk_entmax_data_parallel", default=None)
@@ -44,15 +49,15 @@ def data_parallel(group: object = None) -> Iterator[None]:
     group : torch.distributed.ProcessGroup or None, default=None
         The processes that train together (None: the default group, which
         ``torch.distributed.init_process_group`` made). Every process of it must run the
-        same ``fit`` (same parameters and ``random_state``) on its own rows, with as many
-        training batches per epoch as the others.
+        same ``fit`` or ``partial_fit`` call (same parameters and ``random_state``) on its own
+        rows, with as many training batches per epoch as the others.
 
     Yields
     ------
     None
-        Inside the block, each mini-batch fit averages its gradients, its batch norms'
-        statistics, its losses and its feature importances over the processes; a
-        full-batch L-BFGS fit raises a ``ValueError``.
+        Inside the block, each mini-batch fit and each ``partial_fit`` call averages its
+        gradients, its batch norms' statistics, its losses and its feature importances over
+        the processes; a full-batch L-BFGS fit raises a ``ValueError``.
 
     Raises
     ------
@@ -75,6 +80,22 @@ def data_parallel_group() -> tuple[object] | None:
     """``(group,)`` inside :func:`data_parallel` (``group`` None for the default one), else
     None."""
     return _GROUP.get()
+
+
+def with_data_parallel(
+    callbacks: list[tuple[str, Callback]], agreement: Callable[[], Mapping[str, str]]
+) -> list[tuple[str, Callback]]:
+    """``callbacks`` (a net's, by name) for a training call made here: inside
+    :func:`data_parallel`, with a new :class:`AverageGradients` of its group first (so that
+    the clipping and the stopping rule see the averaged figures) in place of any earlier
+    one; outside, without one. ``agreement()`` gives what the processes' shards must agree
+    on (called inside :func:`data_parallel` only). The list is returned as it is when
+    nothing changes."""
+    parallel = data_parallel_group()
+    others = [(name, callback) for name, callback in callbacks if name != DATA_PARALLEL]
+    if parallel is None:
+        return callbacks if len(others) == len(callbacks) else others
+    return [(DATA_PARALLEL, AverageGradients(parallel[0], agreement())), *others]
 
 
 class AverageGradients(Callback):
@@ -159,10 +180,10 @@ class AverageGradients(Callback):
         for tensor in net.module_.state_dict().values():
             dist.broadcast(tensor, src=source, group=self.group)
         # a faithful TabNet's column selection decides on losses averaged over the processes
-        for module in net.module_.modules():
-            if hasattr(module, "selection_reduce"):
-                module.selection_reduce = self._mean
-                module.selection_processes = self._world()
+        # (selection_processes, which nn.TabNet reads beside it, is not the protocol's)
+        for module in engine_modules(net.module_):
+            module.selection_reduce = self._mean
+            module.selection_processes = self._world()
 
     def _mean(self, values: torch.Tensor) -> torch.Tensor:
         """``values`` averaged over the processes (a new tensor)."""
@@ -171,10 +192,9 @@ class AverageGradients(Callback):
         return values / self._world()
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
-        for module in net.module_.modules():
-            if hasattr(module, "selection_reduce"):
-                module.selection_reduce = None
-                module.selection_processes = 1
+        for module in engine_modules(net.module_):
+            module.selection_reduce = None
+            module.selection_processes = 1
 
     def on_grad_computed(self, net, named_parameters, X=None, y=None, training=None, **kwargs):
         # a non-finite gradient on any process is one on every process after the average:

@@ -58,12 +58,15 @@ _FIT_ROWS = 65536
 _FIT_SCORES = _FIT_ROWS * 64
 
 
-def _block_rows(n_outputs: int | None) -> int:
+def _block_rows(
+    n_outputs: int | None, *, max_rows: int = _FIT_ROWS, max_scores: int = _FIT_SCORES
+) -> int:
     """Rows per block of the objective for a network of ``n_outputs`` outputs: fixed by the
-    network, never by the thread count."""
+    network, never by the thread count; at most ``max_rows`` rows and ``max_scores`` scores
+    (rows times outputs)."""
     if not n_outputs or n_outputs <= 0:
-        return _FIT_ROWS
-    return max(1, min(_FIT_ROWS, _FIT_SCORES // int(n_outputs)))
+        return max_rows
+    return max(1, min(max_rows, max_scores // int(n_outputs)))
 
 
 _WORKER = threading.local()
@@ -116,7 +119,15 @@ class LbfgsNet(FenchelYoungNet):
         self.module_.to(torch.float64)
         return self
 
-    def objective(self, X: dict[str, Any], y: np.ndarray, *, backward: bool) -> torch.Tensor:
+    def objective(
+        self,
+        X: dict[str, Any],
+        y: np.ndarray,
+        *,
+        backward: bool,
+        max_rows: int = _FIT_ROWS,
+        max_scores: int = _FIT_SCORES,
+    ) -> torch.Tensor:
         """f at the current weights, summed block by block; gradients accumulate if asked.
 
         Parameters
@@ -128,6 +139,8 @@ class LbfgsNet(FenchelYoungNet):
             Encoded targets (class indices or label proportions).
         backward : bool
             Accumulate the gradient of f into the parameters' ``.grad``.
+        max_rows, max_scores : int, default=_FIT_ROWS, _FIT_SCORES
+            The blocks' bounds, in rows and in scores (see :meth:`_block_rows`).
 
         Returns
         -------
@@ -145,7 +158,7 @@ class LbfgsNet(FenchelYoungNet):
         closed_form = not isinstance(self.module_.alpha, torch.Tensor)
         params = [p for p in self.module_.parameters() if p.requires_grad]
 
-        rows = self._block_rows()
+        rows = self._block_rows(max_rows=max_rows, max_scores=max_scores)
 
         def block(start: int) -> tuple[torch.Tensor, tuple]:
             if self._pool is not None:
@@ -210,10 +223,11 @@ class LbfgsNet(FenchelYoungNet):
                     )
         return value
 
-    def _block_rows(self) -> int:
-        """Rows per block of the objective, by the network's outputs (see
-        :data:`_FIT_SCORES`)."""
-        return _block_rows(getattr(self, "module__n_outputs", None))
+    def _block_rows(self, *, max_rows: int = _FIT_ROWS, max_scores: int = _FIT_SCORES) -> int:
+        """Rows per block of the objective, by the network's outputs: at most ``max_rows``
+        rows and ``max_scores`` scores (:data:`_FIT_ROWS`, :data:`_FIT_SCORES`)."""
+        n_outputs = getattr(self, "module__n_outputs", None)
+        return _block_rows(n_outputs, max_rows=max_rows, max_scores=max_scores)
 
     def train_step(self, batch, **fit_params):
         X, y = batch

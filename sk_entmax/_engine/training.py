@@ -31,6 +31,7 @@ __all__ = [
     "initialize_net",
     "load_warm_start",
     "make_net",
+    "set_callbacks",
     "warm_start_snapshot",
 ]
 
@@ -253,8 +254,10 @@ class NetCheckpoint:
     The copy holds the module's weights and buffers (batch-norm statistics included) and
     train/eval modes, the optimizer's state (Adam's moments and step counts), the number of
     epochs in the history (a call only appends epochs), the state of the data loaders'
-    generators (shuffling) and the ``batch_size`` and ``total_weight`` the call may set. The
-    callbacks' own state is not copied: skorch resets it when the next call begins training.
+    generators (shuffling), the ``batch_size`` and ``total_weight`` the call may set, and
+    the list of callbacks (a call inside or outside ``data_parallel`` adds or drops the
+    averaging). The callbacks' own state is not copied: skorch resets it when the next call
+    begins training.
 
     Parameters
     ----------
@@ -275,6 +278,7 @@ class NetCheckpoint:
             if (generator := net.get_params_for(name).get("generator")) is not None
         }
         self.params = {"batch_size": net.batch_size, "total_weight": net.total_weight}
+        self.callbacks = net.callbacks
 
     def restore(self) -> None:
         """Put ``net`` back as it was when the checkpoint was taken."""
@@ -287,6 +291,17 @@ class NetCheckpoint:
         for name, state in self.generators.items():
             net.get_params_for(name)["generator"].set_state(state)
         net.set_params(**self.params)
+        if net.callbacks is not self.callbacks:
+            set_callbacks(net, self.callbacks)
+
+
+def set_callbacks(net: NeuralNet, callbacks: list) -> None:
+    """Give the initialized ``net`` the list ``callbacks`` (by name), initialized.
+
+    skorch's ``set_params(callbacks=...)`` initializes the callbacks before it stores the new
+    list (skorch 1.x), so the list is initialized again here."""
+    net.set_params(callbacks=callbacks)
+    net.initialize_callbacks()
 
 
 def warm_start_snapshot(net: NeuralNet, outputs: Any, n_features: int) -> dict[str, Any]:

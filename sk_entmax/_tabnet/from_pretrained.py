@@ -136,7 +136,7 @@ class PretrainedStartMixin:
         return self._validate_table(X, y, encoding=pretrainer)
 
     def _initial_weights(self, module: torch.nn.Module, params: dict[str, Any]) -> None:
-        self._hand_held_out(module)
+        self._hand_held_out(module, params)
         state = self.__dict__.pop("_pretrained_encoder", None)
         if state is None:
             return

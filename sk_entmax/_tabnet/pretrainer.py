@@ -281,7 +281,7 @@ class TabNetPretrainer(
             "n_independent_decoder": params["n_independent_decoder"],
             "target_mean": self._reconstruction_mean,
             "target_scale": self._reconstruction_scale,
-            "mask_seed": self._seed(),
+            "mask_seed": self._seed(params),
             **self._tabnet_arguments(params, n_features, 1, batch_size, steps),
             # no targets to measure a column's worth by: the first mask is learned
             "selection_budget": None,

@@ -240,7 +240,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         self.__dict__.pop("_held_out", None)
         if not params["faithful_masks"]:
             return y_enc, weight
-        held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed())
+        held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed(params))
         if held.size == 0:  # nothing to hold out: the residual test only
             self.__dict__["_held_out"] = (None, None, weight, X, y_enc)
             return y_enc, weight
@@ -250,7 +250,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         self.__dict__["_held_out"] = (held, given, weight, X, y_enc)
         return y_enc, weight
 
-    def _hand_held_out(self, module: torch.nn.Module) -> None:
+    def _hand_held_out(self, module: torch.nn.Module, params: dict[str, Any]) -> None:
         """Give the network the rows :meth:`_fit_targets` held out, for its selection's
         probes: measured on rows the network has not trained on, a column it overfits
         does not look needed. When the warm-up ends the network gives them back: their
@@ -277,7 +277,9 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         n = y_enc.shape[0]
         tested = np.arange(n)
         if n > RESIDUAL_ROWS:
-            tested = np.sort(np.random.default_rng(self._seed()).choice(n, RESIDUAL_ROWS, False))
+            tested = np.sort(
+                np.random.default_rng(self._seed(params)).choice(n, RESIDUAL_ROWS, False)
+            )
         tabnet.test_residuals_on(
             torch.as_tensor(np.asarray(X[tested]), dtype=dtype), torch.as_tensor(y_enc[tested])
         )

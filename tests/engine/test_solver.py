@@ -357,9 +357,7 @@ def test_lbfgs_on_cuda_matches_cpu():
 
 
 @pytest.mark.parametrize("learn_alpha", [False, True])
-def test_objective_in_blocks_equals_one_pass(monkeypatch, learn_alpha):
-    from sk_entmax._engine import solver as _solver
-
+def test_objective_in_blocks_equals_one_pass(learn_alpha):
     X, y = _scaled(load_wine)
     weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
     clf = EntmaxClassifier(alpha=1.5, learn_alpha=learn_alpha, max_iter=5)
@@ -368,14 +366,13 @@ def test_objective_in_blocks_equals_one_pass(monkeypatch, learn_alpha):
         clf.fit(X, y, sample_weight=weight)
     net, data = clf.net_, {"X": X, "sample_weight": weight}
 
-    def value_and_grads():
+    def value_and_grads(**blocks):
         net.optimizer_.zero_grad()
-        value = net.objective(data, y, backward=True)
+        value = net.objective(data, y, backward=True, **blocks)
         return value, [p.grad.clone() for p in net.module_.parameters()]
 
     one_value, one_grads = value_and_grads()
-    monkeypatch.setattr(_solver, "_FIT_ROWS", 7)  # 178 rows: 26 blocks, the last short
-    value, grads = value_and_grads()
+    value, grads = value_and_grads(max_rows=7)  # 178 rows: 26 blocks, the last short
     torch.testing.assert_close(value, one_value, rtol=1e-12, atol=0)
     for grad, one in zip(grads, one_grads, strict=True):
         torch.testing.assert_close(grad, one, rtol=1e-10, atol=1e-14)
@@ -394,12 +391,18 @@ def test_one_partial_fit_call_learns_its_chunk():
 
 def test_the_objective_blocks_shrink_with_the_classes(monkeypatch):
     """(issue 58, point 11) Rows times classes per block stay bounded: 300 rows of 60
-    classes with a bound of 600 scores are evaluated 10 rows at a time."""
+    classes with a bound of 600 scores are evaluated 10 rows at a time, to the value of
+    one block."""
     from sk_entmax._engine import solver as _solver
 
-    monkeypatch.setattr(_solver, "_FIT_SCORES", 600, raising=False)
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(300, 4)), np.arange(300) % 60
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        net = SparsemaxClassifier(max_iter=2).fit(X, y).net_
+    assert _solver._block_rows(60) == _solver._FIT_ROWS > 300  # the default: one block
+    assert _solver._block_rows(60, max_scores=600) == 10
+    assert net._block_rows(max_scores=600) == 10
     seen = []
     real = _solver.float64_rows
     monkeypatch.setattr(
@@ -409,7 +412,9 @@ def test_the_objective_blocks_shrink_with_the_classes(monkeypatch):
             seen.append(stop - start) or real(data, start, stop, *a, **k)
         ),
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        SparsemaxClassifier(max_iter=2).fit(X, y)
-    assert seen and max(seen) == 10
+    one = net.objective({"X": X}, y, backward=False)
+    assert seen == [300]
+    seen.clear()
+    value = net.objective({"X": X}, y, backward=False, max_scores=600)
+    assert seen == [10] * 30
+    torch.testing.assert_close(value, one, rtol=1e-12, atol=0)
