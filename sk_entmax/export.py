@@ -37,9 +37,10 @@ from torch.export import Dim, ExportedProgram
 
 from sk_entmax._files import check_target, write_whole
 from sk_entmax._inputs.tabular import TabularInputMixin
-from sk_entmax.entmax import entmax
-from sk_entmax.entmax.activations import exact_traceable
+from sk_entmax.entmax.activations import TRACEABLE
+from sk_entmax.entmax.algorithms import apply_case, case_for
 from sk_entmax.entmax.constraints import Options, check
+from sk_entmax.entmax.dispatch import implementations
 
 __all__ = ["export_module", "to_onnx"]
 
@@ -54,6 +55,10 @@ _WHAT = "an ONNX file"
 
 #: the modules the ONNX export needs, beyond torch: the ``onnx`` extra
 _ONNX_MODULES = ("onnx", "onnxscript")
+
+#: the core's implementations of :func:`~sk_entmax.entmax.entmax`, which the graph's
+#: mapping takes at an alpha other than 1.5 and 2 (plain ops: ``training=False``)
+_ENTMAX = implementations("entmax")
 
 
 def export_module(
@@ -100,6 +105,7 @@ class _Probabilities(nn.Module):
         self.n_classes = int(n_classes)
         alpha = network.head.alpha
         self.alpha = alpha.detach().clone() if isinstance(alpha, torch.Tensor) else alpha
+        self.case = case_for(self.alpha)  # decided once, for every call
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         if self.float32_input:  # as the estimator's input validation rounds X
@@ -109,10 +115,11 @@ class _Probabilities(nn.Module):
         scores = output[0] if isinstance(output, tuple) else output
         if self.temperature != 1.0:
             scores = scores / self.temperature
-        if isinstance(self.alpha, float) and self.alpha in (1.5, 2.0):
+        if self.case in TRACEABLE:
             # the core's traceable form, the function predict_proba computes
-            return exact_traceable(scores, self.alpha)[:, : self.n_classes]
-        return entmax(scores, self.alpha, training=False)[:, : self.n_classes]
+            return TRACEABLE[self.case](scores)[:, : self.n_classes]
+        P = apply_case(_ENTMAX, scores, self.alpha, n_iter=50, training=False, case=self.case)
+        return P[:, : self.n_classes]
 
 
 def _categorical_columns(estimator: Any) -> list[str]:
@@ -172,15 +179,18 @@ _EXPORTED = False
 
 
 @contextlib.contextmanager
-def _first_export_not_interrupted() -> Iterator[None]:
+def _first_export_not_interrupted(first: bool | None = None) -> Iterator[None]:
     """Hold a Ctrl-C (SIGINT) that comes during the process's first export until the export
     ends, then act on it (``KeyboardInterrupt`` by default): interrupted in the middle of
     its imports, it left a half-initialized ``onnxscript`` in ``sys.modules``, and every
     later export of the process failed (``module 'onnxscript' has no attribute
     'onnx_types'``). Later exports, and exports outside the main thread (where no signal
-    arrives), are not held."""
+    arrives), are not held. ``first``: whether this is the process's first export (None:
+    whether no export of this process has finished yet)."""
     global _EXPORTED
-    if _EXPORTED or threading.current_thread() is not threading.main_thread():
+    if first is None:
+        first = not _EXPORTED
+    if not first or threading.current_thread() is not threading.main_thread():
         yield
         _EXPORTED = True
         return
@@ -232,6 +242,29 @@ def _fold(model: Any) -> None:
 
     optimizer.fold_constants(model)
     optimizer.remove_unused_nodes(model)
+
+
+def _exported(
+    graph: nn.Module, example: torch.Tensor, opset_version: int | None, first: bool | None = None
+) -> Any:
+    """The ONNX program of ``graph`` (the exporter's, folded by :func:`_fold`), a Ctrl-C
+    held while it is the process's ``first`` export (:func:`_first_export_not_interrupted`)."""
+    with _first_export_not_interrupted(first):
+        _require_onnx()
+        with torch.no_grad(), _quiet_exporter():
+            program = torch.onnx.export(
+                graph,
+                (example,),
+                dynamo=True,
+                input_names=[INPUT_NAME],
+                output_names=[OUTPUT_NAME],
+                dynamic_shapes=({0: Dim("batch", min=1)},),
+                opset_version=opset_version,
+                optimize=False,  # _fold, not the exporter's rewrite rules (minutes)
+                verbose=False,
+            )
+            _fold(program.model)
+    return program
 
 
 def to_onnx(
@@ -309,21 +342,7 @@ def to_onnx(
     path = Path(path)
     if path.name not in ("", ".", ".."):  # a link, a pipe, ... refused before the export
         check_target(path, str(path), _WHAT)
-    with _first_export_not_interrupted():
-        _require_onnx()
-        with torch.no_grad(), _quiet_exporter():
-            program = torch.onnx.export(
-                graph,
-                (example,),
-                dynamo=True,
-                input_names=[INPUT_NAME],
-                output_names=[OUTPUT_NAME],
-                dynamic_shapes=({0: Dim("batch", min=1)},),
-                opset_version=opset_version,
-                optimize=False,  # _fold, not the exporter's rewrite rules (minutes)
-                verbose=False,
-            )
-            _fold(program.model)
+    program = _exported(graph, example, opset_version)
     try:
         data = program.model_proto.SerializeToString()
     except ValueError as error:  # protobuf's 2 GiB limit

@@ -295,7 +295,8 @@ def test_a_ctrl_c_during_the_first_export_waits_for_the_export_to_end(
     imports) is held until the export ends, then raised: nothing is left half imported."""
     import sk_entmax.export as export
 
-    monkeypatch.setattr(export, "_EXPORTED", False)
+    exported = export._exported  # told it is the process's first export (else it may not be)
+    monkeypatch.setattr(export, "_exported", lambda *args: exported(*args, first=True))
     # Python's own handler, as a user's process has it (a test run before this one may
     # have left another); put back afterwards
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -15,10 +15,7 @@ import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
-from sk_entmax.entmax import (
-    algorithms,
-    kernels,
-)
+from sk_entmax.entmax import kernels
 from sk_entmax.entmax._checks import DEFAULT_N_ITER
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _softmax_last
@@ -63,8 +60,10 @@ _SOLVERS = {
     Case.SPARSEMAX: as_kernel(sparsemax_traceable),
     Case.ENTMAX15: as_kernel(entmax15_traceable),
     Case.SOFTMAX: as_kernel(_softmax_last),
-    Case.ROOT: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),
-    Case.PER_ROW: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True),
+    **{
+        case: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True, case=case)
+        for case in (Case.ROOT, Case.PER_ROW)
+    },
 }
 
 
@@ -137,7 +136,7 @@ def _rebuild(
     beta = alpha - 1
     if not 0.1 <= beta < 1:
         P = _entmax_p(Z.sub_(t), beta)
-        return P, _gppr(P, alpha)
+        return P, _gppr(P, alpha, case=case)
     m = 1 / beta
     X = Z.sub_(t).mul_(beta).add_(1).relu_()
     G = torch.clamp(X, min=2.0 ** (-120 / max(m - 1, 1))).log2_().mul_(m - 1).exp2_()
@@ -159,16 +158,16 @@ def _dropout_keep(
     return keep.to(like.dtype).div_(1 - p)
 
 
-def _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support):
+def _fused_forward(q, k, v, alpha, masks, causal, dropout_p, want_support, case):
     """``(out, t, support, plan)`` by the fused Triton kernel (:mod:`sk_entmax.entmax.kernels`)
-    where it serves: on CUDA, without dropout, masks holding one row for every query (key
-    padding) and the alphas the mapping kernels take; else None. The backward pass then
-    takes the fused kernels too (:func:`~sk_entmax.entmax.kernels.attention_backward`),
-    except for a learned alpha, whose gradient the blocked backward forms."""
-    if dropout_p > 0 or q.device.type not in algorithms._TRITON_DEVICES:
+    where it serves: on CUDA (:func:`~sk_entmax.entmax.kernels.devices`), without dropout,
+    masks holding one row for every query (key padding) and the alphas the mapping kernels
+    take (``case``: ``alpha``'s); else None. The backward pass then takes the fused kernels
+    too (:func:`~sk_entmax.entmax.kernels.attention_backward`), except for a learned alpha,
+    whose gradient the blocked backward forms."""
+    if dropout_p > 0:
         return None
-
-    return kernels.attention_forward(q, k, v, alpha, masks, causal, want_support)
+    return kernels.attention_forward(q, k, v, alpha, masks, causal, want_support, case)
 
 
 class _EntmaxAttentionFunction(Function):
@@ -191,7 +190,7 @@ class _EntmaxAttentionFunction(Function):
         case = case_for(alpha)  # decided once: every block, and the backward pass, use it
         plan = None
         fused = None if compiling() else _fused_forward(q, k, v, alpha, masks, causal,
-                                                        dropout_p, want_support)  # fmt: skip
+                                                        dropout_p, want_support, case)  # fmt: skip
         if fused is not None:  # the fused kernel: the same output, thresholds and supports
             out, t_fused, support_fused, plan = fused
             t = t_fused if needs_grad else None

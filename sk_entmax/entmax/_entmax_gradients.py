@@ -55,7 +55,7 @@ def _entmax_alpha_vjp(
     return pa.addcmul_(gppr, pa_sum, value=-1).mul_(dY).sum(-1, keepdim=True)
 
 
-def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
+def _gppr(Y: torch.Tensor, alpha: Param, *, case: Case | None = None) -> torch.Tensor:
     """``Y ** (2 - alpha)`` on the support, 0 elsewhere: the Jacobian's diagonal weights.
 
     For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
@@ -64,11 +64,12 @@ def _gppr(Y: torch.Tensor, alpha: Param) -> torch.Tensor:
     ``log2`` and ``exp2`` at 0 and at subnormal numbers); so is a tensor alpha (one per row)
     whose values all lie in ``(1, 2]``, the support's indicator setting the zeros. Any other
     alpha, and a second derivative being built, take :func:`safe_pow`, whose own gradient
-    stays finite.
+    stays finite. ``case``: ``alpha``'s, when the caller decided it
+    (:func:`~sk_entmax.entmax.algorithms.case_for`), else None.
     """
     if torch.is_grad_enabled():
         return safe_pow(Y, 2 - alpha)
-    mapping = case_for(alpha)
+    mapping = case_for(alpha) if case is None else case
     per_row = mapping is Case.PER_ROW
     if per_row and compiling():  # the range test below reads alpha back
         return safe_pow(Y, 2 - alpha)

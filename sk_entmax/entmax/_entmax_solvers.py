@@ -548,8 +548,12 @@ def _normalize_traced(p: torch.Tensor) -> torch.Tensor:
 
 
 def _entmax_bisect_last(
-    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
+    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool, case: Case | None = None
 ) -> torch.Tensor:
+    """alpha-entmax along the last axis of ``Z``, ``case`` being ``alpha``'s when the caller
+    decided it (None: decided here). A tensor alpha holding one value for every row (a
+    broadcast, stride 0) is read back, where Newton may serve it, and solved as that number:
+    its case is then the number's, which only this solver sees."""
     if compiling():
         return _entmax_bisect_traced(Z, alpha, n_iter, ensure_sum_one)
     value = alpha
@@ -558,7 +562,8 @@ def _entmax_bisect_last(
         value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
     if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
         # the case of the number solved (a broadcast alpha's, read back, may be sparsemax's)
-        case = case_for(value)
+        if case is None or value is not alpha:
+            case = case_for(value)
         if _narrow(Z) and case is Case.ROOT:
             return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case)
         max_val, _ = row_stats(Z)

@@ -18,7 +18,7 @@ from torch.autograd import Function
 from sk_entmax.entmax._axes import _check_floating, support_size
 from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._safe_ops import phi, safe_div, safe_log, safe_pow
-from sk_entmax.entmax.algorithms import Case, case_for
+from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, case_for
 from sk_entmax.entmax.tracing import compiling
 
 _TARGET_ATOL = 1e-3
@@ -130,9 +130,10 @@ class FenchelYoungFunction(Function):
     """
 
     @staticmethod
-    def forward(ctx, X, P, Q, alpha, entropy):
+    def forward(ctx, X, P, Q, alpha, entropy, case=None):
         H, _ = _ENTROPIES[entropy]
-        loss = H(P, alpha) - H(Q, alpha) + _inner(P - Q, X)
+        cased = {} if case is None else {"case": case}  # (the Tsallis entropy's)
+        loss = H(P, alpha, **cased) - H(Q, alpha, **cased) + _inner(P - Q, X)
         ctx.entropy = entropy
         if isinstance(alpha, torch.Tensor):
             ctx.save_for_backward(P, Q, alpha)
@@ -149,7 +150,7 @@ class FenchelYoungFunction(Function):
         if ctx.needs_input_grad[3]:
             _, dH = _ENTROPIES[ctx.entropy]
             d_alpha = grad * (dH(P, alpha[0]) - dH(Q, alpha[0]))
-        return dX, None, None, d_alpha, None
+        return dX, None, None, d_alpha, None, None
 
 
 def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
@@ -194,18 +195,39 @@ def _target_distribution(target: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     return Q.scatter_(-1, target.to(device=X.device, dtype=torch.long).unsqueeze(-1), 1.0)
 
 
+Projection = Callable[[torch.Tensor, Param, Case | None], torch.Tensor]
+
+
+def projection(implementations: dict[Case, Kernel], n_iter: int | None = None) -> Projection:
+    """The ``project`` of :func:`_fenchel_young_loss` for a Tsallis loss: ``P`` of the
+    scores ``Z`` at ``alpha`` of ``case`` by the kernel registered for the case on the
+    scores' device, else by ``implementations`` (the loss's own;
+    :func:`~sk_entmax.entmax.algorithms.apply_case`)."""
+
+    def project(Z: torch.Tensor, alpha: Param, case: Case | None) -> torch.Tensor:
+        return apply_case(implementations, Z, alpha, n_iter=n_iter, case=case)
+
+    return project
+
+
 def _fenchel_young_loss(
     X: torch.Tensor,
     target: torch.Tensor,
-    project: Callable[[torch.Tensor, Param], torch.Tensor],
+    project: Projection,
     alpha: Param,
     entropy: str,
     return_support_size: bool = False,
+    *,
+    case: Case | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Shared driver: flatten leading axes, build the target, project, evaluate.
 
     With ``return_support_size`` also the number of nonzeros of each row's ``p*``, shaped
-    like ``X`` with its last axis of size 1.
+    like ``X`` with its last axis of size 1. ``project(Z, alpha, case)`` gives ``p*``.
+    ``case``: the case of a Tsallis loss's ``alpha`` when the loss fixes it (sparsemax,
+    1.5-entmax), else None: then decided here, once, as the scores are projected, and
+    handed to the projection and to the entropies (:func:`tsallis_entropy`). The norm
+    entropy has no case (None throughout).
     """
     _check_floating(X)
     if X.dim() < 1:
@@ -234,8 +256,11 @@ def _fenchel_young_loss(
         loss = Xf.sum(-1).reshape(batch).to(dtype)
         P = Xf
     else:
-        P = project(Xf, alpha)
-        loss = FenchelYoungFunction.apply(Xf, P, Q, alpha, entropy).reshape(batch).to(dtype)
+        if case is None and entropy == "tsallis":
+            case = case_for(alpha)
+        P = project(Xf, alpha, case)
+        loss = FenchelYoungFunction.apply(Xf, P, Q, alpha, entropy, case)
+        loss = loss.reshape(batch).to(dtype)
     if return_support_size:
         return loss, support_size(P, -1).reshape(*batch, 1)
     return loss

@@ -34,23 +34,24 @@ the rows that do not settle (:mod:`~sk_entmax.entmax._sorting`), the kernels
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import apply_last, with_support
 from sk_entmax.entmax._modules import _MappingModule
 from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
 from sk_entmax.entmax._traceable import exact_traceable as exact_traceable  # predict_proba's
 from sk_entmax.entmax._vjp import entmax_vjp, sqrt_support
 from sk_entmax.entmax._wide_rows import entmax_vjp_rows
-from sk_entmax.entmax.algorithms import triton_path
+from sk_entmax.entmax.algorithms import Case, exact_alpha, triton_path
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]
+
+#: the traceable form of each exact case: what ``predict_proba`` computes on CPU and what
+#: the ONNX graph of :func:`sk_entmax.export.to_onnx` is traced from
+TRACEABLE = {Case.SPARSEMAX: sparsemax_traceable, Case.ENTMAX15: entmax15_traceable}
 
 
 def _check_k(k: int | None, owner: str | None = None) -> int | None:
@@ -98,7 +99,7 @@ class Entmax15Function(Function):
 
 def _sparse_map(
     function: type[Function],
-    plain: Callable[[torch.Tensor], torch.Tensor],
+    case: Case,
     X: torch.Tensor,
     dim: int,
     k: int | None,
@@ -106,19 +107,19 @@ def _sparse_map(
     return_support_size: bool,
     owner: str | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """The body of :func:`sparsemax` and :func:`entmax15`, ``k`` checked: the custom
-    autograd ``function`` (its ``apply`` looked up now) when ``training``, else the plain-op
-    ``plain``. ``owner`` is the public name an error about ``dim`` names. On CUDA the
-    Triton kernels serve it when they can (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
+    """The body of :func:`sparsemax` and :func:`entmax15` (``case``, their alpha's), ``k``
+    checked: the custom autograd ``function`` (its ``apply`` looked up now) when
+    ``training``, else the plain-op :data:`TRACEABLE` form. ``owner`` is the public name an
+    error about ``dim`` names. The package's kernels serve it when they can
+    (:func:`~sk_entmax.entmax.algorithms.triton_path`)."""
     if not compiling():  # (a traced graph holds no Triton launch)
-        alpha = 2.0 if function is SparsemaxFunction else 1.5
-        P = triton_path(X, alpha, dim, None, owner, training)
+        P = triton_path(X, exact_alpha(case), dim, None, owner, training, case)
         if P is not None:
             return with_support(P, dim, return_support_size)
     if training:
         P = apply_last(function.apply, X, dim, k, owner=owner)
     else:
-        P = apply_last(plain, X, dim, owner=owner)
+        P = apply_last(TRACEABLE[case], X, dim, owner=owner)
     return with_support(P, dim, return_support_size)
 
 
@@ -132,7 +133,7 @@ def _sparsemax(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`sparsemax` with ``k`` already checked by the public function calling it."""
     return _sparse_map(
-        SparsemaxFunction, sparsemax_traceable, X, dim, k, training, return_support_size, owner
+        SparsemaxFunction, Case.SPARSEMAX, X, dim, k, training, return_support_size, owner
     )
 
 
@@ -146,7 +147,7 @@ def _entmax15(
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """:func:`entmax15` with ``k`` already checked by the public function calling it."""
     return _sparse_map(
-        Entmax15Function, entmax15_traceable, X, dim, k, training, return_support_size, owner
+        Entmax15Function, Case.ENTMAX15, X, dim, k, training, return_support_size, owner
     )
 
 

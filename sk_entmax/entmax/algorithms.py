@@ -21,10 +21,12 @@ gradient in alpha.
 It is also where another implementation of a case registers for a device, for instance a
 CUDA or Triton kernel: :func:`register_kernel` ``(mapping, device_type, kernel)``. None is
 registered by default; on CUDA, with none registered, the package's own Triton kernels
-(:mod:`sk_entmax.entmax.kernels`) serve sparsemax, 1.5-entmax and alpha-entmax in
-``[1.1, 2]`` when Triton imports. Every user that computes a case for an alpha asks :func:`select`
-for its implementation, which returns the registered kernel when there is one for the case
-on the input's device, else the user's own default; so a kernel serves all of them at once:
+(:mod:`sk_entmax.entmax.kernels`, opt-in) serve sparsemax, 1.5-entmax and alpha-entmax in
+``[1.1, 2]`` when Triton imports; they join the seam in one place, looked up on the first
+choice made (:func:`select`, :func:`triton_path`). Every user that computes a case for an
+alpha asks :func:`select` for its implementation, which returns the registered kernel when
+there is one for the case on the input's device, else the user's own default; so a kernel
+serves all of them at once:
 
 - :func:`sk_entmax.entmax.entmax` (and so ``EntmaxHead.proba``, ``predict_proba``, the
   conformal scores and :func:`~sk_entmax.entmax.entmax_attention_weights`);
@@ -85,6 +87,7 @@ import enum
 import importlib
 import warnings
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -99,6 +102,7 @@ __all__ = [
     "apply_case",
     "as_kernel",
     "case_for",
+    "exact_alpha",
     "kernel_for",
     "newton_applies",
     "offer_cpu",
@@ -133,6 +137,16 @@ def case_for(alpha: Param) -> Case:
     return Case.ROOT
 
 
+def exact_alpha(case: Case) -> float:
+    """The alpha of an exact case (``SOFTMAX``, ``ENTMAX15``, ``SPARSEMAX``): 1.0, 1.5 or 2.0,
+    the number a function named after its algorithm hands on (as :func:`case_for`'s inverse).
+    """
+    for value, exact in _EXACT:
+        if exact is case:
+            return float(value)
+    raise ValueError(f"{case} has no one alpha: its alphas are any other number or a tensor")
+
+
 # From this many bisection steps on (float32 precision), Newton replaces bisection ...
 NEWTON_MIN_ITER = 24
 # ... for alpha in [NEWTON_MIN_ALPHA, 2], where the Newton iteration on the power form
@@ -152,35 +166,30 @@ def newton_applies(alpha: Param, n_iter: int) -> bool | torch.Tensor:
 Kernel = Callable[..., Any]
 _KERNELS: dict[tuple[Case, str], Kernel] = {}
 
-#: the device types on which :func:`select` offers the Triton kernels
-#: (:mod:`sk_entmax.entmax.kernels`) when no kernel is registered; the tests add ``"cpu"`` to
-#: run them under Triton's interpreter
-_TRITON_DEVICES: tuple[str, ...] = ("cuda",)
-
-#: the Triton kernels' entry points ``(run, wrap)``, which :mod:`sk_entmax.entmax.kernels`
-#: offers here when it is imported (:func:`offer_triton`): this module does not import it,
-#: so that the kernels, which use the cases decided here, stand above it
-_TRITON: tuple[Callable[..., Any], Callable[..., Any]] | None = None
-
-
 #: the fused CPU kernel's ``(run, wrap)``, which :mod:`sk_entmax.entmax.kernels.cpu` offers
 #: here when it is imported (:func:`offer_cpu`)
 _CPU: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
+#: the package's own kernels, as :func:`_package_kernels` looked them up (None before)
+_TRITON: ModuleType | None = None
 
-_OFFERS_LOADED = False
 
-
-def _load_offers() -> None:
-    """Import the package's kernel modules once, on the first choice made, so that they
-    offer themselves (:func:`offer_cpu`, :func:`offer_triton`) whichever public module the
-    user imported first (the core's names load lazily: ``from sk_entmax.entmax import
-    sparsemax`` alone imports no kernel module). Neither imports numba or Triton here."""
-    global _OFFERS_LOADED
-    if not _OFFERS_LOADED:
-        _OFFERS_LOADED = True
-        importlib.import_module("sk_entmax.entmax.kernels")
+def _package_kernels() -> ModuleType:
+    """The package's Triton kernels (:mod:`sk_entmax.entmax.kernels`), looked up on the
+    first choice made: the one place where they join the seam. This module does not import
+    them at its own import, so that the kernels, which use the cases decided here, stand
+    above it; nor does the lookup import Triton (the kernels import it on first use). The
+    fused CPU kernel (:mod:`sk_entmax.entmax.kernels.cpu`) is imported here too, and offers
+    itself (:func:`offer_cpu`), whichever public module the user imported first (the core's
+    names load lazily: ``from sk_entmax.entmax import sparsemax`` alone imports no kernel
+    module). The kernels say on which device types they serve
+    (:func:`sk_entmax.entmax.kernels.devices`: none until turned on, then CUDA)."""
+    global _TRITON
+    if _TRITON is None:
+        module = importlib.import_module("sk_entmax.entmax.kernels")
         importlib.import_module("sk_entmax.entmax.kernels.cpu")
+        _TRITON = module
+    return _TRITON
 
 
 def offer_cpu(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
@@ -189,14 +198,6 @@ def offer_cpu(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
     :mod:`sk_entmax.entmax.kernels.cpu` as it is imported)."""
     global _CPU
     _CPU = (run, wrap)
-
-
-def offer_triton(run: Callable[..., Any], wrap: Callable[..., Any]) -> None:
-    """Make the package's Triton kernels the default on :data:`_TRITON_DEVICES`: ``run`` for
-    :func:`triton_path`, ``wrap`` for :func:`select` (called once, by
-    :mod:`sk_entmax.entmax.kernels` as it is imported)."""
-    global _TRITON
-    _TRITON = (run, wrap)
 
 
 def register_kernel(mapping: Case, device_type: str, kernel: Kernel) -> None:
@@ -236,26 +237,29 @@ def triton_path(
     n_iter: object = None,
     owner: str | None = None,
     training: bool = True,
+    case: Case | None = None,
 ) -> torch.Tensor | None:
     """``P`` of ``X`` by the package's kernels when ``X`` is on a device they serve and they
-    take the call, else None: on CPU the fused kernel
+    take the call, else None: on the Triton kernels' devices
+    (:func:`sk_entmax.entmax.kernels.devices`: CUDA once they are turned on) the Triton
+    kernels (:func:`sk_entmax.entmax.kernels.run`, opt-in), on CPU the fused kernel
     (:func:`sk_entmax.entmax.kernels.cpu.run`) for a call with ``training`` (the autograd
-    path; ``training=False`` keeps the traceable plain-op form), on CUDA the Triton kernels
-    (:func:`sk_entmax.entmax.kernels.run`, opt-in).
+    path; ``training=False`` keeps the traceable plain-op form).
 
     The functions named after an algorithm (:func:`~sk_entmax.entmax.sparsemax`,
     :func:`~sk_entmax.entmax.entmax15`, :func:`~sk_entmax.entmax.entmax_bisect`) ask this,
     not the registry (a registered kernel may wrap them), so that the package's own
-    kernels serve them too.
+    kernels serve them too. ``case``: ``case_for(alpha)``, decided by the caller (None: the
+    kernels decide it).
     """
     if not isinstance(X, torch.Tensor):
         return None
-    _load_offers()
-    if _TRITON is None or X.device.type not in _TRITON_DEVICES:
-        if _CPU is None or not training or X.device.type != "cpu":
-            return None
-        return _CPU[0](X, alpha, dim, n_iter, owner)  # loads numba on first use, if it can
-    return _TRITON[0](X, alpha, dim, n_iter, owner)  # imports Triton on first use, if it can
+    triton = _package_kernels()
+    if X.device.type in triton.devices():
+        return triton.run(X, alpha, dim, n_iter, owner, case)  # imports Triton on first use
+    if _CPU is None or not training or X.device.type != "cpu":
+        return None
+    return _CPU[0](X, alpha, dim, n_iter, owner, case)  # loads numba on first use, if it can
 
 
 def select(
@@ -265,9 +269,10 @@ def select(
     case: Case | None = None,
 ) -> Kernel:
     """The implementation of ``alpha``'s case on ``device``: the kernel registered for it,
-    else on CUDA the Triton kernels (:func:`sk_entmax.entmax.kernels.wrap`, when Triton
-    imports; they hand the calls they do not take to the default), else ``defaults[case]``,
-    the caller's own implementation of the case, called with the kernels' convention (module
+    else on the Triton kernels' devices (CUDA, once turned on) the Triton kernels
+    (:func:`sk_entmax.entmax.kernels.wrap`, when Triton imports; they hand the calls they do
+    not take to the default), else on CPU the fused kernel, else ``defaults[case]``, the
+    caller's own implementation of the case, called with the kernels' convention (module
     docstring).
 
     The one place where an alpha picks its algorithm; on CPU with no kernel registered it
@@ -276,13 +281,13 @@ def select(
     """
     if case is None:
         case = case_for(alpha)
-    _load_offers()
+    triton = _package_kernels()
     if _KERNELS:
         kernel = _KERNELS.get((case, device.type))
         if kernel is not None:
             return kernel
-    if _TRITON is not None and device.type in _TRITON_DEVICES:
-        kernel = _TRITON[1](case, defaults[case])  # imports Triton on first use, if it can
+    if device.type in triton.devices():
+        kernel = triton.wrap(case, defaults[case])  # imports Triton on first use, if it can
         if kernel is not None:
             return kernel
     if _CPU is not None and device.type == "cpu":

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
-from sk_entmax.entmax._fenchel_young import _fenchel_young_loss
+from sk_entmax.entmax._fenchel_young import _fenchel_young_loss, projection
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
-from sk_entmax.entmax.losses import _projection
 from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]
@@ -152,5 +150,5 @@ def entmax_loss(
     if isinstance(alpha, torch.Tensor):  # before the loss converts it to X's dtype
         _check_alpha(alpha, "entmax_loss")
 
-    project = _projection(_ENTMAX_LOSS, n_iter)
+    project = projection(_ENTMAX_LOSS, n_iter)  # the case: decided once, as it projects
     return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)

@@ -25,16 +25,15 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._fenchel_young import FenchelYoungFunction as FenchelYoungFunction
-from sk_entmax.entmax._fenchel_young import _fenchel_young_loss
+from sk_entmax.entmax._fenchel_young import _fenchel_young_loss, projection
 from sk_entmax.entmax._fenchel_young import norm_entropy as norm_entropy
 from sk_entmax.entmax._fenchel_young import tsallis_entropy as tsallis_entropy
 from sk_entmax.entmax._fenchel_young import tsallis_terms as tsallis_terms
 from sk_entmax.entmax._modules import _FunctionModule
 from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
-from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
+from sk_entmax.entmax.algorithms import Case, Kernel, as_kernel, exact_alpha
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.normmax import _check_normmax, _normmax_bisect
 from sk_entmax.entmax.root_finding import _entmax_bisect
@@ -58,23 +57,13 @@ REDUCTIONS = ("elementwise_mean", "mean", "sum", "none")
 # --------------------------------------------------------------------------- projections
 
 
-def _projection(
-    defaults: dict[Case, Kernel], n_iter: int | None = None
-) -> Callable[[torch.Tensor, Param], torch.Tensor]:
-    """The ``project`` of :func:`_fenchel_young_loss`: ``P`` by the kernel registered for the
-    case of the alpha on the scores' device, else by ``defaults`` (the loss's own
-    implementations; :func:`~sk_entmax.entmax.algorithms.apply_case`)."""
-
-    def project(Z: torch.Tensor, a: Param) -> torch.Tensor:
-        return apply_case(defaults, Z, a, n_iter=n_iter)
-
-    return project
-
-
-def _exact(function: Callable[..., torch.Tensor], k: int | None, owner: str) -> Kernel:
-    """``function`` (the checked-``k`` :func:`~sk_entmax.entmax.activations._sparsemax` or
-    ``_entmax15``) with the kernels' calling convention."""
-    return as_kernel(function, "dim", "training", "return_support_size", k=k, owner=owner)
+def _exact(
+    case: Case, function: Callable[..., torch.Tensor], k: int | None, owner: str
+) -> dict[Case, Kernel]:
+    """The implementations of a loss whose name fixes its ``case``: ``function`` (the
+    checked-``k`` :func:`~sk_entmax.entmax.activations._sparsemax` or ``_entmax15``) with
+    the kernels' calling convention, for that case alone."""
+    return {case: as_kernel(function, "dim", "training", "return_support_size", k=k, owner=owner)}
 
 
 def _root(owner: str, case: Case) -> Kernel:
@@ -88,6 +77,21 @@ _ROOT_ARGUMENTS = ("alpha", "dim", "n_iter", "training", "return_support_size")
 #: entmax_bisect_loss's implementations: root finding for every alpha, as a kernel may
 #: replace it for the alpha's case
 _ROOT_EVERYWHERE = {case: _root("entmax_bisect_loss", case) for case in Case}
+
+
+def _sparse_loss(
+    X: torch.Tensor,
+    target: torch.Tensor,
+    project: Callable[..., torch.Tensor],
+    case: Case,
+    return_support_size: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """The Fenchel-Young loss of a mapping whose name fixes its ``case`` (sparsemax,
+    1.5-entmax): the case's alpha, and the case itself, handed on, decided by no one."""
+    alpha = exact_alpha(case)
+    return _fenchel_young_loss(
+        X, target, project, alpha, "tsallis", return_support_size, case=case
+    )
 
 
 # --------------------------------------------------------------------------- functional
@@ -132,8 +136,8 @@ def sparsemax_loss(
     tensor([0.])
     """
     k = _check_k(k, "sparsemax_loss")
-    project = _projection({Case.SPARSEMAX: _exact(_sparsemax, k, "sparsemax_loss")})
-    return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
+    project = projection(_exact(Case.SPARSEMAX, _sparsemax, k, "sparsemax_loss"))
+    return _sparse_loss(X, target, project, Case.SPARSEMAX, return_support_size)
 
 
 def sparsemax_bisect_loss(
@@ -165,8 +169,8 @@ def sparsemax_bisect_loss(
         Only with ``return_support_size=True``.
     """
     n_iter = _check_n_iter(n_iter, "sparsemax_bisect_loss")
-    project = _projection({Case.SPARSEMAX: _root("sparsemax_bisect_loss", Case.SPARSEMAX)}, n_iter)
-    return _fenchel_young_loss(X, target, project, 2.0, "tsallis", return_support_size)
+    root = {Case.SPARSEMAX: _root("sparsemax_bisect_loss", Case.SPARSEMAX)}
+    return _sparse_loss(X, target, projection(root, n_iter), Case.SPARSEMAX, return_support_size)
 
 
 def entmax15_loss(
@@ -198,8 +202,8 @@ def entmax15_loss(
         Only with ``return_support_size=True``.
     """
     k = _check_k(k, "entmax15_loss")
-    project = _projection({Case.ENTMAX15: _exact(_entmax15, k, "entmax15_loss")})
-    return _fenchel_young_loss(X, target, project, 1.5, "tsallis", return_support_size)
+    project = projection(_exact(Case.ENTMAX15, _entmax15, k, "entmax15_loss"))
+    return _sparse_loss(X, target, project, Case.ENTMAX15, return_support_size)
 
 
 def entmax_bisect_loss(
@@ -236,7 +240,7 @@ def entmax_bisect_loss(
     """
     _check_alpha(alpha, "entmax_bisect_loss")
     n_iter = _check_n_iter(n_iter, "entmax_bisect_loss")
-    project = _projection(_ROOT_EVERYWHERE, n_iter)
+    project = projection(_ROOT_EVERYWHERE, n_iter)
     return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)
 
 
@@ -275,7 +279,7 @@ def normmax_bisect_loss(
     return _fenchel_young_loss(
         X,
         target,
-        lambda Z, a: _normmax_bisect(Z, a, -1, n_iter, owner="normmax_bisect_loss"),
+        lambda Z, a, _: _normmax_bisect(Z, a, -1, n_iter, owner="normmax_bisect_loss"),
         alpha,
         "norm",
         return_support_size,

@@ -63,7 +63,6 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax import kernels  # noqa: F401  (offers the Triton kernels to algorithms)
 from sk_entmax.entmax._axes import from_last, param_to_last, to_last, with_support
 from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _entmax_bisect_plain, _gppr
@@ -94,8 +93,8 @@ class EntmaxBisectFunction(Function):
     """alpha-entmax along the last axis; saves only the output (and a tensor alpha)."""
 
     @staticmethod
-    def forward(Z, alpha, n_iter, ensure_sum_one):
-        return _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one)
+    def forward(Z, alpha, n_iter, ensure_sum_one, case):
+        return _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one, case)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -107,21 +106,24 @@ class EntmaxBisectFunction(Function):
         # p ** (2 - alpha) overflow, and zeros times them would make NaNs.
         ctx.set_materialize_grads(False)
         save_alpha(ctx, output, inputs[1])
+        ctx.case = inputs[4]  # alpha's, decided by the caller: the backward pass's too
 
     @staticmethod
     def backward(ctx, dY):
         if dY is None:
-            return None, None, None, None
+            return None, None, None, None, None
         Y, alpha = saved_alpha(ctx)
+        case = ctx.case
         if not ctx.needs_input_grad[1] and not isinstance(alpha, torch.Tensor):
             # one alpha and no alpha gradient: chunk by chunk (_wide_rows)
-            return entmax_vjp_rows(dY, Y, lambda Y: _gppr(Y, alpha)), None, None, None
-        gppr = _gppr(Y, alpha)
+            dX = entmax_vjp_rows(dY, Y, lambda Y: _gppr(Y, alpha, case=case))
+            return dX, None, None, None, None
+        gppr = _gppr(Y, alpha, case=case)
         dX = entmax_vjp(dY, gppr)
         d_alpha = None
         if ctx.needs_input_grad[1]:
             d_alpha = _entmax_alpha_vjp(dY, Y, gppr, alpha - 1)
-        return dX, d_alpha, None, None
+        return dX, d_alpha, None, None, None
 
 
 def entmax_bisect(
@@ -211,20 +213,23 @@ def _entmax_bisect(
     public function calling it, whose name ``owner`` is (for the errors about ``dim``). On
     CUDA the Triton kernels serve it when they can
     (:func:`~sk_entmax.entmax.algorithms.triton_path`). ``case``: ``alpha``'s, when the
-    caller decided it (:func:`~sk_entmax.entmax.algorithms.select`), else None."""
+    caller decided it (:func:`~sk_entmax.entmax.algorithms.select`), else decided here, once:
+    the kernels, the solver and the backward pass take it."""
+    if case is None:
+        case = case_for(alpha)
     if ensure_sum_one and not compiling():  # (a traced graph holds no Triton launch)
-        P = triton_path(X, alpha, dim, n_iter, owner, training)
+        P = triton_path(X, alpha, dim, n_iter, owner, training, case)
         if P is not None:
             return with_support(P, dim, return_support_size)
     Z, dim, dtype = to_last(X, dim, owner)
     if Z.numel() == 0:
         P = X.clone()
-    elif (case_for(alpha) if case is None else case) is Case.SOFTMAX:
+    elif case is Case.SOFTMAX:
         P = from_last(_softmax_last(Z), dim, dtype)
     else:
         alpha = param_to_last(alpha, X, dim, "alpha", owner)
         if training:
-            Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one)
+            Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one, case)
         else:
             Y = _entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
         P = from_last(Y, dim, dtype)
@@ -272,7 +277,15 @@ def sparsemax_bisect(
     """
     n_iter = _check_n_iter(n_iter, "sparsemax_bisect")
     return _entmax_bisect(
-        X, 2.0, dim, n_iter, ensure_sum_one, training, return_support_size, "sparsemax_bisect"
+        X,
+        2.0,
+        dim,
+        n_iter,
+        ensure_sum_one,
+        training,
+        return_support_size,
+        "sparsemax_bisect",
+        Case.SPARSEMAX,
     )
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sk_entmax.entmax import AdaptiveEntmax, entmax, entmax_loss
-from sk_entmax.entmax.activations import exact_traceable
+from sk_entmax.entmax import AdaptiveEntmax, entmax_loss
+from sk_entmax.entmax.activations import TRACEABLE
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for, kernel_for
 from sk_entmax.entmax.dispatch import implementations
 from sk_entmax.entmax.losses import tsallis_entropy, tsallis_terms
@@ -22,6 +22,9 @@ __all__ = ["EntmaxHead"]
 #: the implementations of :meth:`EntmaxHead.loss_and_grad`: those of ``entmax``, with plain
 #: ``torch.softmax`` at alpha = 1 (finite scores there); a registered kernel replaces them
 _LOSS_AND_GRAD = {**implementations("entmax"), Case.SOFTMAX: as_kernel(torch.softmax, "dim")}
+
+#: the implementations of :meth:`EntmaxHead.proba`: those of ``entmax``
+_PROBA = implementations("entmax")
 
 
 class EntmaxHead(nn.Module):
@@ -69,22 +72,24 @@ class EntmaxHead(nn.Module):
         """The sparse probabilities of ``scores`` (no gradient to alpha).
 
         On CPU, sparsemax and 1.5-entmax of scores without a gradient take the core's
-        traceable form (``exact_traceable``), the very function the ONNX graph of
-        :func:`sk_entmax.export.to_onnx` is traced from, so the graph's probabilities are
-        these, bit for bit. A kernel registered for the case (``register_kernel`` of the
-        core's ``algorithms``) serves it instead."""
+        traceable form (``TRACEABLE`` of the core's ``activations``), the very function the
+        ONNX graph of :func:`sk_entmax.export.to_onnx` is traced from, so the graph's
+        probabilities are these, bit for bit. A kernel registered for the case
+        (``register_kernel`` of the core's ``algorithms``) serves it instead. The case is
+        decided once, here, and handed on (:func:`~sk_entmax.entmax.entmax` otherwise)."""
         alpha = self.alpha
-        if isinstance(alpha, torch.Tensor):
+        case = case_for(alpha)
+        if case is Case.PER_ROW:
             alpha = alpha.detach()
         elif (
-            alpha in (1.5, 2.0)
+            case in TRACEABLE
             and scores.dim() == 2
             and scores.device.type == "cpu"
             and not torch.is_grad_enabled()
-            and kernel_for(case_for(alpha), scores.device) is None
+            and kernel_for(case, scores.device) is None
         ):
-            return exact_traceable(scores, alpha)
-        return entmax(scores, alpha)
+            return TRACEABLE[case](scores)
+        return apply_case(_PROBA, scores, alpha, n_iter=50, case=case)
 
     @torch.no_grad()
     def loss_and_grad(

@@ -5,7 +5,8 @@ is set when this module is imported, which must come before Triton's own import:
 library functions are interpreted only if it was set then); with CUDA, compiled, on the
 GPU. Each result is compared with the torch path: the zero patterns bit for bit (same
 dtype), the values within 1e-6 of the float64 result in float32, the gradients within 1e-5.
-Rows longer than one block are tested by shrinking the block to 16 entries. Skipped, with
+Rows longer than one block are tested by shrinking the block to 16 entries (arguments of the
+kernels' launches, which the tests pass). Skipped, with
 the reason, where Triton does not import. The interpreter is slow: every shape here is tiny.
 """
 
@@ -52,8 +53,9 @@ needs_triton = pytest.mark.skipif(
 def interpreted():
     """The kernels' module, interpreted on CPU (compiled with CUDA), as the one
     :mod:`sk_entmax.entmax.kernels` launches for this module's tests."""
-    saved = kernels._module, kernels._reason, kernels._enabled
-    kernels._module, kernels._reason, kernels._enabled = None, None, True
+    saved = kernels._module, kernels._reason
+    kernels._module, kernels._reason = None, None
+    enabled = kernels.set_enabled(True)
     try:
         module = kernels._load()
         assert module is not None, kernels.absent_reason()
@@ -67,15 +69,17 @@ def interpreted():
                 )
         yield module
     finally:
-        kernels._module, kernels._reason, kernels._enabled = saved
+        kernels._module, kernels._reason = saved
+        kernels.set_enabled(enabled)
 
 
 @pytest.fixture(params=["one block", "blocks of 16"])
-def layout(request, monkeypatch):
+def layout(request):
+    """The block sizes :func:`~sk_entmax.entmax.kernels.entmax_triton` is given: its
+    defaults, or rows read in blocks of 16 entries."""
     if request.param == "blocks of 16":
-        monkeypatch.setattr(kernels, "_MAX_ONE_BLOCK", 16)
-        monkeypatch.setattr(kernels, "_LONG_BLOCK", 16)
-    return request.param
+        return {"max_one_block": 16, "long_block": 16}
+    return {}
 
 
 def _scores(dtype=torch.float32) -> torch.Tensor:
@@ -119,7 +123,7 @@ def test_forward_backward_float32(interpreted, layout, alpha):
     tensor = isinstance(alpha, torch.Tensor)
     a_k = alpha.clone().to(DEVICE).requires_grad_(True) if tensor else alpha
     a_t = alpha.clone().requires_grad_(True) if tensor else alpha
-    P = kernels.entmax_triton(X_k, a_k)
+    P = kernels.entmax_triton(X_k, a_k, **layout)
     R = _torch_path(X_t, a_t)
     P_cpu = P.detach().cpu()
     assert P.dtype == X.dtype
@@ -172,17 +176,19 @@ def test_second_derivative(interpreted):
 
 @pytest.fixture
 def seam_on_cpu(interpreted, monkeypatch):
-    """``select`` offers the (interpreted) kernels on CPU tensors; counts their calls."""
-    monkeypatch.setattr(algorithms, "_TRITON_DEVICES", ("cuda", "cpu"))
+    """The (interpreted) kernels serve CPU tensors too, so ``select`` offers them there;
+    counts their calls."""
+    enabled = kernels.set_enabled(True, devices=("cuda", "cpu"))
     calls = []
     real = kernels.entmax_triton
 
-    def counting(X, alpha, dim=-1, owner=None):
+    def counting(X, alpha, dim=-1, owner=None, **keywords):
         calls.append(alpha if not isinstance(alpha, torch.Tensor) else "tensor")
-        return real(X, alpha, dim, owner)
+        return real(X, alpha, dim, owner, **keywords)
 
     monkeypatch.setattr(kernels, "entmax_triton", counting)
-    return calls
+    yield calls
+    kernels.set_enabled(enabled, devices=("cuda",))
 
 
 @needs_triton
@@ -256,21 +262,21 @@ def test_named_functions_take_the_kernels(seam_on_cpu):
 
 @pytest.fixture
 def fused_calls(seam_on_cpu, interpreted, monkeypatch):
-    """The fused attention kernel with blocks of 16 queries and 16 keys, its calls counted."""
-    monkeypatch.setattr(kernels, "_ATTENTION_BLOCK_M", 16)
-    monkeypatch.setattr(kernels, "_ATTENTION_BLOCK_N", 16)
+    """The fused attention kernel launched with blocks of 16 queries and 16 keys (the
+    launches' arguments), its calls counted."""
     calls = []
     real = interpreted.attention_forward
+    blocks = {"block_m": 16, "block_n": 16}
 
     def counting(*args, **kwargs):
         calls.append(args[6])  # the mode
-        return real(*args, **kwargs)
+        return real(*args, **{**kwargs, **blocks})
 
     real_backward = interpreted.attention_backward
 
     def counting_backward(*args, **kwargs):
         calls.append("backward")
-        return real_backward(*args, **kwargs)
+        return real_backward(*args, **{**kwargs, **blocks})
 
     monkeypatch.setattr(interpreted, "attention_forward", counting)
     monkeypatch.setattr(interpreted, "attention_backward", counting_backward)
@@ -356,9 +362,13 @@ def test_off_unless_asked_for(monkeypatch):
     assert not kernels.asked_for()
     monkeypatch.setenv("SK_ENTMAX_TRITON", "1")
     assert kernels.asked_for()
-    monkeypatch.setattr(kernels, "_enabled", False)
-    defaults = dict.fromkeys(algorithms.Case, sparsemax)
-    assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
+    enabled = kernels.set_enabled(False)
+    try:
+        assert kernels.devices() == ()
+        defaults = dict.fromkeys(algorithms.Case, sparsemax)
+        assert algorithms.select(1.5, torch.device("cuda"), defaults) is sparsemax
+    finally:
+        kernels.set_enabled(enabled)
 
 
 def test_without_triton(monkeypatch):

@@ -44,16 +44,10 @@ import torch
 from torch.autograd import Function
 
 from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
-from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._vjp import entmax_vjp
-from sk_entmax.entmax.algorithms import (
-    NEWTON_MIN_ALPHA,
-    Case,
-    case_for,
-    newton_applies,
-    offer_triton,
-)
+from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
 from sk_entmax.entmax.tracing import compiling
 
 __all__ = [
@@ -63,6 +57,7 @@ __all__ = [
     "attention_backward",
     "attention_forward",
     "available",
+    "devices",
     "entmax_triton",
     "run",
     "set_enabled",
@@ -90,6 +85,8 @@ def asked_for() -> bool:
 
 
 _enabled = asked_for()
+#: the device types the kernels serve while on (the tests add ``"cpu"``, Triton's interpreter)
+_devices: tuple[str, ...] = ("cuda",)
 
 
 def _load() -> ModuleType | None:
@@ -115,24 +112,39 @@ def absent_reason() -> str | None:
     return _reason
 
 
-def set_enabled(enabled: bool) -> bool:
+def set_enabled(enabled: bool, *, devices: tuple[str, ...] | None = None) -> bool:
     """Turn the Triton path on or off; returns the previous setting.
 
     Off by default (never measured on a GPU); the environment variable
-    ``SK_ENTMAX_TRITON=1`` turns it on from the start.
+    ``SK_ENTMAX_TRITON=1`` turns it on from the start. ``devices``: the device types it
+    serves while on (``("cuda",)`` at the start; None leaves them as they are); adding
+    ``"cpu"`` runs the kernels on CPU tensors, under Triton's interpreter
+    (``TRITON_INTERPRET=1``), as the tests do.
     """
-    global _enabled
+    global _enabled, _devices
     previous, _enabled = _enabled, bool(enabled)
+    if devices is not None:
+        _devices = tuple(torch.device(device).type for device in devices)
     return previous
 
 
-def _config(n_cols: int) -> tuple[int, bool, int]:
-    """``(block, one_block, num_warps)`` for rows of ``n_cols`` entries."""
-    if n_cols <= _MAX_ONE_BLOCK:
+def devices() -> tuple[str, ...]:
+    """The device types the kernels serve now: none while they are off, else CUDA's (or
+    those :func:`set_enabled` named). :mod:`sk_entmax.entmax.algorithms` asks this before
+    it offers them."""
+    return _devices if _enabled else ()
+
+
+def _config(
+    n_cols: int, max_one_block: int = _MAX_ONE_BLOCK, long_block: int = _LONG_BLOCK
+) -> tuple[int, bool, int]:
+    """``(block, one_block, num_warps)`` for rows of ``n_cols`` entries: one block up to
+    ``max_one_block`` entries, else blocks of ``long_block``."""
+    if n_cols <= max_one_block:
         block = max(16, 1 << (n_cols - 1).bit_length())
         one_block = True
     else:
-        block, one_block = _LONG_BLOCK, False
+        block, one_block = long_block, False
     return block, one_block, max(1, min(16, block // 256))
 
 
@@ -141,14 +153,14 @@ class _TritonMapping(Function):
     tensor alpha, one per row (or None); saves only the output (and alpha)."""
 
     @staticmethod
-    def forward(ctx, Z, alpha_rows, alpha, mode):
+    def forward(ctx, Z, alpha_rows, alpha, mode, blocks):
         module = _load()
-        block, one_block, warps = _config(Z.shape[-1])
+        block, one_block, warps = _config(Z.shape[-1], *blocks)
         Y = torch.empty_like(Z)
         rows = None if alpha_rows is None else alpha_rows.detach().reshape(-1).float()
         module.forward(Z, Y, rows, alpha, mode, block, one_block, warps)
         ctx.save_for_backward(Y, alpha_rows)
-        ctx.alpha, ctx.mode = alpha, mode
+        ctx.alpha, ctx.mode, ctx.blocks = alpha, mode, blocks
         # an output that reaches a loss without a gradient gets None, as in the torch path
         ctx.set_materialize_grads(False)
         return Y
@@ -157,7 +169,7 @@ class _TritonMapping(Function):
     def backward(ctx, dY):
 
         if dY is None:
-            return None, None, None, None
+            return None, None, None, None, None
         Y, alpha_rows = ctx.saved_tensors
         alpha = ctx.alpha if alpha_rows is None else alpha_rows
         dX = d_alpha = None
@@ -167,7 +179,7 @@ class _TritonMapping(Function):
                 dX = entmax_vjp(dY.float(), _gppr(Yf, alpha)).to(Y.dtype)
             else:
                 module = _load()
-                block, one_block, warps = _config(Y.shape[-1])
+                block, one_block, warps = _config(Y.shape[-1], *ctx.blocks)
                 dX = torch.empty_like(Y)
                 rows = None if alpha_rows is None else alpha_rows.reshape(-1).float()
                 dY = dY if dY.stride(-1) == 1 else dY.contiguous()
@@ -175,13 +187,20 @@ class _TritonMapping(Function):
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             Yf = Y.float()
             a = alpha_rows.float()
-            d_alpha = _entmax_alpha_vjp(dY.float(), Yf, _gppr(Yf, a), a - 1)
+            d_alpha = _entmax_alpha_vjp(dY.float(), Yf, _gppr(Yf, a, case=Case.PER_ROW), a - 1)
             d_alpha = d_alpha.to(alpha_rows.dtype)
-        return dX, d_alpha, None, None
+        return dX, d_alpha, None, None, None
 
 
 def entmax_triton(
-    X: torch.Tensor, alpha: Param, dim: int = -1, owner: str | None = "entmax_triton"
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int = -1,
+    owner: str | None = "entmax_triton",
+    *,
+    case: Case | None = None,
+    max_one_block: int = _MAX_ONE_BLOCK,
+    long_block: int = _LONG_BLOCK,
 ) -> torch.Tensor:
     """alpha-entmax of ``X`` along ``dim`` by the Triton kernels, differentiable.
 
@@ -197,6 +216,14 @@ def entmax_triton(
         The axis of the mapping.
     owner : str or None, default="entmax_triton"
         The public name an error about ``dim`` names.
+    case : Case or None, default=None
+        ``alpha``'s case (:func:`~sk_entmax.entmax.algorithms.case_for`) when the caller
+        decided it, else None.
+    max_one_block : int, default=8192
+        Rows up to this long are loaded once and searched in registers.
+    long_block : int, default=4096
+        A longer row is read in blocks of this many entries at each step of the search (the
+        tests shrink both to 16 to run several blocks on small rows).
 
     Returns
     -------
@@ -205,14 +232,7 @@ def entmax_triton(
         holding a NaN).
     """
     dim = _check_dim(X, dim, owner)
-    if isinstance(alpha, torch.Tensor):
-        mode, value = GENERAL, 1.5
-    elif alpha == 2:
-        mode, value = SPARSEMAX, 2.0
-    elif alpha == 1.5:
-        mode, value = ENTMAX15, 1.5
-    else:
-        mode, value = GENERAL, float(alpha)
+    mode, value = _mode(alpha, case_for(alpha) if case is None else case)
     if X.numel() == 0:
         return X.clone()
     Z = X if dim == X.dim() - 1 else X.movedim(dim, -1)
@@ -224,8 +244,18 @@ def entmax_triton(
     if isinstance(alpha, torch.Tensor):
         a = param_to_last(alpha, X, dim, "alpha", owner)
         rows = a.expand(*shape[:-1], 1).reshape(-1, 1)
-    P = _TritonMapping.apply(Z, rows, value, mode).reshape(shape)
+    P = _TritonMapping.apply(Z, rows, value, mode, (max_one_block, long_block)).reshape(shape)
     return P if dim == X.dim() - 1 else P.movedim(-1, dim)
+
+
+def _mode(alpha: Param, case: Case) -> tuple[int, float]:
+    """The kernels' ``(mode, alpha)`` for ``alpha`` of ``case``: sparsemax and 1.5-entmax
+    their own modes, any other alpha the general one (a tensor alpha read per row)."""
+    if case is Case.SPARSEMAX:
+        return SPARSEMAX, 2.0
+    if case is Case.ENTMAX15:
+        return ENTMAX15, 1.5
+    return GENERAL, 1.5 if case is Case.PER_ROW else float(alpha)
 
 
 def _n_iter(n_iter: object) -> int | None:
@@ -254,9 +284,9 @@ def _serves(X: torch.Tensor, alpha: Any, mapping: Case, n_iter: object) -> bool:
             return False
         return bool(newton_applies(alpha, steps))
     if mapping is Case.PER_ROW:
-        if not alpha.is_floating_point() or not bool(newton_applies(1.5, steps)):
+        if not alpha.is_floating_point() or steps < NEWTON_MIN_ITER:
             return False
-        return bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all())
+        return bool(newton_applies(alpha, steps).all())
     return False
 
 
@@ -266,16 +296,19 @@ def run(
     dim: int,
     n_iter: object = None,
     owner: str | None = None,
+    case: Case | None = None,
 ) -> torch.Tensor | None:
     """``P`` of ``X`` by the kernels, or None when they do not take the call (module
     docstring: the kernels off, Triton absent, softmax, alpha out of range, float64,
     tracing, an empty ``X``): the caller's torch path then serves it. An invalid ``dim``
-    raises the torch path's error, naming ``owner``."""
+    raises the torch path's error, naming ``owner``. ``case``: ``alpha``'s, when the caller
+    decided it (:func:`~sk_entmax.entmax.algorithms.case_for`), else None."""
     if not _enabled or _load() is None or not isinstance(X, torch.Tensor) or X.numel() == 0:
         return None
-    if not _serves(X, alpha, case_for(alpha), n_iter):
+    case = case_for(alpha) if case is None else case
+    if not _serves(X, alpha, case, n_iter):
         return None
-    return entmax_triton(X, alpha, dim, owner)
+    return entmax_triton(X, alpha, dim, owner, case=case)
 
 
 Kernel = Callable[..., Any]
@@ -289,7 +322,7 @@ def wrap(mapping: Case, default: Kernel) -> Kernel | None:
         return None
 
     def kernel(X, alpha, *, dim, n_iter, training, return_support_size):
-        P = run(X, alpha, dim, n_iter)
+        P = run(X, alpha, dim, n_iter, case=mapping)
         if P is None:
             return default(
                 X,
@@ -304,7 +337,8 @@ def wrap(mapping: Case, default: Kernel) -> Kernel | None:
     return kernel
 
 
-# queries and keys per block of the fused attention kernel (tests shrink them), and its warps:
+# queries and keys per block of the fused attention kernel, and its warps (the launches take
+# them as arguments, which the tests shrink):
 # compiled for an H100/H200 at d = 64 it holds 128 registers a thread, spilling 36 bytes
 # (64 x 64 blocks spill 1.4 KB)
 _ATTENTION_BLOCK_M = 64
@@ -327,9 +361,10 @@ class AttentionPlan(NamedTuple):
     causal: bool
 
 
-def _attention_plan(q, k, v, alpha, masks, causal) -> AttentionPlan | None:
-    """The :class:`AttentionPlan` of a call the fused kernels serve, else None."""
-    if not _enabled or _load() is None or q.dtype != torch.float32:
+def _attention_plan(q, k, v, alpha, masks, causal, case) -> AttentionPlan | None:
+    """The :class:`AttentionPlan` of a call the fused kernels serve, else None (``case``:
+    ``alpha``'s)."""
+    if q.device.type not in devices() or _load() is None or q.dtype != torch.float32:
         return None
     if compiling() or torch.jit.is_tracing():
         return None
@@ -338,21 +373,18 @@ def _attention_plan(q, k, v, alpha, masks, causal) -> AttentionPlan | None:
     if L == 0 or S == 0 or any(mask.shape[-2] != 1 for mask, _ in masks):
         return None
     alpha_heads = None
-    if isinstance(alpha, torch.Tensor):
+    if case is Case.PER_ROW:
         if alpha.dim() >= 2 and alpha.shape[-2] != 1:
             return None
-        if not bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all()):
+        if not bool(newton_applies(alpha, DEFAULT_N_ITER).all()):
             return None
-        mode, value = GENERAL, 1.5
         alpha_heads = alpha.detach().float().expand(*batch, 1, 1).reshape(-1).contiguous()
-    elif alpha == 2:
-        mode, value = SPARSEMAX, 2.0
-    elif alpha == 1.5:
-        mode, value = ENTMAX15, 1.5
-    elif isinstance(alpha, (int, float)) and newton_applies(alpha, 50):
-        mode, value = GENERAL, float(alpha)
-    else:
+    elif case is Case.ROOT:
+        if not isinstance(alpha, (int, float)) or not newton_applies(alpha, DEFAULT_N_ITER):
+            return None
+    elif case is Case.SOFTMAX:
         return None
+    mode, value = _mode(alpha, case)
     BH = 1
     for size in batch:
         BH *= size
@@ -378,6 +410,7 @@ def attention_forward(
     masks: tuple[tuple[torch.Tensor, bool], ...],
     causal: bool,
     want_support: bool,
+    case: Case | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, AttentionPlan] | None:
     """The forward pass of entmax attention by the fused kernel, or None where it does not
     serve (then the blocked torch path does).
@@ -391,14 +424,19 @@ def attention_forward(
     causal mask. Returns ``(out, t, support, plan)``: the output, each query row's threshold
     in the convention of :func:`~sk_entmax.entmax._attention_blocks._threshold`
     (``(*batch, L, 1)``, ``+inf`` for a fully masked row), its support size (or None), as the
-    blocked path computes them, and the plan :func:`attention_backward` takes.
+    blocked path computes them, and the plan :func:`attention_backward` takes. ``case``:
+    ``alpha``'s (:func:`~sk_entmax.entmax.algorithms.case_for`), decided by the caller
+    (None: decided here).
     """
-    plan = _attention_plan(q, k, v, alpha, masks, causal)
+    plan = _attention_plan(
+        q, k, v, alpha, masks, causal, case_for(alpha) if case is None else case
+    )
     if plan is None:
         return None
     out, t, support = _load().attention_forward(
         plan.q, plan.k, plan.v, plan.bias, plan.alpha_heads, plan.value, plan.mode, causal,
-        want_support, _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N, _ATTENTION_WARPS,
+        want_support, block_m=_ATTENTION_BLOCK_M, block_n=_ATTENTION_BLOCK_N,
+        num_warps=_ATTENTION_WARPS,
     )  # fmt: skip
     L = q.shape[-2]
     out = out.reshape(*plan.batch, L, v.shape[-1])
@@ -419,14 +457,11 @@ def attention_backward(
     S, DV = plan.k.shape[1], plan.v.shape[-1]
     dq, dk, dv = _load().attention_backward(
         plan.q, plan.k, plan.v, plan.bias, plan.alpha_heads, plan.value, plan.mode,
-        plan.causal, t, d_out.reshape(BH, L, DV), _ATTENTION_BLOCK_M, _ATTENTION_BLOCK_N,
-        _ATTENTION_WARPS,
+        plan.causal, t, d_out.reshape(BH, L, DV), block_m=_ATTENTION_BLOCK_M,
+        block_n=_ATTENTION_BLOCK_N, num_warps=_ATTENTION_WARPS,
     )  # fmt: skip
     return (
         dq.reshape(*plan.batch, L, D),
         dk.reshape(*plan.batch, S, D),
         dv.reshape(*plan.batch, S, DV),
     )
-
-
-offer_triton(run, wrap)

@@ -52,7 +52,6 @@ from sk_entmax.entmax._checks import Param
 from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
 from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import (
-    NEWTON_MIN_ALPHA,
     NEWTON_MIN_ITER,
     Case,
     case_for,
@@ -335,12 +334,18 @@ class _CpuMapping(Function):
                 backward(Y.detach().numpy(), dY.detach().numpy(), out, ctx.mode, *ctx.support)
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             a = alpha_rows.to(Y.dtype)
-            d_alpha = _entmax_alpha_vjp(dY, Y, _gppr(Y, a), a - 1).to(alpha_rows.dtype)
+            gppr = _gppr(Y, a, case=Case.PER_ROW)
+            d_alpha = _entmax_alpha_vjp(dY, Y, gppr, a - 1).to(alpha_rows.dtype)
         return dX, d_alpha, None, None
 
 
 def entmax_cpu(
-    X: torch.Tensor, alpha: Param, dim: int = -1, owner: str | None = "entmax_cpu"
+    X: torch.Tensor,
+    alpha: Param,
+    dim: int = -1,
+    owner: str | None = "entmax_cpu",
+    *,
+    case: Case | None = None,
 ) -> torch.Tensor:
     """alpha-entmax of ``X`` along ``dim`` by the fused CPU kernel, differentiable.
 
@@ -356,6 +361,9 @@ def entmax_cpu(
         The axis of the mapping.
     owner : str or None, default="entmax_cpu"
         The public name an error about ``dim`` names.
+    case : Case or None, default=None
+        ``alpha``'s case (:func:`~sk_entmax.entmax.algorithms.case_for`) when the caller
+        decided it, else None.
 
     Returns
     -------
@@ -364,11 +372,12 @@ def entmax_cpu(
         holding a NaN), with exact zeros off the support.
     """
     dim = _check_dim(X, dim, owner)
-    if isinstance(alpha, torch.Tensor):
+    case = case_for(alpha) if case is None else case
+    if case is Case.PER_ROW:
         mode, value = GENERAL, 1.5
-    elif alpha == 2:
+    elif case is Case.SPARSEMAX:
         mode, value = SPARSEMAX, 2.0
-    elif alpha == 1.5:
+    elif case is Case.ENTMAX15:
         mode, value = ENTMAX15, 1.5
     else:
         mode, value = GENERAL, float(alpha)
@@ -396,9 +405,9 @@ def entmax_cpu(
     return P if last else P.movedim(-1, dim)
 
 
-def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int) -> bool:
-    """Whether the kernel takes this call (the module docstring, :data:`MIN_WIDTH`); else
-    the torch forms."""
+def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int, mapping: Case) -> bool:
+    """Whether the kernel takes this call (the module docstring, :data:`MIN_WIDTH`; ``mapping``:
+    ``alpha``'s case); else the torch forms."""
     if X.dtype not in _DTYPES or X.device.type != "cpu":
         return False
     if compiling() or exporting() or torch.jit.is_tracing():
@@ -411,7 +420,6 @@ def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int) -> bool:
         return False  # the torch path raises its error
     if steps < NEWTON_MIN_ITER:  # the bisection asked for (entmax_bisect at alpha 2 too)
         return False
-    mapping = case_for(alpha)
     if mapping is Case.SPARSEMAX:
         return width >= MIN_WIDTH[SPARSEMAX]
     if mapping is Case.ENTMAX15:
@@ -423,11 +431,11 @@ def _serves(X: torch.Tensor, alpha: Any, n_iter: object, width: int) -> bool:
             return False
         return bool(newton_applies(alpha, steps))
     if mapping is Case.PER_ROW:
-        if not alpha.is_floating_point() or not bool(newton_applies(1.5, steps)):
+        if not alpha.is_floating_point():
             return False
         if alpha.requires_grad and X.dtype != alpha.dtype:
             return False
-        return bool(((alpha >= NEWTON_MIN_ALPHA) & (alpha <= 2)).all())
+        return bool(newton_applies(alpha, steps).all())
     return False
 
 
@@ -437,16 +445,19 @@ def run(
     dim: int,
     n_iter: object = None,
     owner: str | None = None,
+    case: Case | None = None,
 ) -> torch.Tensor | None:
     """``P`` of ``X`` by the kernel, or None when it does not take the call (module
-    docstring): the caller's torch form then serves it."""
+    docstring): the caller's torch form then serves it. ``case``: ``alpha``'s, when the
+    caller decided it (:func:`~sk_entmax.entmax.algorithms.case_for`), else None."""
     if not _enabled or not isinstance(X, torch.Tensor) or X.numel() == 0:
         return None
     if not isinstance(dim, int) or not -X.dim() <= dim < X.dim():
         return None  # the torch form raises its error
-    if not _serves(X, alpha, n_iter, X.shape[dim]) or _load() is None:
+    case = case_for(alpha) if case is None else case
+    if not _serves(X, alpha, n_iter, X.shape[dim], case) or _load() is None:
         return None
-    return entmax_cpu(X, alpha, dim, owner)
+    return entmax_cpu(X, alpha, dim, owner, case=case)
 
 
 Kernel = Callable[..., Any]
@@ -460,7 +471,7 @@ def wrap(mapping: Case, default: Kernel) -> Kernel | None:
         return None
 
     def kernel(X, alpha, *, dim, n_iter, training, return_support_size):
-        P = run(X, alpha, dim, n_iter) if training else None
+        P = run(X, alpha, dim, n_iter, case=mapping) if training else None
         if P is None:
             return default(
                 X,
