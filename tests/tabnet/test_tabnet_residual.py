@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 import torch
 
-from sk_entmax.nn.tabnet import _DROPPED, _LATER, TabNet
+from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import MaskDesign
 from sk_entmax.nn.tabnet_residual import MIN_LEVEL_ROWS, residual_pvalues
-from sk_entmax.nn.tabnet_selection import BackwardElimination, HeldOutRows
+from sk_entmax.nn.tabnet_selection import _DROPPED, _LATER, BackwardElimination, HeldOutRows
 
 
 def _binary_gradient(p: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -189,11 +190,13 @@ def _readmitting_net(first_step_share):
         n_d=4,
         n_a=4,
         n_steps=2,
-        faithful_masks=True,
-        first_mask_warmup=10,
-        selection_budget=0.1,
-        first_step_share=first_step_share,
-        step_rest=True,
+        mask_design=MaskDesign(
+            faithful=True,
+            warmup=10,
+            budget=0.1,
+            first_step_share=first_step_share,
+            step_rest=True,
+        ),
     )
     g = torch.Generator().manual_seed(5)
     X = torch.randn(1500, 4, generator=g)
