@@ -59,7 +59,7 @@ from sk_entmax.nn.tabnet_blocks import (
 )
 from sk_entmax.nn.tabnet_design import FIRST_MASK_SHARPNESS, MaskDesign
 from sk_entmax.nn.tabnet_embedding import ColumnEmbedding
-from sk_entmax.nn.tabnet_selection import _DROPPED, _LATER, ColumnSelection
+from sk_entmax.nn.tabnet_selection import DROPPED_LOGIT, LATER_LOGIT, ColumnSelection
 
 __all__ = [
     "ENTMAX_MODES",
@@ -385,19 +385,19 @@ class TabNet(ColumnSelection, ColumnEmbedding):
         ):
             if a is None:  # faithful: the first mask reads no input
                 if design.selecting:
-                    # uniform over the columns the first step reads (logit 0); _LATER: kept
-                    # for the later steps only, _DROPPED: read by no step. A probe's hidden
+                    # uniform over the columns the first step reads (logit 0); LATER_LOGIT: kept
+                    # for the later steps only, DROPPED_LOGIT: read by no step. A probe's hidden
                     # columns are 0 in X (their mean) and in the later steps' prior
                     logits = self.first_mask_logits.detach().expand_as(X)
                     if narrowed is not None:
-                        logits = logits.masked_fill(narrowed, _LATER)
+                        logits = logits.masked_fill(narrowed, LATER_LOGIT)
                 else:
                     logits = (self.first_mask_logits * self.first_mask_scale()).expand_as(X)
                     logits = logits if keep is None else logits * prior
                 if tied is not None:  # no mask attends to an indicator on its own
-                    logits = logits.index_fill(-1, tied[1], _DROPPED)
+                    logits = logits.index_fill(-1, tied[1], DROPPED_LOGIT)
                 M = attentive.mapping(logits, start=design.sharpened)
-                kept = logits > _DROPPED / 2
+                kept = logits > DROPPED_LOGIT / 2
                 out = transformer(self._read(M, X, tied))
             else:
                 if design.sharpened:

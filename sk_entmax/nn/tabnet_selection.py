@@ -5,11 +5,11 @@ chooses the columns it reads during its warm-up: each training step also runs th
 without gradients, with some columns occluded, and the task's module gives the rise of its
 loss to :meth:`ColumnSelection.record_selection`, which hands it to the bookkeeping of
 :mod:`sk_entmax.nn.tabnet_elimination` and applies what it decides to the first mask's
-logits (a dropped column's logit is ``_DROPPED``, one left to the later steps ``_LATER``).
-The same module runs the residual test that keeps a column the model still misses
-(:mod:`sk_entmax.nn.tabnet_residual`), narrows the first step onto the columns the typical
-row needs, and checks at the end of the warm-up, on held-out rows, that what the selection
-left out was not needed (:class:`SelectionCheck`).
+logits (a dropped column's logit is ``DROPPED_LOGIT``, one left to the later steps
+``LATER_LOGIT``). The same module runs the residual test that keeps a column the model
+still misses (:mod:`sk_entmax.nn.tabnet_residual`), narrows the first step onto the
+columns the typical row needs, and checks at the end of the warm-up, on held-out rows,
+that what the selection left out was not needed (:class:`SelectionCheck`).
 
 An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
 ``HELD_OUT_SHARE`` of its training rows (of each class) out of training while the warm-up
@@ -48,12 +48,14 @@ from sk_entmax.nn.tabnet_elimination import (
 from sk_entmax.nn.tabnet_residual import residual_pvalues
 
 __all__ = [
+    "DROPPED_LOGIT",
     "FIRST_STEP_AT",
     "FIRST_STEP_RAMP",
     "FIRST_STEP_SHARE",
     "HELD_OUT_MIN",
     "HELD_OUT_PROBE_ROWS",
     "HELD_OUT_SHARE",
+    "LATER_LOGIT",
     "NULL_SHARE",
     "PROBES_PER_STEP",
     "PROBE_ROWS",
@@ -70,9 +72,9 @@ __all__ = [
 ]
 
 #: the logit of a column the elimination dropped: the mask mapping gives it exactly 0
-_DROPPED = -1e6
+DROPPED_LOGIT = -1e6
 #: the logit of a column kept for the later steps that the first step does not read
-_LATER = -1e3
+LATER_LOGIT = -1e3
 
 
 class ColumnSelection:
@@ -109,7 +111,7 @@ class ColumnSelection:
         return self._group
 
     def _run_probes(self, X: torch.Tensor):
-        """The outputs of this training step's occlusions (``sk_entmax.nn.tabnet_selection``), run
+        """The outputs of this training step's occlusions (see the module docstring), run
         before the step's own forward pass; None outside the elimination's window.
 
         Run in training mode, as the step is (its batch statistics); the running statistics
@@ -216,7 +218,7 @@ class ColumnSelection:
                 held_rows = (checked_idx, checked_loss, checked_weight.tolist())
             dropped = self.selection.record(values[0], losses, typical, needed, held_rows)
             if dropped:
-                self.first_mask_logits[self._hit(dropped)] = _DROPPED
+                self.first_mask_logits[self._hit(dropped)] = DROPPED_LOGIT
             if self.held_out is not None and self._remeasuring():
                 self.selection.remeasured(self._first_rows_now(loss))
             self._choose_first_step()
@@ -312,7 +314,7 @@ class ColumnSelection:
 
     def _read_columns(self) -> list[int]:
         """The original columns some step may read (not dropped)."""
-        kept = self.first_mask_logits > _DROPPED / 2
+        kept = self.first_mask_logits > DROPPED_LOGIT / 2
         return sorted(set(self._columns_of()[kept].tolist()))
 
     def _readmit(self, loss) -> None:
@@ -323,7 +325,7 @@ class ColumnSelection:
         elimination's occlusions; the residual shows what the model misses without it."""
         back = sorted(self._signal_left(self.dropped_columns(), loss))
         if back:
-            value = _LATER if self.design.first_step_share is not None else 0.0
+            value = LATER_LOGIT if self.design.first_step_share is not None else 0.0
             with torch.no_grad():
                 self.first_mask_logits[self._hit(back)] = value
         self.selection_readmitted = tuple(back)
@@ -349,7 +351,7 @@ class ColumnSelection:
         chosen = selection.leading(share)
         if chosen is None:
             return
-        later = (self.first_mask_logits > _DROPPED / 2) & ~self._hit(chosen)
+        later = (self.first_mask_logits > DROPPED_LOGIT / 2) & ~self._hit(chosen)
         # the rows narrowed at each step come from a generator of their own, seeded by the
         # step: the global one is also drawn from by the thread that prepares the batches,
         # so draws from it here would depend on timing
@@ -363,19 +365,19 @@ class ColumnSelection:
 
         Over ``FIRST_STEP_RAMP`` of the warm-up a growing share of the batch's rows, drawn
         at random at every step and reaching all of them at the end, reads only the first
-        step's own columns there; then the other kept columns take ``_LATER`` for good.
+        step's own columns there; then the other kept columns take ``LATER_LOGIT`` for good.
         The network so learns to read them at its later steps while the other rows still
         train it as it was. (Narrowed at once, the held-out loss rose by half for a
         while, which set off the check; faded out of the mask instead, the network scaled
         up its weights to read them through ever smaller mask entries, and the last step to
         0 was as sharp a shock.)"""
         start, later, generator = self._narrowing
-        later = later & (self.first_mask_logits > _DROPPED / 2)  # not dropped since
+        later = later & (self.first_mask_logits > DROPPED_LOGIT / 2)  # not dropped since
         done = (float(self.first_mask_step) - start) / max(
             FIRST_STEP_RAMP * self.design.warmup, 1.0
         )
         if done >= 1.0:
-            self.first_mask_logits[later] = _LATER
+            self.first_mask_logits[later] = LATER_LOGIT
             self._narrowing = None
             return None
         rows = torch.rand(n_rows, generator=generator) < done
@@ -394,7 +396,7 @@ class ColumnSelection:
         if rise is None:
             return
         logits = self.first_mask_logits
-        later = (logits > _DROPPED / 2) & (logits != 0)
+        later = (logits > DROPPED_LOGIT / 2) & (logits != 0)
         first_step_only = bool(later.any()) and not selection.drops_cost(self._total)
         with torch.no_grad():
             out = later if first_step_only else logits != 0
@@ -413,7 +415,7 @@ class ColumnSelection:
         """
         if not self.design.selecting:
             return []
-        dropped = self.first_mask_logits < _DROPPED / 2
+        dropped = self.first_mask_logits < DROPPED_LOGIT / 2
         columns = set(self._columns_of()[dropped].tolist())
         # a column is dropped when all of its features are (they go together)
         return sorted(columns - set(self._read_columns()))
