@@ -161,11 +161,8 @@ class _TabNetTask(nn.Module):
     def settling(self) -> bool:
         """Whether the network's objective still changes by design (read-only).
 
-        With ``selection_reduce`` this implements the module protocol of
-        :mod:`sk_entmax.nn.protocols`, which the training engine reads.
-
-        See :attr:`TabNet.settling`; the estimators' stopping rule counts no epoch while
-        this is True.
+        :attr:`TabNet.settling`: the network, which also has ``selection_reduce``, is the
+        module that speaks to the training engine (:mod:`sk_entmax.nn.protocols`).
         """
         return self.tabnet.settling
 
