@@ -144,6 +144,8 @@ TABNET_CONSTRAINTS: dict[str, Constraint] = {
     **{name: c for name, c in ARGUMENTS.items() if name != "virtual_batch_size"},
     "virtual_batch_size": AnyOf(Options(("auto",)), ARGUMENTS["virtual_batch_size"]),
     "cat_emb_dim": Integer(1),
+    # the longest warm-up of the faithful design (see sk_entmax._tabnet.design)
+    "mask_warmup": Integer(1),
     "lambda_sparse": AnyOf(Options(("auto",)), Real(0.0)),
     "clip_value": AnyOf(Options((None,)), Real(0.0, low_open=True)),
     "patience": Integer(1),

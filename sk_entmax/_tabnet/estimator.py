@@ -16,6 +16,7 @@ from sk_entmax._saved_state import ModelState
 from sk_entmax._tabnet.from_pretrained import PRETRAINED_CONSTRAINTS, PretrainedStartMixin
 from sk_entmax._tabnet.shared import TABNET_FITTED, TABNET_FROM_NETWORK, TabNetEstimatorMixin
 from sk_entmax.entmax.constraints import Constraint
+from sk_entmax.nn.tabnet_design import FIRST_MASK_WARMUP
 from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 
 __all__ = ["TabNetEntmaxClassifier"]
@@ -95,11 +96,11 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         input-independent (not computed from every feature, as in the paper), and each step
         reads only its masked features. A row's prediction then depends only on the
         features in the union of its step masks, and :meth:`never_read` lists the others.
-        A warm-up (two thirds of the fit's planned steps, at most 600; no epoch of it counts
-        towards ``patience``) chooses what the model reads, on a fifth of the training rows
-        that it holds out of training until it ends: from 30% of it on, each step also
-        measures how much the held-out loss rises when a column is occluded, and columns
-        whose contribution fits in 3% of the loss, in all, are dropped
+        A warm-up (two thirds of the fit's planned steps, at most ``mask_warmup``; no epoch
+        of it counts towards ``patience``) chooses what the model reads, on a fifth of the
+        training rows that it holds out of training until it ends: from 30% of it on, each
+        step also measures how much the held-out loss rises when a column is occluded, and
+        columns whose contribution fits in 3% of the loss, in all, are dropped
         (``sk_entmax.nn.tabnet_selection``; this costs about three extra forward passes per
         warm-up step), unless the residual (the gradient of each row's loss with respect to
         the scores) still depends on them: then the model has not yet learned what they
@@ -116,6 +117,11 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         paper's design (and pytorch-tabnet's): the first step reads every feature, so a
         feature whose mask is 0 at every step can still change the prediction and no zero
         proves anything; its fits are faster (no probes).
+    mask_warmup : int, default=600
+        With ``faithful_masks``: the most training steps the warm-up takes (at least 1);
+        a fit that plans fewer than one and a half times as many steps warms up over two
+        thirds of them. A shorter warm-up chooses the columns sooner, on less training;
+        ``partial_fit`` takes the whole of it. Unused without ``faithful_masks``.
     alpha : float, default=1.5
         The alpha of the output mapping, as in :class:`EntmaxClassifier` (1 softmax with
         cross-entropy, 1.5 entmax15, 2 sparsemax); ``predict_proba`` applies it.
@@ -276,6 +282,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
         faithful_masks=True,
+        mask_warmup=FIRST_MASK_WARMUP,
         alpha=1.5,
         categorical_features=None,
         cat_emb_dim=1,
@@ -305,6 +312,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
         self.faithful_masks = faithful_masks
+        self.mask_warmup = mask_warmup
         self.alpha = alpha
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
@@ -331,7 +339,7 @@ class TabNetEntmaxClassifier(PretrainedStartMixin, TabNetEstimatorMixin, BaseEnt
         TabNetClassifierNet,
         check=check_outputs,
         estimator_parameters=("pretrainer",),
-        added_parameters={"pretrainer": None},
+        added_parameters={"pretrainer": None, "mask_warmup": FIRST_MASK_WARMUP},
         from_network=TABNET_FROM_NETWORK,
     )
 

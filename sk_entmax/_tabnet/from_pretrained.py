@@ -141,7 +141,7 @@ class PretrainedStartMixin:
         if state is None:
             return
         missing, unexpected = module.tabnet.load_state_dict(state, strict=False)
-        # the output layer and the later steps' rests (see TabNet's step_rest) are the task's
+        # the output layer and the later steps' rests (see MaskDesign.step_rest) are the task's
         own = ("final_mapping.", "rest_logits")
         if unexpected or any(not key.startswith(own) for key in missing):
             raise RuntimeError(

@@ -21,6 +21,7 @@ from sk_entmax._tabnet.shared import (
     parameter_entries,
 )
 from sk_entmax.entmax.constraints import Constraint
+from sk_entmax.nn.tabnet_design import FIRST_MASK_WARMUP
 from sk_entmax.nn.tabnet_pretraining import DECODER_ARGUMENTS, TabNetPretrainingNet
 
 __all__ = ["TabNetPretrainer"]
@@ -40,6 +41,7 @@ _NETWORK = (
     "entmax_mode",
     "entmax_alpha",
     "faithful_masks",
+    "mask_warmup",
     "categorical_features",
     "cat_emb_dim",
 )
@@ -156,6 +158,7 @@ class TabNetPretrainer(
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
         faithful_masks=True,
+        mask_warmup=FIRST_MASK_WARMUP,
         categorical_features=None,
         cat_emb_dim=1,
         pretraining_ratio=0.2,
@@ -185,6 +188,7 @@ class TabNetPretrainer(
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
         self.faithful_masks = faithful_masks
+        self.mask_warmup = mask_warmup
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
         self.pretraining_ratio = pretraining_ratio
@@ -214,6 +218,7 @@ class TabNetPretrainer(
     #: missing cells' fill values, which are the network's arguments
     _saved_state: ClassVar[ModelState] = ModelState(
         TabNetPretrainingNet,
+        added_parameters={"mask_warmup": FIRST_MASK_WARMUP},
         from_network={
             **TABNET_FROM_NETWORK,
             "_reconstruction_mean": "target_mean",
@@ -260,6 +265,10 @@ class TabNetPretrainer(
         self._reconstruction_scale = [float(s) if s > 1e-12 else 1.0 for s in scale]
         return X.astype(np.float32, copy=False), np.ones(len(X), dtype=np.float32)
 
+    #: no targets to measure a column's worth by: a faithful pretrainer's first mask is
+    #: learned (see :func:`~sk_entmax._tabnet.design.mask_design`)
+    _selects_columns = False
+
     def _n_outputs(self) -> int:
         return self.n_features_in_
 
@@ -283,10 +292,6 @@ class TabNetPretrainer(
             "target_scale": self._reconstruction_scale,
             "mask_seed": self._seed(params),
             **self._tabnet_arguments(params, n_features, 1, batch_size, steps),
-            # no targets to measure a column's worth by: the first mask is learned
-            "selection_budget": None,
-            "first_step_share": None,
-            "step_rest": False,
         }
 
     # ------------------------------------------------------------------ use

@@ -18,6 +18,7 @@ from sk_entmax._tabnet.shared import (
     parameter_entries,
 )
 from sk_entmax.entmax.constraints import Constraint
+from sk_entmax.nn.tabnet_design import FIRST_MASK_WARMUP
 from sk_entmax.nn.tabnet_nets import TabNetRegressorNet
 
 __all__ = ["TabNetEntmaxRegressor"]
@@ -99,6 +100,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
         faithful_masks=True,
+        mask_warmup=FIRST_MASK_WARMUP,
         categorical_features=None,
         cat_emb_dim=1,
         pretrainer=None,
@@ -126,6 +128,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
         self.entmax_mode = entmax_mode
         self.entmax_alpha = entmax_alpha
         self.faithful_masks = faithful_masks
+        self.mask_warmup = mask_warmup
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
         self.pretrainer = pretrainer
@@ -148,7 +151,7 @@ class TabNetEntmaxRegressor(PretrainedStartMixin, TabNetEstimatorMixin, BaseEntm
     _saved_state: ClassVar[ModelState] = ModelState(
         TabNetRegressorNet,
         estimator_parameters=("pretrainer",),
-        added_parameters={"pretrainer": None},
+        added_parameters={"pretrainer": None, "mask_warmup": FIRST_MASK_WARMUP},
         from_network=TABNET_FROM_NETWORK,
     )
 

@@ -21,17 +21,15 @@ from sk_entmax._attributes import (
 )
 from sk_entmax._engine.training import ADAM, TrainingPlan
 from sk_entmax._inputs.tabular import TabularInputMixin
+from sk_entmax._tabnet.design import mask_design
 from sk_entmax._tabnet.diagnostics import warn_if_collapsed, warn_if_restored
 from sk_entmax._tabnet.explain import MaskExplanationMixin
 from sk_entmax._tabnet.sizing import TabNetSizingMixin
 from sk_entmax.entmax.constraints import invalid
-from sk_entmax.nn.tabnet import first_mask_warmup
 from sk_entmax.nn.tabnet_selection import (
-    FIRST_STEP_SHARE,
     HELD_OUT_MIN,
     HELD_OUT_SHARE,
     RESIDUAL_ROWS,
-    SELECTION_BUDGET,
     HeldOutRows,
 )
 
@@ -152,6 +150,10 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
     :class:`~sk_entmax._regressor.BaseEntmaxRegressor`), which supplies the target and the
     loss. The task's ``_module`` adds its own arguments to :meth:`_tabnet_arguments`."""
 
+    #: whether the task chooses its columns on its loss (see
+    #: :func:`~sk_entmax._tabnet.design.mask_design`); a pretrainer has no task loss
+    _selects_columns = True
+
     def _cross_check(self, params: dict[str, Any]) -> None:
         if params["n_independent"] + params["n_shared"] < 1:
             raise invalid(
@@ -221,11 +223,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
             "momentum": params["momentum"],
             "entmax_mode": params["entmax_mode"],
             "entmax_alpha": params["entmax_alpha"],
-            "faithful_masks": params["faithful_masks"],
-            "first_mask_warmup": first_mask_warmup(steps) if params["faithful_masks"] else None,
-            "selection_budget": SELECTION_BUDGET if params["faithful_masks"] else None,
-            "first_step_share": FIRST_STEP_SHARE if params["faithful_masks"] else None,
-            "step_rest": bool(params["faithful_masks"]),
+            "mask_design": mask_design(params, steps, self._selects_columns),
             "cat_idxs": cats.tolist(),
             "cat_dims": [len(c) + 1 for c in self.categories_],
             "cat_emb_dims": params["cat_emb_dim"],
@@ -270,7 +268,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
                 weight[held] = given
 
         tabnet = module.tabnet
-        if not tabnet._selecting:
+        if not tabnet.design.selecting:
             give_back()
             return
         dtype = tabnet.first_mask_logits.dtype

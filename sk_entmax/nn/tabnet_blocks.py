@@ -91,6 +91,10 @@ class GhostBatchNorm(nn.Module):
         Weight of the new statistics in the running averages, in [0, 1].
     eps : float, default=1e-5
         Added to the variance before the square root.
+    split_max_chunks : int, default=4
+        On a CPU, a training batch of at most this many chunks is normalised chunk by
+        chunk, a larger one by the fused call (as on every other device); 0 takes the
+        fused call at every count. The two give the same result; only the speed differs.
     device, dtype : optional
         Where and of what float dtype the parameters and buffers are made, as for the layers
         of :mod:`torch.nn` (None: the defaults). Like theirs, the factory calls pass them on
@@ -119,6 +123,7 @@ class GhostBatchNorm(nn.Module):
         virtual_batch_size: int = 128,
         momentum: float = 0.02,
         eps: float = 1e-5,
+        split_max_chunks: int = _GHOST_SPLIT_MAX_CHUNKS,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -134,6 +139,9 @@ class GhostBatchNorm(nn.Module):
         )
         self.momentum = check(
             "momentum", momentum, ARGUMENTS["momentum"], owner_of("GhostBatchNorm")
+        )
+        self.split_max_chunks = check(
+            "split_max_chunks", split_max_chunks, Integer(0), owner_of("GhostBatchNorm")
         )
         self.eps = float(eps)
         factory = {"device": device, "dtype": dtype}
@@ -197,7 +205,7 @@ class GhostBatchNorm(nn.Module):
             var, mean = torch.var_mean(X, dim=0, correction=0)
             single = (X[-1:] - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias
             X, rest = X[:-1], 0
-        if X.device.type == "cpu" and n_full + (rest > 0) <= _GHOST_SPLIT_MAX_CHUNKS:
+        if X.device.type == "cpu" and n_full + (rest > 0) <= self.split_max_chunks:
             parts = [self._train_norm(chunk) for chunk in X.split(size)]
         else:
             n_in_full = n_full * size

@@ -27,6 +27,7 @@ from sk_entmax.nn._tensor_spec import (
 )
 from sk_entmax.nn.head import EntmaxHead
 from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import saved_design
 
 __all__ = ["TabNetClassifierNet", "TabNetRegressorNet"]
 
@@ -80,6 +81,9 @@ _TABNET_ARGUMENTS = {
     ),
     "missing_idxs": Argument("ints", _WIDTH, length=_WIDTH),
     "missing_fill": Argument("reals or None", length=_WIDTH),
+    "mask_design": Argument("fields or None"),
+    # the design's flat arguments in files saved before it was one value (see
+    # sk_entmax.nn.tabnet_design.saved_design)
     "faithful_masks": BOOL,
     "first_mask_warmup": Argument("real or None"),
     "selection_budget": Argument("real or None"),
@@ -113,6 +117,11 @@ class _TabNetTask(nn.Module):
         self.settled_lambda_sparse = (
             None if settled_lambda_sparse is None else float(settled_lambda_sparse)
         )
+        saved = saved_design(tabnet_params)
+        if saved is not None:  # a file saved before the design was one value
+            if tabnet_params.get("mask_design") is not None:
+                raise TypeError("give the mask design as mask_design only")
+            tabnet_params["mask_design"] = saved
         self.tabnet = TabNet(**tabnet_params)
 
     def sparsity_weight(self) -> float:
@@ -125,7 +134,7 @@ class _TabNetTask(nn.Module):
             given), else ``lambda_sparse``.
         """
         settled = self.settled_lambda_sparse
-        if settled is None or not self.tabnet._sharpened or self.tabnet.settling:
+        if settled is None or not self.tabnet.design.sharpened or self.tabnet.settling:
             return self.lambda_sparse
         return settled
 
@@ -150,10 +159,10 @@ class _TabNetTask(nn.Module):
 
     @property
     def settling(self) -> bool:
-        """Whether the network's objective still changes by design.
+        """Whether the network's objective still changes by design (read-only).
 
-        See :attr:`TabNet.settling`; the estimators' stopping rule counts no epoch while
-        this is True.
+        :attr:`TabNet.settling`: the network, which also has ``selection_reduce``, is the
+        module that speaks to the training engine (:mod:`sk_entmax.nn.protocols`).
         """
         return self.tabnet.settling
 

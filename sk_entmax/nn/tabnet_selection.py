@@ -1,95 +1,61 @@
-"""Which columns a faithful TabNet reads: backward elimination on measured loss.
+"""The column selection of a faithful TabNet: the driver of its backward elimination.
 
-A faithful TabNet (``faithful_masks=True``) with a ``selection_budget`` reads only the
-columns of its *support*. During the warm-up every column is in it; from
-``SELECTION_START`` of the warm-up on, each training step also runs the network, without
-gradients, on held-out rows (below; else on the batch's first ``PROBE_ROWS`` rows) with
-some of the supported columns *occluded* (set to their batch-norm mean, 0, as pretraining
-hides a column), and the rise of the task's loss over the same rows unoccluded is one
-sample of that column's contribution.
-:class:`BackwardElimination` keeps those samples and decides:
-
-- when every supported column has ``SAMPLES`` samples, a column whose contribution is
-  below the remaining budget *with confidence* (its mean plus two standard errors) is a
-  candidate; the lowest one is dropped;
-- several candidates are first tested together (occluded at once, ``SAMPLES`` steps): if
-  their joint contribution is also below the budget they go together, else the lower half
-  is tested, down to fewer than four, after which only the lowest goes. A column that is
-  redundant with another (both low alone, the pair not) is so kept;
-- the budget starts, at the first decision, as ``selection_budget`` times the larger of
-  the mean loss so far and ``NULL_SHARE`` times the mean loss of reading nothing (the
-  floor matters when the model already fits its batches almost perfectly), and each drop
-  spends the mean contribution of what it dropped: the columns dropped in all cost about
-  that share of the training loss at most.
-
-After a drop the samples start afresh (the network has changed). Nothing here is random
-and nothing depends on timing: the same batches give the same support.
-
-Occlusion measures what a column is worth to the model *as it is*; a column the network
-has not yet learned to read is worth nothing by it, however much the label depends on it.
-So a drop first asks the network which of its columns the residual still depends on
-(``needed``, the test of ``sk_entmax.nn.tabnet_residual`` at ``RESIDUAL_LEVEL``): those are
-kept, for good, and the others go. At the warm-up's last step the network tests the
-dropped columns once more and brings back those the residual depends on (issue 57: on a
-wide table with a 5% class, four of six informative columns had been dropped at a third of
-the warm-up, before the network had learned them, and the fit predicted one class).
-
-The estimators' budget is small (``SELECTION_BUDGET``, 3% of the loss): issue 46's 30%
-dropped the whole of a weak signal (a product of two features worth about a tenth of the
-loss) or of one that the network had not yet learned when it was measured.
-
-The elimination also names the columns of the *first decision step* (:meth:`leading`): the
-columns the *typical* row needs. Each single probe also gives the median over its rows of
-the rise of a row's loss (its *typical* rise); the first step reads the columns whose
-typical rise is at least ``FIRST_STEP_SHARE`` (half) of the largest. A column that only
-some of the rows need (one branch of a switch, a feature only a rare class uses) has a
-median rise near 0, however much it is worth to those rows, so it is left to the later
-steps, which read it for those rows only; a column's mean contribution, which the
-elimination weighs, is the share of rows that need it times what it is worth to them,
-and ranked by it such a column took the first step for every row (issue 57: on the
-switch2 family, a first step of the switch and one branch's feature gave every row of the
-other branch a false read). When no column's typical rise is above 0 the mean
-contributions choose as before. From ``FIRST_STEP_AT`` (40%) of the warm-up
-on, the first step leaves the other kept columns to the later steps, over
-``FIRST_STEP_RAMP`` (20%) of it and a growing share of the training rows at a time, so that
-the network learns to read them later (narrowed at once, the shock raised the held-out loss
-by half and set off the check below); the later steps choose per row among them, which
-makes the certificate per row.
+A faithful TabNet whose :class:`~sk_entmax.nn.tabnet_design.MaskDesign` has a ``budget``
+chooses the columns it reads during its warm-up: each training step also runs the network,
+without gradients, with some columns occluded, and the task's module gives the rise of its
+loss to :meth:`ColumnSelection.record_selection`, which hands it to the bookkeeping of
+:mod:`sk_entmax.nn.tabnet_elimination` and applies what it decides to the first mask's
+logits (a dropped column's logit is ``DROPPED_LOGIT``, one left to the later steps
+``LATER_LOGIT``). The same module runs the residual test that keeps a column the model
+still misses (:mod:`sk_entmax.nn.tabnet_residual`), narrows the first step onto the
+columns the typical row needs, and checks at the end of the warm-up, on held-out rows,
+that what the selection left out was not needed (:class:`SelectionCheck`).
 
 An estimator's fit runs the probes on *held-out rows* (:class:`HeldOutRows`): it holds
 ``HELD_OUT_SHARE`` of its training rows (of each class) out of training while the warm-up
-runs, and gives them back when it ends. On rows the network trains on, a noise column it has
-learned to overfit looks needed; on held-out rows it does not (issue 57: the switch, product
-and parity families read noise at a later step on most rows). Fewer than ``HELD_OUT_MIN``
-held-out rows are too few to rank columns on: the probes then run on the batch, and the
-rows serve the check below only (issue 57: without a check, the narrowing of a 258-row
-penguins fit left it 0.90 test accuracy, against 0.98 on the other seeds). At the end of
-the warm-up a check (:meth:`BackwardElimination.loss_rise`) pairs each held-out row of the
-first ``SAMPLES`` steps (before any drop) with itself: its loss then, and its loss measured
-again over the last ``SAMPLES`` steps. After a mean rise of more than two standard errors
-(the rows'), if the loss had not risen when the first step began to narrow
-(:meth:`BackwardElimination.drops_cost`, the same rows measured over the steps before),
-only the narrowing is undone, else every column goes back (:class:`SelectionCheck`).
+runs, and gives them back when it ends. On rows the network trains on, a noise column it
+has learned to overfit looks needed; on held-out rows it does not.
 
-This module holds the bookkeeping only; :class:`~sk_entmax.nn.tabnet.TabNet` runs the
-probes and owns the support (its ``first_mask_logits``).
+:class:`ColumnSelection` is a part of :class:`~sk_entmax.nn.TabNet`, which owns the
+support (its ``first_mask_logits``) and runs the forward passes; the names of the
+bookkeeping are importable from here too.
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+import torch
+
+from sk_entmax.nn.tabnet_elimination import (
+    FIRST_STEP_AT,
+    FIRST_STEP_RAMP,
+    FIRST_STEP_SHARE,
+    HELD_OUT_MIN,
+    HELD_OUT_PROBE_ROWS,
+    HELD_OUT_SHARE,
+    NULL_SHARE,
+    PROBE_ROWS,
+    PROBES_PER_STEP,
+    RESIDUAL_LEVEL,
+    RESIDUAL_ROWS,
+    SAMPLES,
+    SELECTION_BUDGET,
+    SELECTION_START,
+    BackwardElimination,
+    HeldOutRows,
+    Probe,
+    SelectionCheck,
+)
+from sk_entmax.nn.tabnet_residual import residual_pvalues
 
 __all__ = [
+    "DROPPED_LOGIT",
     "FIRST_STEP_AT",
     "FIRST_STEP_RAMP",
     "FIRST_STEP_SHARE",
     "HELD_OUT_MIN",
     "HELD_OUT_PROBE_ROWS",
     "HELD_OUT_SHARE",
+    "LATER_LOGIT",
     "NULL_SHARE",
     "PROBES_PER_STEP",
     "PROBE_ROWS",
@@ -99,505 +65,415 @@ __all__ = [
     "SELECTION_BUDGET",
     "SELECTION_START",
     "BackwardElimination",
+    "ColumnSelection",
     "HeldOutRows",
     "Probe",
     "SelectionCheck",
 ]
 
-#: the estimators' ``selection_budget``: the share of the training loss the dropped columns
-#: may cost in all
-SELECTION_BUDGET = 0.03
-#: the share of the warm-up that trains on every column before the first probe
-SELECTION_START = 0.3
-#: the share of the warm-up after which the first decision step starts to narrow onto its
-#: own columns
-FIRST_STEP_AT = 0.4
-#: the share of the warm-up over which the first step narrows, a growing share of each
-#: batch's rows at a time; the rest of the warm-up lets the network settle before the check
-FIRST_STEP_RAMP = 0.2
-#: the estimators' ``first_step_share``: the first decision step reads the columns whose
-#: measured contribution is at least this share of the largest
-FIRST_STEP_SHARE = 0.5
-#: single columns occluded per training step
-PROBES_PER_STEP = 3
-#: rows of the batch a probe runs on (the first ones)
-PROBE_ROWS = 128
-#: samples per column (or per tested group) before a decision
-SAMPLES = 8
-#: the budget's floor, as a share of ``selection_budget`` times the loss of reading nothing
-NULL_SHARE = 0.15
-#: the smallest group tested together; below it the lowest candidate goes alone
-_SMALLEST_GROUP = 4
-#: the share of its training rows an estimator's fit holds out of training while the
-#: selection runs (they are given back when the warm-up ends): the probes run on them
-HELD_OUT_SHARE = 0.2
-#: below this many held-out rows the probes run on the batch's first rows instead
-HELD_OUT_MIN = 64
-#: held-out rows a probe runs on (the next ones in turn)
-HELD_OUT_PROBE_ROWS = 256
-#: the family-wise level of the residual test (``sk_entmax.nn.tabnet_residual``) that keeps
-#: a column the elimination would drop, or brings a dropped one back, when the
-#: residual still depends on it (Bonferroni over the columns tested at once)
-RESIDUAL_LEVEL = 0.01
-#: rows the residual test runs on, at most (of all the fit's rows: see
-#: :meth:`~sk_entmax.nn.TabNet.test_residuals_on`)
-RESIDUAL_ROWS = 4096
+#: the logit of a column the elimination dropped: the mask mapping gives it exactly 0
+DROPPED_LOGIT = -1e6
+#: the logit of a column kept for the later steps that the first step does not read
+LATER_LOGIT = -1e3
 
 
-@dataclass(frozen=True)
-class SelectionCheck:
-    """The check at the end of a faithful fit's warm-up, when it put columns back.
+class ColumnSelection:
+    """The column selection of :class:`~sk_entmax.nn.TabNet` (see the module docstring).
 
-    Attributes
-    ----------
-    first_loss, latest_loss : float
-        The held-out rows' mean loss when the selection began (every column read) and at
-        its end; the second is higher by more than two standard errors.
-    restored : tuple of int
-        The original columns put back: those the selection had dropped, or left out of the
-        first step.
-    first_step_only : bool
-        True when the held-out loss had not risen before the first step was narrowed: the
-        narrowing cost the model, the drops did not, so only the first step was undone
-        (``restored`` is what it had left to the later steps) and the dropped columns stay
-        out.
+    A mixin: it reads the network's ``design``, ``first_mask_logits``,
+    ``first_mask_step``, its column layout and its forward pass ``_steps``, and keeps the
+    selection's state in the attributes :meth:`_init_selection` sets.
     """
 
-    first_loss: float
-    latest_loss: float
-    restored: tuple[int, ...]
-    first_step_only: bool = False
+    def _init_selection(self) -> None:
+        """The selection's state: nothing measured, nothing held out."""
+        self.selection: BackwardElimination | None = None
+        self.selection_reduce = None
+        self.selection_processes = 1
+        self._probe = None
+        #: the rows the probes run on while the fit holds them out (``hold_out``)
+        self.held_out: HeldOutRows | None = None
+        #: set when the check at the end of the warm-up put columns back (see
+        #: :meth:`_check_selection`)
+        self.selection_check: SelectionCheck | None = None
+        #: the dropped columns the end of the warm-up brought back (see :meth:`_readmit`)
+        self.selection_readmitted: tuple[int, ...] = ()
+        #: the rows the residual test runs on until the warm-up ends (``test_residuals_on``)
+        self.residual_rows: tuple[torch.Tensor, torch.Tensor] | None = None
+        #: while the first step narrows: the step it began, the features it leaves and
+        #: the generator of the rows narrowed at each step
+        self._narrowing: tuple[float, torch.Tensor, torch.Generator] | None = None
 
+    def _columns_of(self) -> torch.Tensor:
+        """The original column of each post-embedding feature."""
+        if self.post_embedding_dim == self.n_features:
+            return torch.arange(self.n_features, device=self.first_mask_logits.device)
+        return self._group
 
-@dataclass
-class HeldOutRows:
-    """Rows the fit holds out of training while the selection runs, for the probes.
+    def _run_probes(self, X: torch.Tensor):
+        """The outputs of this training step's occlusions (see the module docstring), run
+        before the step's own forward pass; None outside the elimination's window.
 
-    Measured on rows the network trains on, a column the model has learned to overfit looks
-    needed; on held-out rows it does not, and a column that matters (alone or only
-    together with another) still does. The estimator zeroes these rows' weights in the
-    loss and hands them here; ``give_back`` (which restores their weights) runs once, when
-    the warm-up ends, so the rest of the fit trains on every row.
-
-    Parameters
-    ----------
-    X, y : torch.Tensor
-        The held-out rows' features (as the network takes them) and targets (as its loss
-        takes them).
-    give_back : callable
-        Called once, with no argument, when the warm-up ends.
-    weight : torch.Tensor
-        Each row's weight in the probes' mean loss: for a classifier, each class's rows
-        weigh alike in all (a column that only a rare class needs still shows), else 1.
-    probed : bool, default=True
-        Whether the probes run on these rows. False when they are fewer than
-        ``HELD_OUT_MIN``, too few to rank columns on: the probes then run on the batch's
-        first rows, and only the selection's check (:meth:`BackwardElimination.loss_rise`)
-        measures these rows.
-    """
-
-    X: Any
-    y: Any
-    give_back: Callable[[], None]
-    weight: Any
-    probed: bool = True
-    _turn: int = 0
-
-    def next_rows(self) -> tuple[Any, Any, Any, tuple[int, ...]]:
-        """The next ``HELD_OUT_PROBE_ROWS`` rows (all of them if fewer), in turn: features,
-        targets, weights and their indices."""
-        n = self.X.shape[0]
-        size = min(HELD_OUT_PROBE_ROWS, n)
-        start = (self._turn * size) % n
-        self._turn += 1
-        idx = tuple((start + i) % n for i in range(size))
-        return (*self.rows_at(idx), idx)
-
-    def rows_at(self, idx: tuple[int, ...]) -> tuple[Any, Any, Any]:
-        """The rows of indices ``idx``: features, targets and weights."""
-        rows = list(idx)
-        return self.X[rows], self.y[rows], self.weight[rows]
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One occlusion to run: the original columns hidden together.
-
-    ``kind`` is ``"single"`` (one column's sample), ``"group"`` (a tested group) or
-    ``"null"`` (every supported column: the loss of reading nothing).
-    """
-
-    kind: str
-    columns: tuple[int, ...]
-
-
-@dataclass
-class _Moments:
-    """Count, sum and sum of squares of a stream of samples."""
-
-    n: int = 0
-    total: float = 0.0
-    squares: float = 0.0
-
-    def add(self, value: float) -> None:
-        self.n += 1
-        self.total += value
-        self.squares += value * value
-
-    @property
-    def mean(self) -> float:
-        return self.total / self.n
-
-    @property
-    def variance(self) -> float:
-        """The sample variance (needs two samples)."""
-        mean = self.mean
-        return max(self.squares / self.n - mean * mean, 0.0) * self.n / (self.n - 1)
-
-    @property
-    def upper(self) -> float:
-        """The mean plus two standard errors (needs two samples)."""
-        return self.mean + 2.0 * math.sqrt(self.variance / self.n)
-
-
-def _paired_sums(
-    first: dict[int, float], later: dict[int, float], weight: dict[int, float]
-) -> list[float]:
-    """The sums the paired test needs over the rows of ``first`` (a row's loss then) that
-    ``later`` also holds, with ``d`` a row's rise and ``w`` its weight: ``[sum w, sum w d,
-    sum w^2 d^2, sum w^2 d, sum w^2, sum w first, sum w later]``. Sums, so that several
-    processes' add up."""
-    sums = [0.0] * 7
-    for row, before in first.items():
-        if row not in later:
-            continue
-        w, d = weight[row], later[row] - before
-        for k, value in enumerate((w, w * d, w * w * d * d, w * w * d, w * w, w * before)):
-            sums[k] += value
-        sums[6] += w * later[row]
-    return sums
-
-
-def _paired_rise(sums: list[float]) -> tuple[float, float] | None:
-    """``(first mean, later mean)``, weighted, when the later losses are higher by more
-    than two standard errors of the rows' mean rise (each row paired with itself: the
-    rows are a sample, and a rise that only some of them show is not one the table
-    would); else None. ``sums`` as :func:`_paired_sums` gives them."""
-    total, rise, squares, cross, weights, first, later = sums
-    if total <= 0.0:
-        return None
-    mean = rise / total
-    spread = max(squares - 2.0 * mean * cross + mean * mean * weights, 0.0)
-    if mean > 2.0 * math.sqrt(spread) / total:
-        return first / total, later / total
-    return None
-
-
-@dataclass
-class BackwardElimination:
-    """The statistics and decisions of one fit's column elimination (see the module).
-
-    Parameters
-    ----------
-    n_columns : int
-        The original columns of the table.
-    budget_share : float
-        ``selection_budget``: the share of the training loss the dropped columns may cost.
-
-    Attributes
-    ----------
-    alive : list of int
-        The columns still supported, in order.
-    budget : float or None
-        What drops may still cost (loss units); None before the first decision.
-    """
-
-    n_columns: int
-    budget_share: float
-    alive: list[int] = field(init=False)
-    budget: float | None = field(init=False, default=None)
-
-    def __post_init__(self) -> None:
-        self.alive = list(range(self.n_columns))
-        self._next = 0
-        self._group: list[int] | None = None
-        self._means: dict[int, float] = {}
-        self.contributions: dict[int, float] = {}
-        self.protected: tuple[int, ...] = ()
-        #: columns a drop left in because the residual still depends on them
-        #: (see :meth:`record`'s ``needed``); no later decision drops them
-        self.kept: set[int] = set()
-        self._needed: Callable[[list[int]], set[int]] | None = None
-        #: whether :meth:`record` has been given typical rises (then :meth:`leading` waits
-        #: for every supported column's)
-        self._typical_given = False
-        self._restart()
-        self._null = _Moments()
-        #: the steps of the first ``SAMPLES`` records (before any drop: every column read)
-        self.first_losses = _Moments()
-        #: each held-out row's mean loss over those steps, its weight, and the distinct sets
-        #: of rows the steps ran on (:meth:`first_chunks`)
-        self.first_rows: dict[int, float] = {}
-        self.row_weights: dict[int, float] = {}
-        self._first_counts: dict[int, int] = {}
-        self._chunks: list[tuple[int, ...]] = []
-        #: the same rows' losses measured again at each of the latest steps that did
-        #: (:meth:`remeasured`), and their means when the first step began to narrow and at
-        #: the end of the warm-up (:meth:`narrowing`, :meth:`ending`)
-        self._recent: deque[dict[int, float]] = deque(maxlen=SAMPLES)
-        self.narrowed = False
-        self.before_narrowing: dict[int, float] | None = None
-        self.latest_rows: dict[int, float] | None = None
-
-    def _restart(self) -> None:
-        self._singles = {c: _Moments() for c in self.alive}
-        self._typical = {c: _Moments() for c in self.alive}
-        self._base = _Moments()
-        self._joint = _Moments()
-
-    def probes(self) -> list[Probe]:
-        """The occlusions to run on this step's batch (none once one column is left)."""
-        if len(self.alive) < 2:
-            return []
-        if self._group is not None:
-            return [Probe("group", tuple(self._group))]
-        k = min(PROBES_PER_STEP, len(self.alive))
-        picks = [self.alive[(self._next + i) % len(self.alive)] for i in range(k)]
-        self._next += k
-        probes = [Probe("single", (c,)) for c in picks]
-        if self.budget is None:
-            probes.append(Probe("null", tuple(self.alive)))
-        return probes
-
-    def record(
-        self,
-        base: float,
-        losses: list[tuple[Probe, float]],
-        typical: dict[int, float] | None = None,
-        needed: Callable[[list[int]], set[int]] | None = None,
-        rows: tuple[tuple[int, ...], list[float], list[float]] | None = None,
-    ) -> list[int]:
-        """Take one step's losses; return the columns to drop now (often none).
-
-        Parameters
-        ----------
-        base : float
-            The mean loss of the probe rows with nothing occluded.
-        losses : list of (Probe, float)
-            Each probe of :meth:`probes` and the mean loss with its columns occluded.
-        typical : dict of int to float, optional
-            For the single probes' columns, the median over the rows of the rise of a
-            row's loss with the column occluded (what :meth:`leading` ranks on).
-        needed : callable, optional
-            ``needed(columns)``: which of the columns a drop would take still hold signal
-            the model misses (the residual test); those are kept instead, for
-            good, and the others go.
-        rows : (indices, losses, weights), optional
-            On held-out rows: each row's index, loss with nothing occluded, and weight
-            (this process's rows); the first ``SAMPLES`` steps' are kept for the check
-            (:meth:`loss_rise`).
+        Run in training mode, as the step is (its batch statistics); the running statistics
+        the probes would update are put back, so the model trains as if they never ran.
+        With held-out rows (:meth:`hold_out`) they run on the next of those instead of the
+        batch, and the loss with nothing occluded is measured at every step of the window,
+        probe or not (the selection's check compares its first and last values).
         """
-        self._base.add(base)
-        self._typical_given = self._typical_given or typical is not None
-        for column, rise in (typical or {}).items():
-            if column in self._typical:
-                self._typical[column].add(rise)
-        if self.first_steps():
-            self.first_losses.add(base)
-            if rows is not None:
-                self._keep_first(*rows)
-        for probe, loss in losses:
-            if probe.kind == "null":
-                self._null.add(loss)
-            elif probe.kind == "group":
-                self._joint.add(loss - base)
-            else:
-                self._singles[probe.columns[0]].add(loss - base)
-        self._needed = needed  # for this step's decision only (a closure does not pickle)
+        step = float(self.first_mask_step)
+        if not SELECTION_START * self.design.warmup <= step < self.design.warmup:
+            return None
+        if self.selection is None:
+            self.selection = BackwardElimination(self.n_features, self.design.budget)
+        probes = self.selection.probes()
+        last = step + 1 >= self.design.warmup  # the dropped columns' last test
+        probed = self.held_out is not None and self.held_out.probed
+        # held-out rows too few to probe on serve the check only: measured over the first
+        # steps, as probed rows are
+        checked = self.held_out is not None and not probed and self.selection.first_steps()
+        if not (probes or probed or checked or (last and self.residual_rows)):
+            return None
+        held = None  # the held-out rows' targets and weights, for record_selection
+        if probed:  # on held-out rows, the base loss even with no probe
+            rows, target, weight, idx = self.held_out.next_rows()
+            X = rows.to(X.device)
+            held = (target.to(X.device), weight.to(X.device), idx)
+        else:
+            X = X[:PROBE_ROWS]
+        saved = [(b, b.clone()) for b in self.buffers() if b is not self.first_mask_step]
         try:
-            return self._decide_group() if self._group is not None else self._decide_singles()
+            base = self._scores(X)
+            outputs = []
+            for probe in probes:
+                keep = torch.ones(X.shape[0], self.post_embedding_dim, device=X.device)
+                keep[:, self._hit(list(probe.columns))] = 0
+                outputs.append((probe, self._scores(X, keep)))
+            check = None  # the checked rows' scores, targets, weights and indices
+            if checked:
+                rows, target, weight, idx = self.held_out.next_rows()
+                device = X.device
+                check = (self._scores(rows.to(device)), target.to(device), weight.to(device), idx)
         finally:
-            self._needed = None
+            for buffer, value in saved:
+                buffer.copy_(value)
+        return base, outputs, held, check
 
-    def first_steps(self) -> bool:
-        """Whether the next :meth:`record` is one of the first ``SAMPLES``, before any drop
-        (every column read) and before the first step narrows: the steps whose rows the
-        check measures again. A warm-up too short to hold them all (under ``SAMPLES /
-        (FIRST_STEP_AT - SELECTION_START)`` steps, as in a fit of a few epochs on a small
-        table) gets no check: it has no loss from before the selection to compare with."""
-        return (
-            self.first_losses.n < SAMPLES
-            and len(self.alive) == self.n_columns
-            and not self.narrowed
-        )
+    def _scores(self, X: torch.Tensor, keep: torch.Tensor | None = None) -> torch.Tensor:
+        return self.final_mapping(sum(d for _, d in self._steps(X, keep)))
 
-    def _keep_first(self, idx: tuple[int, ...], losses: list[float], weights: list[float]) -> None:
-        if idx not in self._chunks:
-            self._chunks.append(idx)
-        for row, loss, weight in zip(idx, losses, weights, strict=True):
-            n = self._first_counts.get(row, 0)
-            self.first_rows[row] = (self.first_rows.get(row, 0.0) * n + loss) / (n + 1)
-            self._first_counts[row] = n + 1
-            self.row_weights[row] = weight
+    def record_selection(self, target: torch.Tensor, loss) -> None:
+        """Give this training step's probes their losses; drop what the elimination decides.
 
-    def first_chunks(self) -> list[tuple[int, ...]]:
-        """The distinct sets of held-out rows the first ``SAMPLES`` steps ran on, in order:
-        the check measures the same rows again, in the same sets (a training-mode pass's
-        batch statistics depend on the set)."""
-        return list(self._chunks)
-
-    def remeasured(self, rows: dict[int, float]) -> None:
-        """Take the losses of :meth:`first_chunks`' rows measured again at this step (the
-        network measures them over the ``SAMPLES`` steps before the first step narrows and
-        before the warm-up ends)."""
-        self._recent.append(rows)
-
-    def _recent_means(self) -> dict[int, float] | None:
-        if not self._recent:
-            return None
-        rows = self._recent[0].keys()
-        return {r: sum(m[r] for m in self._recent) / len(self._recent) for r in rows}
-
-    def narrowing(self) -> None:
-        """Note that the first step begins to narrow now: the mean of the latest
-        :meth:`remeasured` losses becomes the reference :meth:`drops_cost` compares with."""
-        self.narrowed = True
-        self.before_narrowing = self._recent_means()
-        self._recent.clear()
-
-    def ending(self) -> None:
-        """Note that the warm-up ends: the mean of the latest :meth:`remeasured` losses is
-        what :meth:`loss_rise` compares with the first ones."""
-        self.latest_rows = self._recent_means()
-
-    def _rise(
-        self,
-        later: dict[int, float] | None,
-        total: Callable[[list[float]], list[float]] | None,
-    ) -> tuple[float, float] | None:
-        if later is None or self.first_losses.n < SAMPLES:
-            return None
-        sums = _paired_sums(self.first_rows, later, self.row_weights)
-        return _paired_rise(total(sums) if total is not None else sums)
-
-    def drops_cost(self, total: Callable[[list[float]], list[float]] | None = None) -> bool:
-        """Whether the held-out rows' loss had already risen, by more than two standard
-        errors of their mean rise, when the first step began to narrow (so the drops cost
-        the model); True when that is unknown (no narrowing, or fewer than ``SAMPLES``
-        first steps).
+        A no-op when the step ran no probes. The module of a task calls it from its loss,
+        where the targets are.
 
         Parameters
         ----------
-        total : callable, optional
-            Turns this process's sums into those of every process (a data-parallel fit).
+        target : torch.Tensor
+            The batch's targets (the probes ran on its first ``PROBE_ROWS`` rows).
+        loss : callable
+            ``loss(scores, target)``: the task's per-row loss, without the regulariser.
         """
-        if self.before_narrowing is None or self.first_losses.n < SAMPLES:
+        probe, self._probe = self._probe, None
+        if probe is None:
+            return
+        base, outputs, held, check = probe
+        weight = idx = None
+        if held is not None:  # the probes ran on held-out rows
+            target, weight, idx = held
+        target = target[: base.shape[0]]
+
+        def mean(rows: torch.Tensor) -> torch.Tensor:
+            return rows.mean() if weight is None else (rows * weight).sum() / weight.sum()
+
+        with torch.no_grad():
+            rows = loss(base, target)
+            values = [mean(rows)]
+            singles = []  # the single probes' typical rises: the median row's
+            for probe, scores in outputs:
+                occluded = loss(scores, target)
+                values.append(mean(occluded))
+                if probe.kind == "single":
+                    singles.append((occluded - rows).median())
+            values = torch.stack(values + singles).to(torch.float64)
+            if self.selection_reduce is not None:  # several processes: their means
+                values = self.selection_reduce(values)
+            values = values.tolist()
+            probes = [p for p, _ in outputs]
+            losses = list(zip(probes, values[1 : 1 + len(probes)], strict=True))
+            columns = [p.columns[0] for p in probes if p.kind == "single"]
+            typical = dict(zip(columns, values[1 + len(probes) :], strict=True))
+            needed = None
+            if self.residual_rows is not None:
+
+                def needed(columns: list[int]) -> set[int]:
+                    return self._signal_left(columns, loss)
+
+            held_rows = None  # this process's rows, for the check
+            if idx is not None:
+                held_rows = (idx, rows.tolist(), weight.tolist())
+            elif check is not None:
+                scores, checked, checked_weight, checked_idx = check
+                checked_loss = loss(scores, checked).tolist()
+                held_rows = (checked_idx, checked_loss, checked_weight.tolist())
+            dropped = self.selection.record(values[0], losses, typical, needed, held_rows)
+            if dropped:
+                self.first_mask_logits[self._hit(dropped)] = DROPPED_LOGIT
+            if self.held_out is not None and self._remeasuring():
+                self.selection.remeasured(self._first_rows_now(loss))
+            self._choose_first_step()
+            if float(self.first_mask_step) + 1 >= self.design.warmup:
+                self.selection.ending()  # before anything comes back
+                self._readmit(loss)
+
+    def _remeasuring(self) -> bool:
+        """Whether this step measures the selection's first held-out rows again, for its
+        check: over the ``SAMPLES`` steps before the first step may begin to narrow (and
+        until it does), and over the warm-up's last ``SAMPLES`` steps."""
+        step, warmup = float(self.first_mask_step), self.design.warmup
+        if step + 1 + SAMPLES > warmup:
             return True
-        return self._rise(self.before_narrowing, total) is not None
-
-    def loss_rise(
-        self, total: Callable[[list[float]], list[float]] | None = None
-    ) -> tuple[float, float] | None:
-        """``(first, latest)``: the held-out rows' weighted mean loss over the first
-        ``SAMPLES`` steps (every column read) and at the end of the warm-up, when the
-        latest is higher by more than two standard errors of the rows' mean rise (each row
-        paired with itself); None when it is not, or before both are known. A rise says
-        that the selection (the drops and the first step's narrowing) cost the model more
-        than the training it had since: what it left out was needed. Its standard error is
-        the rows': a rise that only some rows show, as when a small fit overfits, is not
-        one the table would (issue 57: with the steps' error instead, 15-epoch fits on 426
-        rows put every column back on seeds where a fit without any selection saw the same
-        rise).
-
-        Parameters
-        ----------
-        total : callable, optional
-            Turns this process's sums into those of every process (a data-parallel fit).
-        """
-        return self._rise(self.latest_rows, total)
-
-    def leading(self, share: float) -> list[int] | None:
-        """The columns of the first decision step: the supported columns whose typical rise
-        (the median over the probe rows of a row's loss rise, since the last drop) is at
-        least ``share`` of the largest one's, largest first (at least the largest); by
-        their measured contribution instead (the latest complete samples, else the samples
-        so far) when :meth:`record` was given no typical rise or none is above 0. None
-        while a supported column has no sample (or, when typical rises are given, no
-        typical rise yet). They are then protected: no later decision drops them.
-
-        Parameters
-        ----------
-        share : float
-            In (0, 1].
-        """
-        typical = {c: m.mean for c, m in self._typical.items() if m.n and c in self.alive}
-        measured = self.contributions or {
-            c: m.mean for c, m in self._singles.items() if m.n and c in self.alive
-        }
-        if any(c not in measured for c in self.alive):
-            return None
-        if self._typical_given and len(typical) < len(self.alive):
-            return None
-        if not typical or max(typical.values()) <= 0.0:  # none given, or none positive
-            typical = measured
-        # largest first; ties in column order (sorted is stable)
-        ranked = sorted(self.alive, key=lambda c: -typical[c])
-        top = typical[ranked[0]]
-        chosen = [c for c in ranked if c == ranked[0] or typical[c] >= share * top]
-        self.protected = tuple(chosen)
-        if self._group is not None:  # a group under test never holds a protected column
-            self._group = [c for c in self._group if c not in self.protected] or None
-            self._joint = _Moments()
-        return chosen
-
-    def _start_budget(self) -> None:
-        reference = max(self._base.mean, NULL_SHARE * self._null.mean)
-        self.budget = self.budget_share * reference
-
-    def _decide_singles(self) -> list[int]:
-        if any(self._singles[c].n < SAMPLES for c in self.alive):
-            return []
-        if self.budget is None:
-            self._start_budget()
-        self.contributions = {c: self._singles[c].mean for c in self.alive}
-        upper = {c: self._singles[c].upper for c in self.alive}
-        candidates = sorted(
-            (
-                c
-                for c in self.alive
-                if upper[c] < self.budget and c not in self.protected and c not in self.kept
-            ),
-            key=upper.get,
+        return (
+            self.design.first_step_share is not None
+            and not self.selection.narrowed
+            and step + SAMPLES >= FIRST_STEP_AT * warmup
         )
-        candidates = candidates[: len(self.alive) - 1]  # one column stays
-        if not candidates:
-            return []
-        self._means = {c: self._singles[c].mean for c in candidates}
-        if len(candidates) >= 2:
-            self._group = candidates
-            self._joint = _Moments()
-            return []
-        return self._drop(candidates, self._means[candidates[0]])
 
-    def _decide_group(self) -> list[int]:
-        if self._joint.n < SAMPLES:
-            return []
-        group = self._group
-        if self._joint.upper < self.budget:
-            return self._drop(group, self._joint.mean)
-        if len(group) >= _SMALLEST_GROUP:
-            self._group = group[: len(group) // 2]
-            self._joint = _Moments()
-            return []
-        return self._drop(group[:1], self._means[group[0]])
+    def _first_rows_now(self, loss) -> dict[int, float]:
+        """The loss now of each held-out row the selection's first steps ran on, measured
+        as the probes were (training mode, in the same sets of rows, the running
+        statistics left as they were). It runs after the training step's forward, whose
+        graph holds the batch norms' buffers: the pass updates copies of them, swapped in
+        and out, so the originals are never written."""
+        rows: dict[int, list[float]] = {}
+        swapped = [
+            (module._buffers, name, buffer)
+            for module in self.modules()
+            for name, buffer in module._buffers.items()
+            if buffer is not None and buffer is not self.first_mask_step
+        ]
+        device = self.first_mask_logits.device
+        for buffers, name, buffer in swapped:
+            buffers[name] = buffer.clone()
+        try:
+            with torch.no_grad():
+                for idx in self.selection.first_chunks():
+                    X, target, _ = self.held_out.rows_at(idx)
+                    values = loss(self._scores(X.to(device)), target.to(device)).tolist()
+                    for row, value in zip(idx, values, strict=True):
+                        rows.setdefault(row, []).append(value)
+        finally:
+            for buffers, name, buffer in swapped:
+                buffers[name] = buffer
+        return {row: sum(v) / len(v) for row, v in rows.items()}
 
-    def _drop(self, columns: list[int], cost: float) -> list[int]:
-        keep = self._needed(list(columns)) if self._needed is not None else set()
-        self.kept |= keep
-        columns = [c for c in columns if c not in keep]
-        if columns:  # the measured cost includes the kept columns': an upper bound
-            self.budget -= max(cost, 0.0)
-        self.alive = [c for c in self.alive if c not in columns]
-        self._group = None
-        self._restart()
-        return columns
+    def _total(self, sums: list[float]) -> list[float]:
+        """This process's sums for the selection's check, added over every process."""
+        if self.selection_reduce is None:
+            return sums
+        values = torch.tensor(sums, dtype=torch.float64, device=self.first_mask_logits.device)
+        return (self.selection_reduce(values) * self.selection_processes).tolist()
+
+    def _signal_left(self, columns: list[int], loss) -> set[int]:
+        """Which of the original ``columns`` the residual still depends on, beyond the
+        other columns some step reads (``sk_entmax.nn.tabnet_residual``, at
+        ``RESIDUAL_LEVEL`` over the columns, on the rows of :meth:`test_residuals_on`):
+        signal the model misses, whether it has not learned the column yet or no longer
+        reads it. Empty without rows to test on."""
+        if self.residual_rows is None or not columns:
+            return set()
+        device = self.first_mask_logits.device
+        X, target = (t.to(device) for t in self.residual_rows)
+        # in evaluation mode (the running statistics, left as they are): this runs after
+        # the training step's forward, whose graph holds the batch norms' buffers
+        training = self.training
+        self.train(False)
+        try:
+            scores = self._scores(X).detach()
+        finally:
+            self.train(training)
+        with torch.enable_grad():
+            scores.requires_grad_(True)
+            (gradient,) = torch.autograd.grad(loss(scores, target).sum(), scores)
+        categorical = set(self.cat_idxs)
+        read = [c for c in self._read_columns() if c not in columns]
+        p = residual_pvalues(
+            X[:, columns],
+            gradient,
+            [c in categorical for c in columns],
+            X[:, read],
+            [c in categorical for c in read],
+        )
+        if self.selection_reduce is not None:  # several processes: one decision for all
+            p = self.selection_reduce(p.to(device)).cpu()
+        return {
+            c
+            for c, value in zip(columns, p.tolist(), strict=True)
+            if value * len(columns) < RESIDUAL_LEVEL
+        }
+
+    def _read_columns(self) -> list[int]:
+        """The original columns some step may read (not dropped)."""
+        kept = self.first_mask_logits > DROPPED_LOGIT / 2
+        return sorted(set(self._columns_of()[kept].tolist()))
+
+    def _readmit(self, loss) -> None:
+        """At the warm-up's last step: the dropped columns the residual still depends on
+        (:meth:`_signal_left`) come back, for the later steps (for every step
+        when the first one is not narrowed), and ``selection_readmitted`` names them. A
+        column dropped while the network had not yet learned it looks worthless to the
+        elimination's occlusions; the residual shows what the model misses without it."""
+        back = sorted(self._signal_left(self.dropped_columns(), loss))
+        if back:
+            value = LATER_LOGIT if self.design.first_step_share is not None else 0.0
+            with torch.no_grad():
+                self.first_mask_logits[self._hit(back)] = value
+        self.selection_readmitted = tuple(back)
+
+    def _hit(self, columns: list[int]) -> torch.Tensor:
+        """Which post-embedding features belong to the original ``columns``."""
+        every = self._columns_of()
+        return torch.isin(every, torch.tensor(columns, device=every.device))
+
+    def _choose_first_step(self) -> None:
+        """Once ``FIRST_STEP_AT`` of the warm-up has passed, start to narrow the first step
+        onto the kept columns whose typical rise is at least ``first_step_share`` of the
+        largest (:meth:`BackwardElimination.leading`; once a fit, and the elimination then
+        never drops them): the others leave
+        it a growing share of the rows at a time (:meth:`_narrow`) and stay open to the
+        later steps, whose masks, computed from what the row has read so far, choose per
+        row among them."""
+        selection, share = self.selection, self.design.first_step_share
+        if share is None or selection.protected or self._narrowing is not None:
+            return
+        if float(self.first_mask_step) < FIRST_STEP_AT * self.design.warmup:
+            return
+        chosen = selection.leading(share)
+        if chosen is None:
+            return
+        later = (self.first_mask_logits > DROPPED_LOGIT / 2) & ~self._hit(chosen)
+        # the rows narrowed at each step come from a generator of their own, seeded by the
+        # step: the global one is also drawn from by the thread that prepares the batches,
+        # so draws from it here would depend on timing
+        rows = torch.Generator().manual_seed(int(self.first_mask_step))
+        self._narrowing = (float(self.first_mask_step), later, rows)
+        selection.narrowing()
+
+    def _narrow(self, n_rows: int, device: torch.device) -> torch.Tensor | None:
+        """One training step of the first step's narrowing: which features each of the
+        step's ``n_rows`` rows no longer reads at its first step.
+
+        Over ``FIRST_STEP_RAMP`` of the warm-up a growing share of the batch's rows, drawn
+        at random at every step and reaching all of them at the end, reads only the first
+        step's own columns there; then the other kept columns take ``LATER_LOGIT`` for good.
+        The network so learns to read them at its later steps while the other rows still
+        train it as it was. (Narrowed at once, the held-out loss rose by half for a
+        while, which set off the check; faded out of the mask instead, the network scaled
+        up its weights to read them through ever smaller mask entries, and the last step to
+        0 was as sharp a shock.)"""
+        start, later, generator = self._narrowing
+        later = later & (self.first_mask_logits > DROPPED_LOGIT / 2)  # not dropped since
+        done = (float(self.first_mask_step) - start) / max(
+            FIRST_STEP_RAMP * self.design.warmup, 1.0
+        )
+        if done >= 1.0:
+            self.first_mask_logits[later] = LATER_LOGIT
+            self._narrowing = None
+            return None
+        rows = torch.rand(n_rows, generator=generator) < done
+        return rows.to(device)[:, None] & later.to(device)
+
+    def _check_selection(self) -> None:
+        """At the end of the warm-up, on the held-out rows: if the loss rose since the
+        selection began (:meth:`BackwardElimination.loss_rise`), what the selection left
+        out was needed. If it had not risen before the first step began to narrow
+        (:meth:`BackwardElimination.drops_cost`), the narrowing is what cost: the first
+        step reads every kept column again and the dropped columns stay out. Else every
+        column goes back to every step (the first step reads them all, as before the
+        selection). ``selection_check`` keeps the two losses and the columns put back."""
+        selection = self.selection
+        rise = None if selection is None else selection.loss_rise(self._total)
+        if rise is None:
+            return
+        logits = self.first_mask_logits
+        later = (logits > DROPPED_LOGIT / 2) & (logits != 0)
+        first_step_only = bool(later.any()) and not selection.drops_cost(self._total)
+        with torch.no_grad():
+            out = later if first_step_only else logits != 0
+            back = sorted(set(self._columns_of()[out].tolist()))
+            logits[out] = 0.0
+        self._narrowing = None
+        self.selection_check = SelectionCheck(rise[0], rise[1], tuple(back), first_step_only)
+
+    def dropped_columns(self) -> list[int]:
+        """The original columns no step reads: those the selection dropped.
+
+        Returns
+        -------
+        list of int
+            Sorted; empty without a ``selection_budget`` or before any drop.
+        """
+        if not self.design.selecting:
+            return []
+        dropped = self.first_mask_logits < DROPPED_LOGIT / 2
+        columns = set(self._columns_of()[dropped].tolist())
+        # a column is dropped when all of its features are (they go together)
+        return sorted(columns - set(self._read_columns()))
+
+    def hold_out(self, rows: HeldOutRows) -> None:
+        """Run the selection's probes on rows the fit holds out of training.
+
+        The rows stay out until the warm-up ends; then :meth:`release_held_out` gives them
+        back.
+
+        Parameters
+        ----------
+        rows : HeldOutRows
+            The held-out rows and what gives them back to training.
+        """
+        self.held_out = rows
+
+    def release_held_out(self) -> None:
+        """Give the held-out rows back to training (once) and forget them.
+
+        A no-op without any. Called when the warm-up ends, and by the estimator after its
+        fit (a fit that ends during the warm-up).
+        """
+        rows, self.held_out = self.held_out, None
+        self.residual_rows = None
+        if rows is not None:
+            rows.give_back()
+
+    def test_residuals_on(self, X: torch.Tensor, y: torch.Tensor) -> None:
+        """Give the rows the residual test runs on, until the warm-up ends.
+
+        The test keeps, or brings back, a column the model still misses
+        (``sk_entmax.nn.tabnet_residual``). Rows the network trains on are fair evidence
+        here, unlike for the probes: a column it does not read cannot have been
+        overfitted, and on a column it reads, fitting only shrinks the residual's
+        dependence (the test then keeps less, not more); they give the test the power
+        that a rare class's few held-out rows lack.
+
+        Parameters
+        ----------
+        X, y : torch.Tensor
+            Features (as the network takes them) and targets (as its loss takes them).
+        """
+        self.residual_rows = (X, y)
+
+    def start_selection(self) -> None:
+        """Start the column selection afresh: every column kept, the warm-up at step 0.
+
+        For a network that starts from a pretrained encoder's weights; a no-op without a
+        ``selection_budget``.
+        """
+        if not self.design.selecting:
+            return
+        with torch.no_grad():
+            self.first_mask_logits.zero_()
+            self.first_mask_step.zero_()
+            if self.rest_logits is not None:
+                self.rest_logits.zero_()
+        self.selection = None
+        self.selection_readmitted = ()
+        self._narrowing = None

@@ -4,6 +4,7 @@ would lose its type, and :func:`_decode` reads it back, taking nothing on trust.
 from __future__ import annotations
 
 import math
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,9 @@ def _encode(value: Any, where: str) -> Any:
             "__ordinal_encoder__": params,
             "categories_": _encode(list(value.categories_), f"{where}.categories_"),
         }
+    if is_dataclass(value) and not isinstance(value, type) and value.__dataclass_params__.frozen:
+        # a frozen value (a network's mask design): the dict of the fields it is built from
+        return _encode({f.name: getattr(value, f.name) for f in fields(value) if f.init}, where)
     raise _Unserializable(f"{where}: an object of type {type(value).__name__}")
 
 

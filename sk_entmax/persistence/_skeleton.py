@@ -133,6 +133,12 @@ def _of_kind(kind: str, value: Any, items: list) -> bool:
         return value is None or _is_real(value)
     if kind == "reals or None":
         return value is None or (sequence and all(_is_real(v) for v in items))
+    if kind == "fields or None":  # a frozen value stored as its fields: names to scalars
+        return value is None or (
+            isinstance(value, dict)
+            and all(isinstance(k, str) for k in value)
+            and all(v is None or isinstance(v, (bool, int, float)) for v in value.values())
+        )
     return isinstance(value, {"bool": bool, "str": str}[kind])
 
 

@@ -648,7 +648,9 @@ def test_report_faithful_masks_lists_what_predictions_never_read(tmp_path, capsy
 
     monkeypatch.setattr(cli, "_estimator", keep)
     # a short fit: the warm-up (which chooses the columns) shortened to 100 steps
-    monkeypatch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 100)
+    monkeypatch.setattr(
+        cli, "_estimator", lambda *a, **k: keep(*a, **k).set_params(mask_warmup=100)
+    )
     out = tmp_path / "faithful.html"
     args = ["report", "--data", str(path), "--target", "kind", "--out", str(out)]
     assert main([*args, "--max-epochs", "16", "--resamples", "0"]) == 0  # the default

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
-import sk_entmax.nn.tabnet as tabnet_module
 from sk_entmax import (
     NonFiniteLossError,
     SparsemaxClassifier,
@@ -113,7 +112,7 @@ def group_of_one():
         dist.destroy_process_group()
 
 
-def test_a_group_of_one_changes_nothing(group_of_one, monkeypatch):
+def test_a_group_of_one_changes_nothing(group_of_one):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 5)).astype(np.float32)
     y = (X[:, 0] > 0).astype(int)
@@ -129,12 +128,10 @@ def test_a_group_of_one_changes_nothing(group_of_one, monkeypatch):
         grouped = TabNetEntmaxRegressor(**params).fit(X, target)
     np.testing.assert_array_equal(grouped.predict(X), alone.predict(X))
     # a faithful fit's column selection decides on the group's mean losses (here its own)
-    faithful = {**params, "faithful_masks": True, "max_epochs": 20}
-    with monkeypatch.context() as m:
-        m.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
-        alone = TabNetEntmaxClassifier(**faithful).fit(X, y)
-        with data_parallel():
-            grouped = TabNetEntmaxClassifier(**faithful).fit(X, y)
+    faithful = {**params, "faithful_masks": True, "max_epochs": 20, "mask_warmup": 60}
+    alone = TabNetEntmaxClassifier(**faithful).fit(X, y)
+    with data_parallel():
+        grouped = TabNetEntmaxClassifier(**faithful).fit(X, y)
     assert alone.never_read(X).any() and grouped.net_.module_.tabnet.selection_reduce is None
     np.testing.assert_array_equal(grouped.predict_proba(X), alone.predict_proba(X))
     # a diverging fit stops on every process at the same step, with one error

@@ -99,12 +99,11 @@ def test_predictions_are_the_same_at_every_n_jobs():
         assert np.array_equal(other == 0, first == 0)
 
 
-def test_the_columns_chosen_are_the_same_at_every_n_jobs(monkeypatch):
+def test_the_columns_chosen_are_the_same_at_every_n_jobs():
     """The default (faithful) TabNet chooses its columns with probes during its warm-up:
     the same columns and the same model at every n_jobs (a warm-up of 90 steps here)."""
-    monkeypatch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 90)
     X, y, _ = _data()
-    params = {**TINY, "batch_size": 256, "max_epochs": 32}  # 3 steps an epoch
+    params = {**TINY, "batch_size": 256, "max_epochs": 32, "mask_warmup": 90}  # 3 steps an epoch
     kept, outputs = {}, {}
     for n_jobs in N_JOBS:
         with warnings.catch_warnings():

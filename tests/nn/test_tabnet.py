@@ -10,7 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax
-from sk_entmax.nn import TabNet, tabnet_blocks
+from sk_entmax.nn import TabNet
 from sk_entmax.nn.tabnet import ENTMAX_MODES, AttentiveTransformer, GhostBatchNorm
 from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
 
@@ -373,12 +373,12 @@ def _chunk_by_chunk(ref, X, size):
     [(11, 4), (8, 4), (9, 4), (16, 4), (17, 4), (21, 4), (23, 4), (40, 4), (41, 4), (64, 8)],
 )
 @pytest.mark.parametrize("split_max", [4, 0], ids=["cpu", "fused"])
-def test_ghost_batch_norm_matches_batch_norm_chunk_by_chunk(n, size, split_max, monkeypatch):
+def test_ghost_batch_norm_matches_batch_norm_chunk_by_chunk(n, size, split_max):
     # on a CPU up to four chunks go through batch norm one by one, more through the fused
     # call; split_max=0 takes the fused call at every count, as on a GPU
-    monkeypatch.setattr(tabnet_blocks, "_GHOST_SPLIT_MAX_CHUNKS", split_max)
     torch.manual_seed(n)
-    bn = GhostBatchNorm(3, virtual_batch_size=size, momentum=0.3).double()
+    bn = GhostBatchNorm(3, virtual_batch_size=size, momentum=0.3, split_max_chunks=split_max)
+    bn = bn.double()
     ref = nn.BatchNorm1d(3, momentum=0.3, dtype=torch.float64)
     with torch.no_grad():
         for module in (bn, ref):

@@ -513,13 +513,17 @@ def test_feature_importance_plot_draws_the_intervals(tabnet, wine):
 @pytest.fixture(scope="module")
 def faithful(wine):
     X, y = wine
-    clf = TabNetEntmaxClassifier(
-        faithful_masks=True, n_d=4, n_a=4, n_steps=2, max_epochs=16, random_state=0
-    )
     # a short fit: the warm-up (which chooses the columns) shortened to 100 steps
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 100)
-        return clf.fit(X, y)
+    clf = TabNetEntmaxClassifier(
+        faithful_masks=True,
+        mask_warmup=100,
+        n_d=4,
+        n_a=4,
+        n_steps=2,
+        max_epochs=16,
+        random_state=0,
+    )
+    return clf.fit(X, y)
 
 
 def test_feature_mask_report_lists_what_faithful_predictions_never_read(faithful, wine, tmp_path):

@@ -88,7 +88,9 @@ def test_cli_fits_a_regressor_for_a_continuous_target(csv_path, tmp_path, capsys
 
     monkeypatch.setattr(cli, "_estimator", keep)
     # a short fit: the warm-up (which chooses the columns) shortened to 100 steps
-    monkeypatch.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 100)
+    monkeypatch.setattr(
+        cli, "_estimator", lambda *a, **k: keep(*a, **k).set_params(mask_warmup=100)
+    )
     out = tmp_path / "price.html"
     args = ["report", "--data", str(csv_path), "--target", "price", "--out", str(out)]
     args += ["--max-epochs", "16", "--resamples", "20"]  # faithful masks: the default

@@ -1,4 +1,4 @@
-"""Issue 46's faithful design (``first_mask_warmup``): masks whose zeros cover the table.
+"""The faithful design with a warm-up (``MaskDesign.warmup``): masks whose zeros cover the table.
 
 Checked against closed forms and properties, not against training results: where the first
 mask's zero falls (the exact entmax threshold from a uniform mask), how its warm-up counts
@@ -18,12 +18,12 @@ import pytest
 import torch
 
 import sk_entmax._tabnet.shared as shared
-import sk_entmax.nn.tabnet as tabnet_module
 from sk_entmax import TabNetEntmaxClassifier, TabNetEntmaxRegressor
-from sk_entmax.nn.tabnet import (
+from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import (
     FIRST_MASK_SHARPNESS,
     FIRST_MASK_WARMUP,
-    TabNet,
+    MaskDesign,
     first_mask_warmup,
 )
 from sk_entmax.nn.tabnet_nets import TabNetClassifierNet
@@ -40,14 +40,14 @@ MODE_IDS = [m[0] for m in MODES]
 
 
 def _net(mode: str, alpha: float, d: int = 6, warmup: int | None = 10, **kw) -> TabNet:
+    design = {k: kw.pop(k) for k in ("budget", "first_step_share", "step_rest") if k in kw}
     torch.manual_seed(0)
     return TabNet(
         d,
         2,
         n_d=4,
         n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=warmup,
+        mask_design=MaskDesign(faithful=True, warmup=warmup, **design),
         entmax_mode=mode,
         entmax_alpha=alpha,
         **kw,
@@ -139,12 +139,12 @@ def test_the_regulariser_is_zero_when_every_step_reads_one_and_the_same_feature(
 
 
 def test_issue_29_design_is_what_a_network_without_a_warmup_is():
-    """Files saved before issue 46 store no first_mask_warmup: they build this design."""
+    """Files saved before the warm-up store no first_mask_warmup: they build this design."""
     net = _net("entmax15", 1.5, warmup=None)
     assert net.first_mask_step is None and net.first_mask_scale() == 1.0
     assert "first_mask_step" not in net.state_dict()
     assert "first_mask_step" in _net("entmax15", 1.5).state_dict()
-    with pytest.raises(ValueError, match="first_mask_warmup"):
+    with pytest.raises(ValueError, match="warmup"):
         _net("entmax15", 1.5, warmup=0)
 
 
@@ -164,20 +164,28 @@ def test_the_estimators_build_the_certifying_design():
     # the warm-up is two thirds of the fit's planned steps (one epoch here), at most 600
     assert module(faithful).tabnet.first_mask_warmup == math.ceil(2 * batches / 3)
     assert module(faithful).tabnet.selection_budget == SELECTION_BUDGET
-    assert module(faithful).tabnet.first_step_share == FIRST_STEP_SHARE
+    assert module(faithful).tabnet.design.first_step_share == FIRST_STEP_SHARE
     assert module(faithful).lambda_sparse == shared.LAMBDA_SPARSE[True]
     assert module(faithful).settled_lambda_sparse == shared.SETTLED_LAMBDA_SPARSE == 1e-2
-    assert module(faithful).tabnet.step_rest and module(faithful).tabnet.rest_logits is not None
+    assert module(faithful).tabnet.design == MaskDesign(
+        faithful=True,
+        warmup=math.ceil(2 * batches / 3),
+        budget=SELECTION_BUDGET,
+        first_step_share=FIRST_STEP_SHARE,
+        step_rest=True,
+    )
+    assert module(faithful).tabnet.rest_logits is not None
     classic = TabNetEntmaxClassifier(faithful_masks=False, **kw).fit(FRAME, Y)
     assert module(classic).tabnet.first_mask_warmup is None
     assert module(classic).lambda_sparse == shared.LAMBDA_SPARSE[False] == 1e-3
     assert module(classic).settled_lambda_sparse is None
-    assert not module(classic).tabnet.step_rest and module(classic).tabnet.rest_logits is None
+    assert module(classic).tabnet.design == MaskDesign()  # the paper's
+    assert module(classic).tabnet.rest_logits is None
     chosen = TabNetEntmaxRegressor(faithful_masks=True, lambda_sparse=0.5, **kw)
     chosen.fit(FRAME, FRAME["a"].to_numpy())
     assert module(chosen).lambda_sparse == 0.5
     assert module(chosen).settled_lambda_sparse is None  # a number is the weight throughout
-    assert module(chosen).tabnet.step_rest
+    assert module(chosen).tabnet.design.step_rest
     assert module(chosen).tabnet.first_mask_warmup == math.ceil(2 * batches / 3)
     # a long fit's warm-up is 600 steps, an open-ended one's (partial_fit) too
     assert first_mask_warmup(1200) == first_mask_warmup(None) == FIRST_MASK_WARMUP == 600
@@ -185,18 +193,16 @@ def test_the_estimators_build_the_certifying_design():
 
 
 @pytest.mark.parametrize(("mode", "entmax_alpha", "alpha"), MODES, ids=MODE_IDS)
-def test_the_estimators_read_only_the_columns_the_elimination_keeps(
-    monkeypatch, mode, entmax_alpha, alpha
-):
+def test_the_estimators_read_only_the_columns_the_elimination_keeps(mode, entmax_alpha, alpha):
     """A fit whose warm-up (shortened to 120 steps) is over: in every mode the labels'
     two columns are kept, the first step reads only the column of largest contribution
     (``a``: ``b`` has half its weight), every mask of every step is exactly 0 on the
     dropped columns, ``never_read`` certifies them, and the noise columns for at least 30%
     of the (row, column) pairs, and replacing what it certifies moves no probability, bit
     for bit."""
-    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 120)
     clf = TabNetEntmaxClassifier(
         faithful_masks=True,
+        mask_warmup=120,
         entmax_mode=mode,
         entmax_alpha=entmax_alpha,
         n_d=4,
@@ -258,14 +264,14 @@ def test_the_stopping_rule_counts_no_epoch_of_the_warmup():
 
 
 @pytest.mark.parametrize("early_stopping", [False, True])
-def test_a_faithful_fit_runs_through_its_warmup(monkeypatch, early_stopping):
+def test_a_faithful_fit_runs_through_its_warmup(early_stopping):
     """With a patience of one epoch a fit would stop as soon as the sharpening raises the
     loss; it runs until the warm-up (shortened to 60 steps) is over, on the training loss
     and on the held-out loss of early stopping (issue 60.4), whose best epoch, the one its
     weights are restored from, is a settled one."""
-    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
     clf = TabNetEntmaxClassifier(
         faithful_masks=True,
+        mask_warmup=60,
         n_d=4,
         n_a=4,
         max_epochs=30,
@@ -286,7 +292,7 @@ def test_a_faithful_fit_runs_through_its_warmup(monkeypatch, early_stopping):
 def _resting(rest: float) -> TabNet:
     """A selecting network past its warm-up whose first step reads column 0 only (1 to 3
     kept for the later steps, 4 dropped), its later steps' rests at ``rest``."""
-    net = _net("sparsemax", 1.5, d=5, selection_budget=0.03, first_step_share=0.5, step_rest=True)
+    net = _net("sparsemax", 1.5, d=5, budget=0.03, first_step_share=0.5, step_rest=True)
     with torch.no_grad():
         net.first_mask_logits.copy_(torch.tensor([0.0, -1e3, -1e3, -1e3, -1e6]))
         net.first_mask_step.fill_(10)
@@ -332,8 +338,9 @@ def test_the_regulariser_weighs_more_once_the_warmup_has_ended():
     """``settled_lambda_sparse`` is the weight once the warm-up has ended, in the
     certifying design only; None keeps ``lambda_sparse`` throughout."""
     torch.manual_seed(0)
-    kw = {"n_features": 4, "n_outputs": 2, "n_d": 4, "n_a": 4, "faithful_masks": True}
-    net = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, first_mask_warmup=10, **kw)
+    kw = {"n_features": 4, "n_outputs": 2, "n_d": 4, "n_a": 4}
+    design = MaskDesign(faithful=True, warmup=10)
+    net = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, mask_design=design, **kw)
     assert net.sparsity_weight() == 1e-3
     net.tabnet.first_mask_step.fill_(10)
     assert net.sparsity_weight() == 1e-2
@@ -342,8 +349,9 @@ def test_the_regulariser_weighs_more_once_the_warmup_has_ended():
     scores, entropy = output
     expected = net.data_loss(scores, target) + 1e-2 * entropy
     torch.testing.assert_close(net.loss(output, target), expected)
-    same = TabNetClassifierNet(1e-3, first_mask_warmup=10, **kw)
+    same = TabNetClassifierNet(1e-3, mask_design=design, **kw)
     same.tabnet.first_mask_step.fill_(10)
     assert same.sparsity_weight() == 1e-3
-    paper = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, **kw)  # no warm-up
+    faithful = MaskDesign(faithful=True)  # no warm-up
+    paper = TabNetClassifierNet(1e-3, settled_lambda_sparse=1e-2, mask_design=faithful, **kw)
     assert paper.sparsity_weight() == 1e-3

@@ -23,6 +23,7 @@ import torch
 from sk_entmax import TabNetEntmaxClassifier, report
 from sk_entmax._tabnet.shared import held_out_rows
 from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import MaskDesign
 from sk_entmax.nn.tabnet_selection import (
     FIRST_STEP_AT,
     HELD_OUT_MIN,
@@ -192,7 +193,7 @@ def test_the_rows_are_measured_again_as_the_probes_measured_them():
     probes did (a set's batch statistics), averages a row over the sets that hold it, and
     leaves the running statistics as they were, after the step's forward too."""
     torch.manual_seed(0)
-    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
+    net = TabNet(5, 2, mask_design=MaskDesign(faithful=True, warmup=10, budget=0.03))
     X = torch.randn(30, 5)
     y = torch.randint(0, 2, (30,))
     net.hold_out(HeldOutRows(X, y, lambda: None, torch.ones(30)))
@@ -223,8 +224,8 @@ def test_the_rows_are_measured_again_before_the_narrowing_and_before_the_end():
     """Over the ``SAMPLES`` steps before the first step may narrow (and on until it does),
     and over the warm-up's last ``SAMPLES`` steps; not between, and not before the
     narrowing without one."""
-    options = {"first_mask_warmup": 100, "selection_budget": 0.03}
-    net = TabNet(5, 2, faithful_masks=True, first_step_share=0.5, **options)
+    options = {"faithful": True, "warmup": 100, "budget": 0.03}
+    net = TabNet(5, 2, mask_design=MaskDesign(first_step_share=0.5, **options))
     net.selection = BackwardElimination(5, 0.03)
     at = int(FIRST_STEP_AT * 100)
 
@@ -241,8 +242,8 @@ def test_the_rows_are_measured_again_before_the_narrowing_and_before_the_end():
     net.selection.narrowing()
     assert not measured(at + 5) and not measured(100 - SAMPLES - 1)
     assert all(measured(s) for s in range(100 - SAMPLES, 100))
-    plain = TabNet(5, 2, faithful_masks=True, **options)
-    assert plain.first_step_share is None  # no narrowing
+    plain = TabNet(5, 2, mask_design=MaskDesign(**options))
+    assert plain.design.first_step_share is None  # no narrowing
     plain.selection = BackwardElimination(5, 0.03)
     plain.first_mask_step.fill_(at)
     assert not plain._remeasuring()
@@ -253,7 +254,7 @@ def _checked(drops_cost: bool) -> tuple[TabNet, torch.Tensor]:
     and whose held-out loss rose by the end of the warm-up (before the narrowing too, if
     ``drops_cost``); its never_read before the check."""
     torch.manual_seed(0)
-    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=10, selection_budget=0.03)
+    net = TabNet(5, 2, mask_design=MaskDesign(faithful=True, warmup=10, budget=0.03))
     net.selection = _fed(np.full(100, 0.5))
     _measured(net.selection, np.full(100, 0.7 if drops_cost else 0.5) + JITTER).narrowing()
     _measured(net.selection, np.full(100, 0.7) + JITTER).ending()
@@ -348,7 +349,7 @@ def _small_net(steps: int) -> TabNet:
     torch.manual_seed(0)
     X = torch.randn(48, 5)
     y = (X[:, 0] > 0).long()
-    net = TabNet(5, 2, faithful_masks=True, first_mask_warmup=100, selection_budget=0.03)
+    net = TabNet(5, 2, mask_design=MaskDesign(faithful=True, warmup=100, budget=0.03))
     net.hold_out(HeldOutRows(X[:40], y[:40], lambda: None, torch.ones(40), probed=False))
     net.first_mask_step.fill_(30)  # the selection's window begins at 30% of the warm-up
     head = torch.nn.Linear(2, 2)

@@ -118,9 +118,7 @@ def test_tables_with_categories_and_gaps():
 @functools.cache
 def _friedman_fit() -> TabNetEntmaxRegressor:
     """The elimination on the squared error, warm-up shortened to 150 steps."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("sk_entmax.nn.tabnet.FIRST_MASK_WARMUP", 150)
-        return _reg(max_epochs=25, faithful_masks=True).fit(X_F, Y_F)
+    return _reg(max_epochs=25, faithful_masks=True, mask_warmup=150).fit(X_F, Y_F)
 
 
 def test_faithful_masks_certify_non_use_for_a_regressor_too():

@@ -14,9 +14,15 @@ import numpy as np
 import pytest
 import torch
 
-from sk_entmax.nn.tabnet import _DROPPED, _LATER, TabNet
+from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import MaskDesign
 from sk_entmax.nn.tabnet_residual import MIN_LEVEL_ROWS, residual_pvalues
-from sk_entmax.nn.tabnet_selection import BackwardElimination, HeldOutRows
+from sk_entmax.nn.tabnet_selection import (
+    DROPPED_LOGIT,
+    LATER_LOGIT,
+    BackwardElimination,
+    HeldOutRows,
+)
 
 
 def _binary_gradient(p: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -189,11 +195,13 @@ def _readmitting_net(first_step_share):
         n_d=4,
         n_a=4,
         n_steps=2,
-        faithful_masks=True,
-        first_mask_warmup=10,
-        selection_budget=0.1,
-        first_step_share=first_step_share,
-        step_rest=True,
+        mask_design=MaskDesign(
+            faithful=True,
+            warmup=10,
+            budget=0.1,
+            first_step_share=first_step_share,
+            step_rest=True,
+        ),
     )
     g = torch.Generator().manual_seed(5)
     X = torch.randn(1500, 4, generator=g)
@@ -202,7 +210,7 @@ def _readmitting_net(first_step_share):
     net.hold_out(HeldOutRows(X[:300], y[:300], lambda: None, torch.ones(300)))
     net.test_residuals_on(X, y)
     with torch.no_grad():
-        net.first_mask_logits[1:] = _DROPPED  # 1 was dropped before it was learned
+        net.first_mask_logits[1:] = DROPPED_LOGIT  # 1 was dropped before it was learned
     return net
 
 
@@ -216,7 +224,7 @@ def test_the_warm_ups_end_brings_back_a_dropped_column_the_label_needs(first_ste
     net._readmit(_cross_entropy)
     assert net.selection_readmitted == (1,)
     assert net.dropped_columns() == [2, 3]
-    expected = _LATER if first_step_share is not None else 0.0
+    expected = LATER_LOGIT if first_step_share is not None else 0.0
     assert net.first_mask_logits[1].item() == expected
     # the certificate follows: column 1 may now be read, 2 and 3 still never
     X = torch.randn(64, 4)

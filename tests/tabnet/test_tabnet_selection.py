@@ -1,4 +1,4 @@
-"""The column elimination of faithful TabNets (``selection_budget``).
+"""The column elimination of faithful TabNets (``MaskDesign.budget``).
 
 :class:`BackwardElimination` is fed loss streams whose right answer is known by
 construction (a column worth nothing, a redundant pair, a budget that runs out, a model
@@ -16,6 +16,7 @@ import torch
 
 from sk_entmax.nn import tabnet_selection as sel
 from sk_entmax.nn.tabnet import TabNet
+from sk_entmax.nn.tabnet_design import MaskDesign
 from sk_entmax.nn.tabnet_selection import FIRST_STEP_AT, FIRST_STEP_RAMP, BackwardElimination
 
 
@@ -127,16 +128,14 @@ def _net(budget=0.4, warmup=10, d=5, **layout):
         2,
         n_d=4,
         n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=warmup,
-        selection_budget=budget,
+        mask_design=MaskDesign(faithful=True, warmup=warmup, budget=budget),
         **layout,
     )
 
 
 @pytest.mark.parametrize("bad", [0, 0.0, 1.5, -0.1, "0.4", True, float("nan")])
 def test_selection_budget_is_checked(bad):
-    with pytest.raises(ValueError, match="selection_budget"):
+    with pytest.raises(ValueError, match="budget"):
         _net(budget=bad)
 
 
@@ -144,7 +143,7 @@ def test_a_network_without_a_budget_is_the_learned_first_mask_design():
     """Files saved before the elimination store no selection_budget: they build the
     design whose first mask is learned by gradient."""
     net = _net(budget=None)
-    assert net.selection_budget is None and not net._selecting
+    assert net.selection_budget is None and not net.design.selecting
     X = torch.randn(16, 5)
     net.train()
     scores, M_loss = net(X)
@@ -320,26 +319,31 @@ def test_a_faithful_model_from_a_pretrainer_chooses_its_columns_afresh():
     assert set(logits) <= {0.0, -1e3, -1e6} and 0.0 in logits
 
 
-def test_a_saved_selection_loads_as_it_was(monkeypatch, tmp_path):
+def test_a_saved_selection_loads_as_it_was(tmp_path):
     import numpy as np
     import pandas as pd
 
-    import sk_entmax.nn.tabnet as tabnet_module
     from sk_entmax import TabNetEntmaxClassifier
     from sk_entmax.persistence import load, save
 
-    monkeypatch.setattr(tabnet_module, "FIRST_MASK_WARMUP", 60)
     frame = pd.DataFrame(np.random.default_rng(1).normal(size=(160, 5)), columns=list("abcde"))
     y = (frame["b"] > 0).to_numpy().astype(int)
     clf = TabNetEntmaxClassifier(
-        faithful_masks=True, n_d=4, n_a=4, n_steps=2, max_epochs=10, random_state=0
+        faithful_masks=True,
+        mask_warmup=60,
+        n_d=4,
+        n_a=4,
+        n_steps=2,
+        max_epochs=10,
+        random_state=0,
     ).fit(frame, y)
     unread = clf.never_read(frame)
     assert unread.any()
     save(clf, tmp_path / "m.safetensors")
     back = load(tmp_path / "m.safetensors")
     tabnet = back.net_.module_.tabnet
-    assert tabnet.selection_budget == sel.SELECTION_BUDGET and tabnet._selecting
+    assert tabnet.selection_budget == sel.SELECTION_BUDGET and tabnet.design.selecting
+    assert back.mask_warmup == 60 and tabnet.design == clf.net_.module_.tabnet.design
     torch.testing.assert_close(
         tabnet.first_mask_logits, clf.net_.module_.tabnet.first_mask_logits, rtol=0, atol=0
     )
@@ -434,10 +438,7 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
         2,
         n_d=4,
         n_a=4,
-        faithful_masks=True,
-        first_mask_warmup=100,
-        selection_budget=0.03,
-        first_step_share=0.5,
+        mask_design=MaskDesign(faithful=True, warmup=100, budget=0.03, first_step_share=0.5),
     )
     net.selection = BackwardElimination(4, 0.03)
     net.selection.contributions = {0: 0.1, 1: 1.0, 2: 0.2, 3: 0.0}
@@ -500,4 +501,4 @@ def test_the_first_step_reads_its_columns_and_later_steps_choose_per_row():
 
 def test_a_first_step_share_is_checked():
     with pytest.raises(ValueError, match="first_step_share"):
-        TabNet(4, 2, faithful_masks=True, first_step_share=0.0)
+        TabNet(4, 2, mask_design=MaskDesign(faithful=True, first_step_share=0.0))
