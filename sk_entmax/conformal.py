@@ -91,7 +91,10 @@ the support of the sparse label distribution at the temperature ``(alpha - 1) la
 :math:`E[\\#\\{y \\in Y \\setminus C(x)\\} / |Y|] \\le \\varepsilon` (0 for a row
 without labels).
 
-The calibration maths live in ``sk_entmax._conformal_maths``; this module holds the estimator.
+This module holds the estimator; the maths live in ``sk_entmax._conformal_maths``, the checks
+of what the wrapper is given in ``sk_entmax._conformal_inputs``, its calibration steps in
+``sk_entmax._conformal_calibration`` and what a file stores of it in
+``sk_entmax._conformal_state``.
 """
 
 from __future__ import annotations
@@ -139,9 +142,6 @@ __all__ = ["SparseConformalClassifier", "conformal_quantile", "nonconformity_sco
 
 
 nonconformity_scores.__module__ = conformal_quantile.__module__ = __name__  # shown at this path
-
-
-# ---------------------------------------------------------------------- the estimator
 
 
 class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
@@ -307,11 +307,6 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             pass
         return tags
 
-    def _validate_params_here(self) -> dict[str, Any]:
-        """Every parameter, checked against the constraint table, by name, and the pairs
-        that exclude each other: what fit and conformalize read from then on."""
-        return checked_parameters(self, type(self).__name__)
-
     def _multilabel(self) -> bool:
         return bool(getattr(final_step(self.estimator_), "multilabel_", False))
 
@@ -353,7 +348,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             Fitted, not yet conformalized. When ``fit`` raises, the wrapper keeps the model
             and calibration it had.
         """
-        params = self._validate_params_here()
+        params = checked_parameters(self, type(self).__name__)  # what the call reads
         if params["prefit"]:
             estimator = default_estimator(params["estimator"])
             check_prefitted(estimator)
@@ -422,7 +417,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             than a level needs, ``ceil((n + 1) * level) > n``: that quantile is ``inf`` and
             every label is in the set.
         """
-        params = self._validate_params_here()
+        params = checked_parameters(self, type(self).__name__)  # what the call reads
         with self._kept_on_failure():
             return self._conformalize(X_conformalize, y_conformalize, params)
 
