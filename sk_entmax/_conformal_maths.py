@@ -20,6 +20,8 @@ __all__ = [
     "calibrate",
     "calibrated_proba",
     "conformal_quantile",
+    "drawn_sets",
+    "level_sets",
     "level_temperatures",
     "nonconformity_scores",
     "randomized_sets",
@@ -409,6 +411,40 @@ def row_temperatures(scores: np.ndarray, sets: np.ndarray, alpha: float) -> np.n
     nextafter(t, inf)`` with ``t`` the largest score in the set (0 for an empty set)."""
     top = np.max(np.where(sets, scores, 0.0), axis=1, initial=0.0)
     return (alpha - 1.0) * np.nextafter(top, np.inf)
+
+
+def level_sets(
+    z: np.ndarray, alpha: float, delta: float, quantiles: np.ndarray, class_conditional: bool
+) -> np.ndarray:
+    """The sets ``{y : s(x, y) <= q_hat}`` of each level's quantiles (n_levels, n_classes),
+    (n_samples, n_classes, n_levels): by a search over the ranks for one quantile per level,
+    from every label's score for one quantile per class (``class_conditional``)."""
+    if not class_conditional:
+        return np.stack([_top_sets(z, delta, q[0]) for q in quantiles], -1)
+    scores = nonconformity_scores(z, alpha)
+    return scores[:, :, np.newaxis] <= quantiles.T[np.newaxis]
+
+
+def drawn_sets(
+    scores: np.ndarray,
+    calibration_scores: np.ndarray,
+    calibration_classes: np.ndarray,
+    levels: np.ndarray,
+    seed: int,
+    class_conditional: bool,
+) -> np.ndarray:
+    """The randomized sets of a stored calibration: each label against the calibration
+    scores of its group (every row, or its class's rows with ``class_conditional``), with
+    the uniform draw of its row (the ``i``-th draw of ``seed`` for the ``i``-th row)."""
+    k = scores.shape[1]
+    codes = calibration_classes
+    if class_conditional and (codes >= 0).all():
+        groups = [np.sort(calibration_scores[codes == c]) for c in range(k)]
+        label_group = np.arange(k)
+    else:
+        groups, label_group = [np.sort(calibration_scores)], np.zeros(k, dtype=np.int64)
+    u = np.random.default_rng(seed).random(len(scores))
+    return randomized_sets(scores, groups, label_group, levels, u)
 
 
 # ---------------------------------------------------------------------- recall risk

@@ -1,12 +1,12 @@
 """The saved state of :class:`~sk_entmax.conformal.SparseConformalClassifier`: what a model
-file stores of the wrapper around its model, and the checks of the stored calibration
-against the model and the calibration maths (every quantile and temperature recomputed
-where it can be).
+file stores of the wrapper around its model (:data:`CONFORMAL_STATE`, which the class
+declares as its ``_saved_state``), and the checks of the stored calibration against the
+model and the calibration maths (every quantile and temperature recomputed where it can
+be).
 
-:mod:`sk_entmax.persistence` interprets the declaration (:data:`CONFORMAL_STATE`, the
-class's ``_saved_state``) and knows the wrapper by nothing else. The declaration is
-attached to the class here, as sk_entmax/conformal.py was being split in parallel (issue
-48); it belongs in the class body.
+:mod:`sk_entmax.persistence` interprets the declaration and knows the wrapper by nothing
+else. :mod:`sk_entmax.conformal` imports this module, never the other way round: the
+checks read the wrapper's parameters through :mod:`sk_entmax._conformal_inputs`.
 """
 
 from __future__ import annotations
@@ -14,18 +14,32 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from sk_entmax._attributes import Invalid
-from sk_entmax._classifier import BaseEntmaxClassifier
+from sk_entmax._conformal_inputs import check_level, checked_parameters, final_step
 from sk_entmax._conformal_maths import _rank, calibrate, level_temperatures, recall_thresholds
-from sk_entmax._linear import SparsemaxClassifier
 from sk_entmax._saved_state import WrapperState
-from sk_entmax.conformal import SparseConformalClassifier, _check_level, _final_step
 
-__all__ = ["CONFORMAL_STATE"]
+__all__ = ["CALIBRATED_ATTRIBUTES", "CONFORMAL_STATE", "FITTED_ATTRIBUTES"]
+
+#: the fitted attributes a file stores besides ``estimator_``: those ``fit`` sets, and
+#: those ``conformalize`` sets (stored all or none)
+FITTED_ATTRIBUTES = ("classes_", "mapping_alpha_", "n_features_in_")
+CALIBRATED_ATTRIBUTES = (
+    "confidence_levels_",
+    "conformity_scores_",
+    "conformity_classes_",
+    "n_conformalize_samples_",
+    "quantiles_",
+    "temperatures_",
+    "temperature_",
+    "conformity_rows_",
+    "randomization_seed_",
+)
 
 
 def _is_int(value: Any) -> bool:
@@ -43,8 +57,10 @@ def check_conformal(
     it wraps (its class, its fitted attributes) and the calibration maths; the fitted
     attributes to set (a calibration that cannot be recomputed is dropped, with a
     warning)."""
+    from sk_entmax._linear import SparsemaxClassifier
+
     try:  # each value against its constraint, as fit checks it
-        SparseConformalClassifier(None, **params)._validate_params_here()
+        checked_parameters(SimpleNamespace(estimator=None, **params), "SparseConformalClassifier")
     except (TypeError, ValueError) as error:
         raise Invalid(str(error)) from None
     if (kind == "fitted") != bool(params["prefit"]):
@@ -76,7 +92,7 @@ def check_conformal(
         fail("mapping_alpha_", f"a finite float > 1 is expected, got {alpha!r}")
     if alpha != float(want):
         fail("mapping_alpha_", f"{alpha!r} is not the alpha of mapping_alpha={want!r}")
-    calibrated_names = SparseConformalClassifier._calibrated_attributes
+    calibrated_names = CALIBRATED_ATTRIBUTES
     calibrated = [k for k in calibrated_names if k in fitted]
     # conformity_classes_ may be missing in a file saved before it was stored; the last
     # two belong to risk="recall" and randomized=True
@@ -115,7 +131,7 @@ def _levels_and_scores(
     ``confidence_level`` and the scores a 1-d float64 array of finite scores >= 0 (else
     ``fail``)."""
     levels = fitted["confidence_levels_"]
-    want_levels, _ = _check_level(params["confidence_level"])
+    want_levels, _ = check_level(params["confidence_level"])
     if not (isinstance(levels, np.ndarray) and np.array_equal(levels, want_levels)):
         fail("confidence_levels_", "not the levels of confidence_level")
     scores = fitted["conformity_scores_"]
@@ -275,7 +291,9 @@ def pipeline_facts(pipeline: Any) -> dict[str, Any]:
     its ``classes_`` and ``n_features_in_`` (if it has one), and of its final step the
     alpha ``mapping_alpha="auto"`` takes (that of this package's classifiers, 2 for any
     other) and whether it is multi-label."""
-    final = _final_step(pipeline)
+    from sk_entmax._classifier import BaseEntmaxClassifier
+
+    final = final_step(pipeline)
     alpha = float(final.alpha_) if isinstance(final, BaseEntmaxClassifier) else 2.0
     facts: dict[str, Any] = {
         "classes_": np.asarray(pipeline.classes_),
@@ -328,21 +346,14 @@ def _check_old_class_quantiles(
                 fail("quantiles_", f"entry [{i}, {c}] is not a quantile of the scores")
 
 
-#: the declaration :mod:`sk_entmax.persistence` reads (``SparseConformalClassifier._saved_state``)
+#: the declaration :mod:`sk_entmax.persistence` reads, ``SparseConformalClassifier._saved_state``
 CONFORMAL_STATE = WrapperState(
     key="conformal",
     model="estimator_",
     parameter="estimator",
-    fitted=(
-        *SparseConformalClassifier._fitted_attributes,
-        *SparseConformalClassifier._calibrated_attributes,
-    ),
+    fitted=(*FITTED_ATTRIBUTES, *CALIBRATED_ATTRIBUTES),
     check=check_conformal,
     # files written before issue 62 hold none of these: split conformal, not randomized
     added_parameters={"cv": None, "randomized": False, "risk": None, "random_state": None},
     facts=pipeline_facts,
 )
-
-# attached here as sk_entmax/conformal.py was being split in parallel (issue 48): this one
-# line belongs in the class body
-SparseConformalClassifier._saved_state = CONFORMAL_STATE

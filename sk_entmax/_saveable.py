@@ -8,10 +8,10 @@ declaration; this module only says which classes there are.
 
 from __future__ import annotations
 
-from sk_entmax._conformal_state import SparseConformalClassifier
 from sk_entmax._linear import EntmaxClassifier, SparsemaxClassifier
 from sk_entmax._saved_state import ModelState, WrapperState
 from sk_entmax._tabnet import TabNetEntmaxClassifier, TabNetEntmaxRegressor, TabNetPretrainer
+from sk_entmax.conformal import SparseConformalClassifier
 
 __all__ = ["SAVEABLE", "saved_state"]
 

@@ -91,98 +91,57 @@ the support of the sparse label distribution at the temperature ``(alpha - 1) la
 :math:`E[\\#\\{y \\in Y \\setminus C(x)\\} / |Y|] \\le \\varepsilon` (0 for a row
 without labels).
 
-The calibration maths live in ``sk_entmax._conformal_maths``; this module holds the estimator.
+This module holds the estimator; the maths live in ``sk_entmax._conformal_maths``, the checks
+of what the wrapper is given in ``sk_entmax._conformal_inputs``, its calibration steps in
+``sk_entmax._conformal_calibration`` and what a file stores of it in
+``sk_entmax._conformal_state``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
-import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import _safe_indexing, check_random_state, get_tags, indexable
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _check_method_params, check_is_fitted, column_or_1d
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils.validation import check_is_fitted
 
+from sk_entmax._conformal_calibration import (
+    label_set_calibration,
+    out_of_fold_decision,
+    single_label_calibration,
+)
+from sk_entmax._conformal_inputs import (
+    check_columns,
+    check_level,
+    check_prefitted,
+    check_target,
+    checked_parameters,
+    default_estimator,
+    final_step,
+    resolve_alpha,
+    two_columns,
+)
 from sk_entmax._conformal_maths import (
-    _label_scores,
-    _top_sets,
-    calibrate,
     calibrated_proba,
     conformal_quantile,
+    drawn_sets,
+    level_sets,
     level_temperatures,
     nonconformity_scores,
-    randomized_sets,
-    recall_thresholds,
     row_temperatures,
 )
-from sk_entmax._parameters import CONFORMAL_CONSTRAINTS
-from sk_entmax.entmax.constraints import check, check_all
+from sk_entmax._conformal_state import CALIBRATED_ATTRIBUTES, CONFORMAL_STATE, FITTED_ATTRIBUTES
+from sk_entmax._saved_state import WrapperState
 
-__all__ = [
-    "SparseConformalClassifier",
-    "conformal_quantile",
-    "nonconformity_scores",
-]
+__all__ = ["SparseConformalClassifier", "conformal_quantile", "nonconformity_scores"]
 
 
 nonconformity_scores.__module__ = conformal_quantile.__module__ = __name__  # shown at this path
-
-
-def _two_columns(decision: np.ndarray) -> np.ndarray:
-    """A binary ``decision_function`` (score of ``classes_[1]`` minus ``classes_[0]``) as the
-    two columns ``[0, d]``; entmax depends only on differences, so nothing else changes."""
-    decision = np.asarray(decision, dtype=np.float64)
-    if decision.ndim == 1:
-        decision = decision[:, np.newaxis]
-    if decision.shape[1] == 1:
-        decision = np.hstack([np.zeros_like(decision), decision])
-    return decision
-
-
-def _check_level(confidence_level: Any) -> tuple[np.ndarray, bool]:
-    """The levels as a float array, and whether a list was passed, checked by the
-    ``confidence_level`` entry of the constraint table."""
-    levels = check(
-        "confidence_level",
-        confidence_level,
-        CONFORMAL_CONSTRAINTS["confidence_level"],
-        "SparseConformalClassifier",
-    )
-    many = isinstance(confidence_level, list | tuple | np.ndarray)
-    return np.asarray(levels, dtype=np.float64), many
-
-
-def _warn_short_risk(thresholds: np.ndarray, levels: np.ndarray, n: int) -> None:
-    """One warning for the levels whose recall threshold is inf (too few rows)."""
-    short = [float(level) for level, t in zip(levels, thresholds, strict=True) if t == math.inf]
-    if short:
-        need = max(math.ceil(1.0 / (1.0 - level)) - 1 for level in short)
-        warnings.warn(
-            f"{n} calibration rows are too few to control the recall risk at "
-            f"confidence_level={short} (it needs n + 1 >= 1 / (1 - level), i.e. n >= {need}): "
-            "the threshold is inf and every label is in the set.",
-            UserWarning,
-            stacklevel=4,
-        )
-
-
-def _final_step(estimator: Any) -> Any:
-    """The last step of a Pipeline (the estimator itself otherwise)."""
-    steps = getattr(estimator, "steps", None)
-    if isinstance(steps, list) and steps:
-        return _final_step(steps[-1][1])
-    return estimator
-
-
-# ---------------------------------------------------------------------- the estimator
 
 
 class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
@@ -309,20 +268,11 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
-    #: the fitted attributes :mod:`sk_entmax.persistence` stores besides ``estimator_``: those
-    #: ``fit`` sets, and those ``conformalize`` sets (stored all or none)
-    _fitted_attributes = ("classes_", "mapping_alpha_", "n_features_in_")
-    _calibrated_attributes = (
-        "confidence_levels_",
-        "conformity_scores_",
-        "conformity_classes_",
-        "n_conformalize_samples_",
-        "quantiles_",
-        "temperatures_",
-        "temperature_",
-        "conformity_rows_",
-        "randomization_seed_",
-    )
+    #: what a model file stores of the wrapper (its parameters and fitted attributes beside
+    #: its model, and their checks), read by :mod:`sk_entmax.persistence`
+    _saved_state: ClassVar[WrapperState] = CONFORMAL_STATE
+    _fitted_attributes = FITTED_ATTRIBUTES  # set by fit
+    _calibrated_attributes = CALIBRATED_ATTRIBUTES  # set by conformalize
 
     def __init__(
         self,
@@ -352,68 +302,13 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         # sparse X is accepted exactly when the wrapped estimator accepts it (an invalid
         # estimator keeps the default; fit then raises the parameter error)
         try:
-            tags.input_tags.sparse = get_tags(
-                self._base_estimator(self.estimator)
-            ).input_tags.sparse
+            tags.input_tags.sparse = get_tags(default_estimator(self.estimator)).input_tags.sparse
         except (AttributeError, TypeError):
             pass
         return tags
 
-    # ------------------------------------------------------------------ validation
-
-    def _validate_params_here(self) -> dict[str, Any]:
-        """Every parameter, checked against the constraint table, by name, and the pairs
-        that exclude each other: what fit and conformalize read from then on."""
-        params = check_all(self, CONFORMAL_CONSTRAINTS)
-        if params["cv"] is not None and params["prefit"]:
-            raise ValueError(
-                f"SparseConformalClassifier: cv={params['cv']!r} fits clones of the estimator "
-                "on folds, which prefit=True forbids; use prefit=False (fit refits on all "
-                "rows) or cv=None (conformalize on held-out rows)."
-            )
-        if params["risk"] is not None and params["randomized"]:
-            raise ValueError(
-                "SparseConformalClassifier: risk='recall' controls an expected loss and has no "
-                "randomized form; use randomized=False with it."
-            )
-        if params["risk"] is not None and params["class_conditional"]:
-            raise ValueError(
-                "SparseConformalClassifier: risk='recall' is a guarantee on the whole label "
-                "set, with no per-class form; use class_conditional=False with it."
-            )
-        return params
-
-    def _base_estimator(self, estimator: Any = None) -> Any:
-        if estimator is not None:
-            return estimator
-        from sk_entmax._linear import SparsemaxClassifier
-
-        return SparsemaxClassifier()
-
-    def _check_fitted_estimator(self, estimator: Any) -> None:
-        try:
-            check_is_fitted(estimator)
-        except NotFittedError as error:
-            raise NotFittedError(
-                f"prefit=True but the estimator {type(estimator).__name__} is not fitted: "
-                "fit it first, or use prefit=False and call fit."
-            ) from error
-
     def _multilabel(self) -> bool:
-        return bool(getattr(_final_step(self.estimator_), "multilabel_", False))
-
-    def _resolve_alpha(self, estimator: Any, mapping_alpha: float | str) -> float:
-        if mapping_alpha != "auto":
-            return float(mapping_alpha)
-        from sk_entmax._classifier import BaseEntmaxClassifier
-
-        final = _final_step(estimator)
-        if not isinstance(final, BaseEntmaxClassifier):
-            return 2.0
-        # a softmax model (alpha 1, the LogisticRegression equivalent) has no sparse output
-        # of its own: sparsemax on its scores, as for any other classifier
-        alpha = float(final.alpha_)
-        return alpha if alpha > 1.0 else 2.0
+        return bool(getattr(final_step(self.estimator_), "multilabel_", False))
 
     def _forget_conformalization(self) -> None:
         for name in self._calibrated_attributes:
@@ -453,22 +348,15 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             Fitted, not yet conformalized. When ``fit`` raises, the wrapper keeps the model
             and calibration it had.
         """
-        params = self._validate_params_here()
+        params = checked_parameters(self, type(self).__name__)  # what the call reads
         if params["prefit"]:
-            estimator = self._base_estimator(params["estimator"])
-            self._check_fitted_estimator(estimator)
+            estimator = default_estimator(params["estimator"])
+            check_prefitted(estimator)
         else:
-            target = type_of_target(y, input_name="y")
-            if target not in ("binary", "multiclass", "multilabel-indicator"):
-                # "Unknown label type" is the wording scikit-learn's checks expect
-                unknown = "Unknown label type. " if target == "unknown" else ""
-                raise ValueError(
-                    f"{unknown}SparseConformalClassifier supports binary, multi-class and "
-                    f"multi-label (indicator) targets; got a {target!r} target."
-                )
+            check_target(y)
             if params["cv"] is not None:
                 return self._cross_fit(X, y, params, fit_params)
-            estimator = clone(self._base_estimator(params["estimator"])).fit(X, y, **fit_params)
+            estimator = clone(default_estimator(params["estimator"])).fit(X, y, **fit_params)
         with self._kept_on_failure():
             self._set_estimator(estimator, params["mapping_alpha"])
             self._forget_conformalization()
@@ -479,71 +367,27 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
     ) -> SparseConformalClassifier:
         """``fit`` with ``cv=K``: the out-of-fold decision scores of ``K`` clones, the
         final clone on all rows, and the calibration on the out-of-fold scores."""
-        base = self._base_estimator(params["estimator"])
-        k = params["cv"]
-        # rows that can be cut into folds: sparse as CSR, array-likes without indexing as arrays
-        X, y = indexable(X, y)
-        labels = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
-        if labels.ndim == 2 and labels.shape[1] == 1:
-            labels = column_or_1d(labels, warn=True)
-        n = len(labels)
-        if n < k:
-            raise ValueError(f"cv={k} needs at least {k} samples; got n_samples={n}.")
-        if labels.ndim == 1:
-            _, counts = np.unique(labels, return_counts=True)
-            if counts.min() < 2:
-                raise ValueError(
-                    f"cv={k}: a class has a single row, which some fold's training rows "
-                    "would lack; every class needs at least 2 rows (or calibrate with "
-                    "cv=None and conformalize)."
-                )
-            splitter: Any = StratifiedKFold(k, shuffle=True, random_state=params["random_state"])
-            if counts.min() < k:  # too few rows to stratify every fold
-                splitter = KFold(k, shuffle=True, random_state=params["random_state"])
-        else:
-            splitter = KFold(k, shuffle=True, random_state=params["random_state"])
-        estimator = clone(base).fit(X, y, **fit_params)
-        classes = np.asarray(estimator.classes_)
-        decision = None
-        for train, test in splitter.split(np.zeros((n, 1)), labels if labels.ndim == 1 else None):
-            fold_params = _check_method_params(X, fit_params, train)  # sample_weight, ...
-            fold = clone(base).fit(
-                _safe_indexing(X, train), _safe_indexing(y, train), **fold_params
-            )
-            if not np.array_equal(np.asarray(fold.classes_), classes):
-                raise ValueError(
-                    f"cv={k}: the training rows of a fold lack a class the whole data has "
-                    f"({len(fold.classes_)} of {len(classes)} classes); use a smaller cv, "
-                    "or cv=None and conformalize."
-                )
-            scores = _two_columns(fold.decision_function(_safe_indexing(X, test)))
-            if decision is None:
-                decision = np.empty((n, scores.shape[1]))
-            decision[test] = scores
+        base = default_estimator(params["estimator"])
+        estimator, decision, y = out_of_fold_decision(
+            base, X, y, params["cv"], params["random_state"], fit_params
+        )
         with self._kept_on_failure():
             self._set_estimator(estimator, params["mapping_alpha"])
             self._forget_conformalization()
-            self._check_columns(decision)
+            check_columns(decision, len(self.classes_))
             self._calibrate_decision(decision, y, params)
         return self
 
     def _set_estimator(self, estimator: Any, mapping_alpha: float | str) -> None:
         self.estimator_ = estimator
         self.classes_ = np.asarray(estimator.classes_)
-        self.mapping_alpha_ = self._resolve_alpha(estimator, mapping_alpha)
+        self.mapping_alpha_ = resolve_alpha(estimator, mapping_alpha)
         if hasattr(estimator, "n_features_in_"):
             self.n_features_in_ = estimator.n_features_in_
 
     def _decision(self, X: ArrayLike) -> np.ndarray:
-        return self._check_columns(_two_columns(self.estimator_.decision_function(X)))
-
-    def _check_columns(self, decision: np.ndarray) -> np.ndarray:
-        if decision.shape[1] != len(self.classes_):
-            raise ValueError(
-                f"The estimator's decision_function has {decision.shape[1]} columns for "
-                f"{len(self.classes_)} classes; one score per class is needed."
-            )
-        return decision
+        decision = two_columns(self.estimator_.decision_function(X))
+        return check_columns(decision, len(self.classes_))
 
     # ------------------------------------------------------------------ conformalize
 
@@ -573,7 +417,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
             than a level needs, ``ceil((n + 1) * level) > n``: that quantile is ``inf`` and
             every label is in the set.
         """
-        params = self._validate_params_here()
+        params = checked_parameters(self, type(self).__name__)  # what the call reads
         with self._kept_on_failure():
             return self._conformalize(X_conformalize, y_conformalize, params)
 
@@ -588,8 +432,8 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
                     "This SparseConformalClassifier is not fitted yet: call fit before "
                     "conformalize (or pass a fitted estimator with prefit=True)."
                 )
-            estimator = self._base_estimator(params["estimator"])
-            self._check_fitted_estimator(estimator)
+            estimator = default_estimator(params["estimator"])
+            check_prefitted(estimator)
             self._set_estimator(estimator, params["mapping_alpha"])
         return self._calibrate_decision(self._decision(X_conformalize), y_conformalize, params)
 
@@ -599,86 +443,20 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         """The calibration from the decision scores of the calibration rows (held out, or
         out-of-fold) and their labels."""
         levels = np.asarray(params["confidence_level"], dtype=np.float64)
+        modes = {"class_conditional": params["class_conditional"], "risk": params["risk"]}
+        rows = None
         if self._multilabel():
-            return self._conformalize_label_sets(decision, y, levels, params)
-        if params["risk"] is not None:
-            raise ValueError(
-                "risk='recall' bounds the share of a row's true labels that its set misses, "
-                "for a multi-label estimator; this estimator predicts one label per row, whose "
-                "recall is coverage: use risk=None."
+            scores, codes, counts, quantiles, rows = label_set_calibration(
+                decision, y, len(self.classes_), self.mapping_alpha_, levels, **modes
             )
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:  # a column vector, as fit takes it (with a warning)
-            y = column_or_1d(y, warn=True)
-        if y.ndim != 1:
-            raise ValueError(
-                "y_conformalize must be a 1-d array of class labels for this single-label "
-                f"estimator; got shape {y.shape}."
+        else:
+            scores, codes, counts, quantiles = single_label_calibration(
+                decision, y, self.classes_, self._delta(), levels, **modes
             )
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
-            raise ValueError(
-                f"y_conformalize contains labels {unknown.tolist()} unknown to the fitted "
-                f"estimator, whose classes_ are {self.classes_.tolist()}."
-            )
-        if decision.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {y.shape[0]}."
-            )
-        codes = np.searchsorted(self.classes_, y)
-        if not np.array_equal(self.classes_[codes], y):  # classes_ not sorted
-            codes = np.array([np.flatnonzero(self.classes_ == label)[0] for label in y])
-        true_scores = _label_scores(decision.astype(np.float64), codes, self._delta())
-        class_conditional = params["class_conditional"]
-        quantiles, counts = calibrate(
-            true_scores,
-            codes,
-            len(self.classes_),
-            levels,
-            class_conditional=class_conditional,
-            classes=self.classes_,
-        )
-        counts = counts if class_conditional else len(codes)
-        return self._store_calibration(levels, true_scores, codes, counts, quantiles, params)
-
-    def _conformalize_label_sets(
-        self, decision: np.ndarray, y: ArrayLike, levels: np.ndarray, params: dict[str, Any]
-    ) -> SparseConformalClassifier:
-        """Multi-label calibration. Coverage of the label set: a row's score is the largest
-        score of its true labels (0 for a row without labels), so ``s(x, Y) <= q_hat``
-        exactly when every true label is in the set. Recall risk: the score of every
-        (row, true label) pair, and the conformal-risk-control threshold."""
-        if params["class_conditional"]:
-            raise ValueError(
-                "class_conditional=True calibrates per class, which a multi-label target does "
-                "not have; use class_conditional=False (a guarantee on the whole label set)."
-            )
-        Y = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
-        k = len(self.classes_)
-        if Y.ndim != 2 or Y.shape[1] != k or not np.isin(Y, (0, 1)).all():
-            raise ValueError(
-                f"y_conformalize must be a 0/1 indicator matrix of shape (n_samples, {k}) for "
-                f"this multi-label estimator; got shape {Y.shape}."
-            )
-        if decision.shape[0] != Y.shape[0]:
-            raise ValueError(
-                f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {Y.shape[0]}."
-            )
-        scores = nonconformity_scores(decision, self.mapping_alpha_)
-        n = len(Y)
-        if params["risk"] == "recall":
-            rows, labels = np.nonzero(Y.astype(bool))
-            pair_scores = scores[rows, labels]
-            thresholds = recall_thresholds(pair_scores, rows, n, levels)
-            _warn_short_risk(thresholds, levels, n)
-            quantiles = np.repeat(thresholds[:, np.newaxis], k, axis=1)
-            self._store_calibration(levels, pair_scores, labels, n, quantiles, params)
+        self._store_calibration(levels, scores, codes, counts, quantiles, params)
+        if rows is not None:  # the recall risk: each (row, true label) pair's row
             self.conformity_rows_ = rows.astype(np.int64)
-            return self
-        true_scores = np.where(Y.astype(bool), scores, 0.0).max(axis=1, initial=0.0)
-        codes = np.zeros(n, dtype=np.int64)
-        quantiles, _ = calibrate(true_scores, codes, k, levels)
-        return self._store_calibration(levels, true_scores, codes - 1, n, quantiles, params)
+        return self
 
     def _store_calibration(
         self,
@@ -729,38 +507,28 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_conformalized()
         sets = self._sets(self._decision(X))
-        _, many = _check_level(self.confidence_level)
+        _, many = check_level(self.confidence_level)
         return sets if many else sets[:, :, 0]
 
     def _sets(self, decision: np.ndarray, n_levels: int | None = None) -> np.ndarray:
         """The sets of the first ``n_levels`` levels (all when None), (n_samples, n_classes,
-        n_levels): randomized when calibrated so; else by a search over the ranks for one
-        quantile per level, from every label's score per class otherwise."""
+        n_levels): randomized when calibrated so."""
         z = np.asarray(decision, dtype=np.float64)
-        quantiles = self.quantiles_[:n_levels]
         if hasattr(self, "randomization_seed_"):
-            return self._randomized_sets(z, nonconformity_scores(z, self.mapping_alpha_), n_levels)
-        if not self.class_conditional:
-            return np.stack([_top_sets(z, self._delta(), q[0]) for q in quantiles], -1)
-        scores = nonconformity_scores(z, self.mapping_alpha_)
-        return scores[:, :, np.newaxis] <= quantiles.T[np.newaxis]
+            return self._randomized_sets(nonconformity_scores(z, self.mapping_alpha_), n_levels)
+        quantiles = self.quantiles_[:n_levels]
+        return level_sets(z, self.mapping_alpha_, self._delta(), quantiles, self.class_conditional)
 
-    def _randomized_sets(
-        self, z: np.ndarray, scores: np.ndarray, n_levels: int | None
-    ) -> np.ndarray:
-        """The randomized sets: each label against the calibration scores of its group
-        (every row, or its class's rows with ``class_conditional``), with the uniform draw
-        of its row (the ``i``-th draw of ``randomization_seed_`` for the ``i``-th row)."""
-        k = len(self.classes_)
-        codes = self.conformity_classes_
-        if self.class_conditional and (codes >= 0).all():
-            groups = [np.sort(self.conformity_scores_[codes == c]) for c in range(k)]
-            label_group = np.arange(k)
-        else:
-            groups, label_group = [np.sort(self.conformity_scores_)], np.zeros(k, dtype=np.int64)
-        u = np.random.default_rng(self.randomization_seed_).random(len(z))
-        levels = self.confidence_levels_[:n_levels]
-        return randomized_sets(scores, groups, label_group, levels, u)
+    def _randomized_sets(self, scores: np.ndarray, n_levels: int | None) -> np.ndarray:
+        """The randomized sets of the first ``n_levels`` levels, from every label's score."""
+        return drawn_sets(
+            scores,
+            self.conformity_scores_,
+            self.conformity_classes_,
+            self.confidence_levels_[:n_levels],
+            self.randomization_seed_,
+            self.class_conditional,
+        )
 
     def _delta(self) -> float:
         return 1.0 / (self.mapping_alpha_ - 1.0)
@@ -795,7 +563,7 @@ class SparseConformalClassifier(ClassifierMixin, BaseEstimator):
         decision = self._decision(X)
         if hasattr(self, "randomization_seed_"):  # each row at the temperature of its set
             scores = nonconformity_scores(decision, self.mapping_alpha_)
-            sets = self._randomized_sets(decision, scores, n_levels=1)[:, :, 0]
+            sets = self._randomized_sets(scores, n_levels=1)[:, :, 0]
             temperature = row_temperatures(scores, sets, self.mapping_alpha_)
             return calibrated_proba(decision, sets, temperature, self.mapping_alpha_)
         sets = self._sets(decision, n_levels=1)[:, :, 0]  # the first level's only

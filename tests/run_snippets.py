@@ -18,6 +18,7 @@ import os
 import sys
 import tempfile
 import traceback
+import types
 import warnings
 from pathlib import Path
 
@@ -33,17 +34,24 @@ def _is_print(node: ast.AST) -> bool:
 
 def run(code: str, name: str) -> None:
     tree = ast.parse(code, name)
-    namespace: dict = {"__name__": "__main__"}
-    for node in tree.body:
-        if isinstance(node, ast.Expr) and not _is_print(node):
-            value = eval(compile(ast.Expression(node.value), name, "eval"), namespace)
-            if value is not None and not hasattr(value, "get_params"):
-                raise AssertionError(
-                    f"line {node.lineno}: this expression gives a {type(value).__name__}, "
-                    "which an interpreter shows and a script drops: print it"
-                )
-        else:
-            exec(compile(ast.Module([node], type_ignores=[]), name, "exec"), namespace)
+    # the block's own __main__ module, as a script has: a class it defines pickles by name
+    # (scikit-learn's estimator checks pickle the estimator)
+    main = types.ModuleType("__main__")
+    namespace = main.__dict__
+    runner, sys.modules["__main__"] = sys.modules["__main__"], main
+    try:
+        for node in tree.body:
+            if isinstance(node, ast.Expr) and not _is_print(node):
+                value = eval(compile(ast.Expression(node.value), name, "eval"), namespace)
+                if value is not None and not hasattr(value, "get_params"):
+                    raise AssertionError(
+                        f"line {node.lineno}: this expression gives a {type(value).__name__}, "
+                        "which an interpreter shows and a script drops: print it"
+                    )
+            else:
+                exec(compile(ast.Module([node], type_ignores=[]), name, "exec"), namespace)
+    finally:
+        sys.modules["__main__"] = runner
 
 
 def main() -> None:

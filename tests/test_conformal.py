@@ -32,14 +32,9 @@ from sk_entmax import (
     SparsemaxClassifier,
     TabNetEntmaxClassifier,
 )
-from sk_entmax.conformal import (
-    _label_scores,
-    _top_sets,
-    calibrate,
-    calibrated_proba,
-    conformal_quantile,
-    nonconformity_scores,
-)
+from sk_entmax._conformal_inputs import default_estimator
+from sk_entmax._conformal_maths import _label_scores, _top_sets, calibrate, calibrated_proba
+from sk_entmax.conformal import conformal_quantile, nonconformity_scores
 from sk_entmax.entmax import entmax
 from sk_entmax.metrics import mean_support_size, stratified_coverage, support_coverage
 
@@ -322,7 +317,7 @@ def test_clone_get_set_params():
     assert copy.estimator.C == 0.5 and copy.class_conditional is True
     default = SparseConformalClassifier()
     assert default.estimator is None
-    assert default._base_estimator().__class__ is SparsemaxClassifier
+    assert default_estimator(default.estimator).__class__ is SparsemaxClassifier
 
 
 # ---------------------------------------------------------------------- edge cases

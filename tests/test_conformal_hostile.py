@@ -15,9 +15,10 @@ from saved_files import read_saved, write_saved
 from sklearn.datasets import make_classification, make_multilabel_classification
 from sklearn.exceptions import NotFittedError
 
-import sk_entmax.conformal as conformal_module
+import sk_entmax._conformal_maths as conformal_maths
 from sk_entmax import SparsemaxClassifier
-from sk_entmax.conformal import SparseConformalClassifier, level_temperatures
+from sk_entmax._conformal_maths import level_temperatures
+from sk_entmax.conformal import SparseConformalClassifier
 from sk_entmax.persistence import load, save
 
 
@@ -173,8 +174,8 @@ def test_predict_proba_computes_the_sets_of_one_level(model, data, monkeypatch):
     X = data[2][:10]
     want = wrapper.predict_proba(X)
     calls = []
-    original = conformal_module._top_sets
-    monkeypatch.setattr(conformal_module, "_top_sets", lambda *a: calls.append(1) or original(*a))
+    original = conformal_maths._top_sets
+    monkeypatch.setattr(conformal_maths, "_top_sets", lambda *a: calls.append(1) or original(*a))
     np.testing.assert_array_equal(wrapper.predict_proba(X), want)
     assert len(calls) == 1  # the first level's, not one per level
 

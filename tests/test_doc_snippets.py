@@ -1,4 +1,5 @@
-"""Every Python code block of the README and the user guide runs as written (issue 44).
+"""Every Python code block of the README, the user guide and the contributor page runs as
+written (issues 44 and 61).
 
 Each block runs as a script (tests/run_snippets.py, all blocks in one process, each in a
 namespace and a folder of its own): it must raise nothing, raise no warning (every warning
@@ -26,6 +27,8 @@ PAGES = [
     ROOT / "doc" / "getting_started.md",
     ROOT / "doc" / "index.md",
     *sorted((ROOT / "doc" / "user_guide").glob("*.md")),
+    # the contributor page's worked example: a new estimator and scikit-learn's checks on it
+    ROOT / "doc" / "contributing.md",
 ]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 #: pages kept by others, not yet written to run as scripts (issue 44 leaves them to their

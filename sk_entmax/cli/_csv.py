@@ -55,16 +55,17 @@ def _encoding(path: Path, head: bytes) -> str:
         return "utf-8" if exc.start >= len(head) - 3 else "latin-1"
 
 
-def _sniff(path: Path, encoding: str) -> tuple[str, int]:
+def _sniff(path: Path, encoding: str, *, max_columns: int = MAX_COLUMNS) -> tuple[str, int]:
     """The separator and the number of columns, from the header line; refuses a header of
-    more than MAX_COLUMNS columns or one without any data row, before pandas parses it."""
+    more than ``max_columns`` columns or one without any data row, before pandas parses
+    it."""
     try:
         with open(path, encoding=encoding, errors="replace", newline="") as handle:
             first = handle.readline(_MAX_HEADER_CHARS)
             if len(first) >= _MAX_HEADER_CHARS:
                 raise UsageError(
                     f"{path} has a header line of over {_MAX_HEADER_CHARS} characters; the "
-                    f"report reads tables of up to {MAX_COLUMNS} columns"
+                    f"report reads tables of up to {max_columns} columns"
                 )
             has_rows = any(line.strip() for line in iter(lambda: handle.readline(65536), ""))
     except OSError as exc:
@@ -86,10 +87,10 @@ def _sniff(path: Path, encoding: str) -> tuple[str, int]:
             f"(it begins {names[longest][:40]!r}); the report reads column names of up to "
             f"{MAX_NAME_CHARS:,} characters, which it prints and draws"
         )
-    if n_columns > MAX_COLUMNS:
+    if n_columns > max_columns:
         raise UsageError(
             f"{path} has {n_columns} columns; the report reads tables of up to "
-            f"{MAX_COLUMNS} columns"
+            f"{max_columns} columns"
         )
     if not has_rows:
         raise UsageError(
@@ -111,9 +112,12 @@ class _Table:
     task: str = "classification"  # what the target is: "classification" or "regression"
 
 
-def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
+def _read_table(
+    path: Path, target: str, task: str = "auto", *, max_columns: int = MAX_COLUMNS
+) -> _Table:
     """Read the CSV file, find the target column and check it for ``task`` (``--task``);
-    the table says which task the target calls for (see :func:`_resolve_task`)."""
+    the table says which task the target calls for (see :func:`_resolve_task`). A table
+    of more than ``max_columns`` columns is refused before it is parsed."""
     import pandas as pd
 
     if not path.exists():
@@ -128,7 +132,7 @@ def _read_table(path: Path, target: str, task: str = "auto") -> _Table:
     if not head.strip():
         raise UsageError(f"{path} is empty")
     encoding = _encoding(path, head)
-    sep, _ = _sniff(path, encoding)
+    sep, _ = _sniff(path, encoding, max_columns=max_columns)
     try:
         # low_memory=False: a column's type is inferred from all of it, not chunk by chunk
         # (chunks would mix numbers and text in one column)

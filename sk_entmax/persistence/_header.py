@@ -46,16 +46,16 @@ _MAX_JSON_VALUES = 300_000
 _MAX_JSON_CONTAINERS = 100_000
 
 
-def _check_json_size(text: str) -> None:
-    """Refuse a header document with more values or containers than a model file holds,
-    counted from its text before it is parsed (commas and brackets inside strings count
-    too, so the counts are upper bounds)."""
+def _check_json_size(text: str, *, max_values: int = _MAX_JSON_VALUES) -> None:
+    """Refuse a header document with more values (``max_values``) or containers than a
+    model file holds, counted from its text before it is parsed (commas and brackets inside
+    strings count too, so the counts are upper bounds)."""
     values = text.count(",") + 1
     containers = text.count("[") + text.count("{")
-    if values > _MAX_JSON_VALUES or containers > _MAX_JSON_CONTAINERS:
+    if values > max_values or containers > _MAX_JSON_CONTAINERS:
         raise _Invalid(
             f"the header holds about {values:,} values in {containers:,} lists and objects; "
-            f"a model file holds at most {_MAX_JSON_VALUES:,} and {_MAX_JSON_CONTAINERS:,}"
+            f"a model file holds at most {max_values:,} and {_MAX_JSON_CONTAINERS:,}"
         )
 
 

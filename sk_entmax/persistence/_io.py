@@ -14,7 +14,12 @@ from sk_entmax._engine.device import resolve_device
 from sk_entmax.persistence._composite import assemble, is_composite, pipeline_entry, read_pipeline
 from sk_entmax.persistence._errors import _Invalid, printable
 from sk_entmax.persistence._files import _save_target, _write_file
-from sk_entmax.persistence._header import _METADATA_KEY, _check_json_size, _parse_header
+from sk_entmax.persistence._header import (
+    _MAX_JSON_VALUES,
+    _METADATA_KEY,
+    _check_json_size,
+    _parse_header,
+)
 from sk_entmax.persistence._model import build, model_entry, read_model
 from sk_entmax.persistence._reader import DIGEST_KEY, OneRead, digest
 from sk_entmax.persistence._wrapper import read_pipeline_wrapper, wrapped_pipeline, wrapper_entry
@@ -77,6 +82,14 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
     old one; saving needs permission to create files in that folder. A file replaced keeps
     its permission bits; a new one gets those ``open`` would give it (under the umask).
     """
+    _save(estimator, path)
+
+
+def _save(
+    estimator: Any, path: str | os.PathLike, *, max_json_values: int = _MAX_JSON_VALUES
+) -> None:
+    """:func:`save`, refusing a header of more than ``max_json_values`` JSON values (the
+    most :func:`load` reads)."""
     target = os.fspath(path)
     around = wrapped_pipeline(estimator)
     if is_composite(estimator):
@@ -93,7 +106,7 @@ def save(estimator: Any, path: str | os.PathLike) -> None:
     _refuse_non_finite(estimator, tensors)
     text = json.dumps(header, allow_nan=False)
     try:
-        _check_json_size(text)
+        _check_json_size(text, max_values=max_json_values)
     except _Invalid as error:
         raise ValueError(
             f"cannot save {type(estimator).__name__}: {error} (a categorical column with that "

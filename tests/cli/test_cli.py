@@ -426,15 +426,15 @@ def test_report_refuses_a_wide_header_without_rows_before_parsing(tmp_path, caps
     assert err.count("\n") == 1 and "20000 columns) and no data rows" in err
 
 
-def test_report_refuses_too_many_columns_before_parsing(tmp_path, capsys, monkeypatch):
-    from sk_entmax.cli import _csv as cli
+def test_report_refuses_too_many_columns_before_parsing(tmp_path, monkeypatch):
+    from sk_entmax.cli._csv import _read_table
+    from sk_entmax.cli._errors import UsageError
 
-    monkeypatch.setattr(cli, "MAX_COLUMNS", 50)
     header = ",".join(f"c{i}" for i in range(51)) + "\n"
     path = _write(tmp_path / "wide.csv", header + ",".join("1" * 51) + "\n")
     monkeypatch.setattr("pandas.read_csv", lambda *a, **k: pytest.fail("parsed"))
-    assert main(["report", "--data", str(path), "--target", "c0"]) == 2
-    assert "has 51 columns; the report reads tables of up to 50" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="has 51 columns; the report reads tables of up to 50"):
+        _read_table(path, "c0", max_columns=50)
 
 
 @pytest.mark.parametrize(

@@ -433,11 +433,10 @@ def test_a_header_longer_than_a_model_file_has_is_refused_unread(tmp_path, no_ne
         load(path)
 
 
-def test_save_refuses_a_model_whose_header_load_would_refuse(models, monkeypatch, tmp_path):
-    from sk_entmax.persistence import _header as persistence
+def test_save_refuses_a_model_whose_header_load_would_refuse(models, tmp_path):
+    from sk_entmax.persistence._io import _save
 
     clf = load(models["linear"][0])
-    monkeypatch.setattr(persistence, "_MAX_JSON_VALUES", 10)
     with pytest.raises(ValueError, match=r"cannot save EntmaxClassifier: the header holds"):
-        save(clf, tmp_path / "big.safetensors")
+        _save(clf, tmp_path / "big.safetensors", max_json_values=10)
     assert not list(tmp_path.iterdir())  # nothing written
