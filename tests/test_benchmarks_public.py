@@ -4,6 +4,7 @@ name (issue 61), so that what they measure is what a user can call."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -61,16 +62,27 @@ def private_uses(source: str) -> list[str]:
 
 
 SCRIPTS = sorted(BENCHMARKS.rglob("*.py"))
+SHELL = sorted(BENCHMARKS.rglob("*.sh"))
+#: a Python heredoc of a shell script: ``"$PY" - <<'EOF'`` up to its ``EOF`` line
+HEREDOC = re.compile(r"<<\s*'EOF'[^\n]*\n(.*?)^EOF$", re.DOTALL | re.MULTILINE)
 
 
 def test_there_are_benchmarks():
     assert SCRIPTS
     assert (BENCHMARKS / "helpers.py") in SCRIPTS
+    assert any(HEREDOC.search(path.read_text(encoding="utf-8")) for path in SHELL)
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.relative_to(BENCHMARKS).as_posix())
 def test_benchmark_imports_no_private_name(path):
     assert private_uses(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", SHELL, ids=lambda p: p.relative_to(BENCHMARKS).as_posix())
+def test_python_in_shell_scripts_imports_no_private_name(path):
+    # cuda_checks.sh runs Python heredocs: they are held to the same rule
+    for block in HEREDOC.findall(path.read_text(encoding="utf-8")):
+        assert private_uses(block) == [], block[:200]
 
 
 @pytest.mark.parametrize(
