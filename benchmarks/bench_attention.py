@@ -103,7 +103,7 @@ def _module_rows(lengths, alphas, repeats, device, learned) -> None:
             def eager(x=x, mha=mha):
                 return mha(x, x, x, need_weights=False)[0]
 
-            torch._dynamo.reset()
+            torch.compiler.reset()
             compiled = torch.compile(eager, fullgraph=True)
             start = time.perf_counter()
             compiled().sum().backward()
@@ -159,7 +159,7 @@ def time_rows(
                 contenders["naive"] = _naive(alpha, learned)
             first = None
             if compiled:
-                torch._dynamo.reset()
+                torch.compiler.reset()
                 contenders["compiled"] = _compiled(alpha, learned)
                 first = _run(contenders["compiled"], q, k, v, d_out)  # compile + first call
             for fn in contenders.values():  # warm up

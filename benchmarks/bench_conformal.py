@@ -141,7 +141,7 @@ import torch
 
 # the script's folder is on sys.path when it runs: the linear pipeline (the one of
 # bench_tabnet_real.py), the statistics and the JSON writer are the benchmarks' shared helpers
-from _helpers import linear_pipeline, mean_2se, text_columns, write_json
+from helpers import linear_pipeline, mean_2se, text_columns, write_json
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -898,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"threads: torch {threads['torch']}, BLAS {threads['blas']}")
     start = time.perf_counter()
     if args.merge:
-        from _helpers import read_results
+        from helpers import read_results
 
         print("\n".join(modes_lines(read_results(args.merge), args.confidence)))
         return 0

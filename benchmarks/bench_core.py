@@ -34,13 +34,6 @@ core; they still count what those processes did to the caches. One thread only.
 The load average (``os.getloadavg``) is printed before and after each table: the ratios to
 softmax, a call of 0.1 to 10 ms, are only as good as the machine is idle.
 
-``--kernel-before DIR`` (with ``--before DIR``'s copy) times the fused kernel's loops alone,
-called on numpy arrays on one thread (``forward_serial`` then ``backward_serial``), this
-version's against the copy's, alternating, the calling thread's CPU time, and prints the
-median ratios of forward and backward per shape and map, and whether the outputs agree::
-
-    PYTHONPATH=. python3 benchmarks/bench_core.py --kernel-before /tmp/before
-
 ``--compiled`` adds ``torch.compile(fullgraph=True)`` of ours as a fourth contender in each
 repeat (issue 33): the columns "compiled / eager" (median ratio, bar: at most 1) and the
 compile + first call time, in seconds.
@@ -214,7 +207,7 @@ def run(repeats: int, device: str, compiled: bool = False) -> list[dict]:
                 contenders.append(("before", BEFORE[name]))
             first_call = None
             if compiled:
-                torch._dynamo.reset()
+                torch.compiler.reset()
                 fast = torch.compile(mine, fullgraph=True)
                 first_call = _time(fast, X, dY)  # compile + first call
                 contenders.append(("compiled", fast))
@@ -593,92 +586,6 @@ def _scaling_times(summaries: list[tuple], shape: tuple[int, int]) -> None:
         )
 
 
-#: (shape, alpha) pairs of :func:`kernel_before`
-KERNEL_CASES = [
-    ((4096, 32), 2.0),
-    ((4096, 32), 1.5),
-    ((1024, 1000), 2.0),
-    ((1024, 1000), 1.5),
-    ((1024, 1000), 1.33),
-    ((64, 20000), 1.33),
-]
-
-
-def _kernel_loops(module, Z, P, D, DX, alphas, mode) -> tuple[Callable[[], None], ...]:
-    """The forward and backward serial loops of a version of the kernel's module, bound to
-    the arrays: with the backward's saved weights (``G``, ``IX``, ``K``) where that version
-    takes them (since issue 59's alpha 1.33 change), else the older signature."""
-
-    if not hasattr(module, "_save_support"):
-        return (
-            lambda: module.forward_serial(Z, P, alphas, mode),
-            lambda: module.backward_serial(P, D, DX, alphas, mode),
-        )
-    from sk_entmax.entmax.kernels.cpu import _support_arrays
-
-    G, IX, K = _support_arrays(P, mode, True)
-    return (
-        lambda: module.forward_serial(Z, P, alphas, mode, G, IX, K),
-        lambda: module.backward_serial(P, D, DX, mode, G, IX, K),
-    )
-
-
-def kernel_before(directory: str, repeats: int) -> None:
-    """The kernel's loops alone, this version's over those of the copy in ``directory``
-    (module docstring, ``--kernel-before``): median ratios of forward and backward times."""
-    import sys
-
-    import numpy as np
-
-    sys.path.insert(0, directory)
-    new = importlib.import_module("sk_entmax.entmax.kernels._numba_maps")
-    old = importlib.import_module("sk_entmax_old.entmax.kernels._numba_maps")
-    print("kernel loops alone, one thread, CPU clock; new / before (median of ratios)")
-    print(
-        "| shape     | alpha | forward new (ms) | new / before | backward new (ms) "
-        "| new / before | same outputs |"
-    )
-    print(f"|{'-' * 11}|{'-' * 7}|{'-' * 18}|{'-' * 14}|{'-' * 19}|{'-' * 14}|{'-' * 14}|")
-    for shape, alpha in KERNEL_CASES:
-        mode = 0 if alpha == 2 else 1 if alpha == 1.5 else 2
-        gen = torch.Generator().manual_seed(0)
-        Z = torch.randn(*shape, generator=gen).numpy()
-        D = torch.randn(*shape, generator=gen).numpy()
-        alphas = np.full(shape[0], alpha)
-        arrays = {}
-        for key, module in (("new", new), ("old", old)):
-            P, DX = np.empty_like(Z), np.empty_like(Z)
-            forward, backward = _kernel_loops(module, Z, P, D, DX, alphas, mode)
-            forward()
-            backward()
-            arrays[key] = (forward, backward, P, DX)
-        same = all(
-            np.array_equal(a, b) for a, b in zip(arrays["new"][2:], arrays["old"][2:], strict=True)
-        )
-        times: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
-        for i in range(repeats):
-            for key in ("new", "old") if i % 2 else ("old", "new"):
-                forward, backward = arrays[key][:2]
-                t0 = time.thread_time()
-                forward()
-                t1 = time.thread_time()
-                backward()
-                times[key].append((t1 - t0, time.thread_time() - t1))
-        fwd = statistics.median(
-            a[0] / b[0] for a, b in zip(times["new"], times["old"], strict=True)
-        )
-        bwd = statistics.median(
-            a[1] / b[1] for a, b in zip(times["new"], times["old"], strict=True)
-        )
-        f_ms = 1e3 * statistics.median(t[0] for t in times["new"])
-        b_ms = 1e3 * statistics.median(t[1] for t in times["new"])
-        print(
-            f"| {shape[0]}x{shape[1]:<{9 - len(str(shape[0])) - 1}} | {alpha:<5} "
-            f"| {f_ms:>16.3f} | {fwd:>12.3f} | {b_ms:>17.3f} | {bwd:>12.3f} "
-            f"| {'yes' if same else 'no':<12} |"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1])
@@ -693,19 +600,11 @@ def main() -> None:
         help="cpu: the calling thread's CPU time (one thread only; robust to a loaded machine)",
     )
     parser.add_argument("--before", help="a directory holding another version as sk_entmax_old")
-    parser.add_argument(
-        "--kernel-before", help="time the kernel's loops alone against this copy, then stop"
-    )
     parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
     parser.add_argument(
         "--shapes", nargs="+", default=[f"{r}x{c}" for r, c in SHAPES], help="e.g. 512x100"
     )
     args = parser.parse_args()
-    if args.kernel_before:
-        print(_load())
-        kernel_before(args.kernel_before, max(args.repeats, 9))
-        print(_load())
-        return
     SHAPES[:] = [tuple(int(n) for n in s.split("x")) for s in args.shapes]
     for name in list(FUNCTIONS):
         if name not in args.functions:

@@ -140,7 +140,7 @@ def main(argv=None) -> None:
         )
         with open(out, encoding="utf-8") as f:
             two = json.load(f)
-    from _helpers import mean_2se, paired_2se
+    from helpers import mean_2se, paired_2se
 
     print("\n| task | score | one process | two processes | two - one (2 paired SE) |")
     print("|---|---|---|---|---|")

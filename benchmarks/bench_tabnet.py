@@ -100,7 +100,7 @@ import pytorch_tabnet
 import torch
 
 # the script's folder is on sys.path when it runs: the epoch timer is a shared helper
-from _helpers import EpochTimer
+from helpers import EpochTimer
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
 from sklearn.model_selection import train_test_split

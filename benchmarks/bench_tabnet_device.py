@@ -15,7 +15,8 @@ after one untimed warm-up fit per device (imports, the CUDA context):
   automatic ones of each device;
 - pytorch-tabnet (when importable; the script says so when it is not): ``TabNetClassifier``
   at its defaults (batch 1,024, ghost batch 128) on the GPU and on the CPU (torch's default
-  threads), and on the GPU at our GPU sizes too.
+  threads), and on the GPU at our GPU sizes too (the batch and ghost batch of our fitted
+  GPU net).
 
 It prints one ``KEY`` line per fit (epoch seconds, the median of epochs 2..E, the batch and
 ghost batch, the test accuracy after E epochs) and the ratios: ours GPU/CPU, and ours over
@@ -32,13 +33,12 @@ import warnings
 
 import numpy as np
 import torch
-from _helpers import EpochTimer
+from helpers import EpochTimer
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from sk_entmax import TabNetEntmaxClassifier
-from sk_entmax._tabnet.sizing import auto_batch_size, auto_virtual_batch_size
 from sk_entmax.nn.tabnet import GhostBatchNorm
 
 
@@ -120,22 +120,23 @@ def main(argv=None) -> None:
         TabNetEntmaxClassifier(max_epochs=1, random_state=0, device=device).fit(
             X_tr[:2000], y_tr[:2000]
         )
-    gpu_sizes = (
-        auto_batch_size(args.rows, args.device),
-        auto_virtual_batch_size(auto_batch_size(args.rows, args.device), args.device),
-    )
-    # the most wanted figures first: a step cut at its time limit keeps the lines printed
+    # the most wanted figures first: a step cut at its time limit keeps the lines printed;
+    # "our sizes" are those our fit on that device chose (its fitted net's batch and ghost
+    # batch), so the fits of ours come first
     runs = [(f"ours {d}", ours, d, None) for d in devices]
     if have_reference:
         runs.append((f"pytorch-tabnet {devices[0]} defaults", reference, devices[0], None))
         if args.device != "cpu":
             runs.append(
-                (f"pytorch-tabnet {args.device} our sizes", reference, args.device, gpu_sizes)
+                (f"pytorch-tabnet {args.device} our sizes", reference, args.device, "ours")
             )
             runs.append(("pytorch-tabnet cpu defaults", reference, "cpu", None))
     results = {}
     for name, fit, device, sizes in runs:
-        kwargs = {} if sizes is None else {"sizes": sizes}
+        kwargs = {}
+        if sizes == "ours":
+            mine = results[f"ours {device}"]
+            kwargs["sizes"] = (mine["batch"], mine["ghost"])
         r = fit(X_tr, y_tr, X_te, y_te, device, args.epochs, **kwargs)
         results[name] = r
         print(

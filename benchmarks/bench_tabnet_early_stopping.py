@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 # the script's folder is on sys.path when it runs
-from _helpers import TABLES, Table, category_frames, paired_2se, read_results, write_json
+from helpers import TABLES, Table, category_frames, paired_2se, read_results, write_json
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import train_test_split
 

@@ -17,7 +17,7 @@ TabNets (default sparsemax; another mode's sets are labelled ``SET [mode]``) and
 ``--no-reference`` leaves pytorch-tabnet's fits out. ``--quick`` is 2 seeds, 2 epochs and
 at most 600 training rows: it checks the script, its figures mean nothing.
 
-``--families NAME ...`` fits issue 57's families (``benchmarks/_families.py``, ``--rows``
+``--families NAME ...`` fits issue 57's families (``benchmarks/families.py``, ``--rows``
 training and as many test rows per draw) instead of the data sets; ``--models`` then fits
 only some of ``faithful classic pt-tabnet hgb``, and ``--merge`` joins the models of each
 family from several runs' ``--json`` files into one table.
@@ -77,13 +77,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from _families import FAMILIES, make_family
+from families import FAMILIES, make_family
 
 # the script's folder is on sys.path when it runs: the data sets and splits (the stability
 # benchmark's), pytorch-tabnet's encoding and batch sizes (the accuracy benchmark's) and the
 # statistics are the benchmarks' shared helpers
-from _helpers import (
+from helpers import (
     TabNetClassifier,
+    auc,
     finish_set_args,
     fit_reference_tabnet,
     jackknife_se,
@@ -147,17 +148,6 @@ def _moved(model: Any, X: Any, X_moved: Any) -> tuple[float, float]:
 # ------------------------------------------------------------------------------ fits
 
 
-def _auc(y: Any, scores: np.ndarray, classes: np.ndarray) -> float | None:
-    """The test AUC: of the second class for two classes, one-vs-rest (macro) for more;
-    None when a test split lacks a class."""
-    y = np.asarray(y)
-    if np.unique(y).size != len(classes):
-        return None
-    if len(classes) == 2:
-        return float(roc_auc_score(y == classes[1], scores[:, 1]))
-    return float(roc_auc_score(y, scores, multi_class="ovr", labels=classes))
-
-
 def _fit_ours(faithful: bool):
     def fit(split, seed: int, args) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -180,7 +170,7 @@ def _fit_ours(faithful: bool):
         predicted = clf.classes_[np.argmax(scores, axis=1)]
         return {
             "accuracy": float(np.mean(predicted == split.y_test)),
-            "auc": _auc(split.y_test, scores, clf.classes_),
+            "auc": auc(split.y_test, scores, clf.classes_),
             "classes": int(np.unique(predicted).size),
             "zero": float(zero.mean()),
             "never_read": float(never.mean()),
@@ -478,15 +468,15 @@ def family_lines(results: list[dict[str, Any]]) -> list[str]:
     for r in results:
         fits = r["fits"]
 
-        def auc(model: str, fits=fits) -> str:
+        def auc_cell(model: str, fits=fits) -> str:
             if not fits.get(model):
                 return "-"
             return _pm(*mean_2se([f["auc"] for f in fits[model]]))
 
         if not (fits.get(FAITHFUL) and fits.get(CLASSIC)):  # a run of other models only
             lines.append(
-                f"| {r['set']} | {auc(FAITHFUL)} | {auc(CLASSIC)} | {auc(REFERENCE)} |"
-                f" {auc('hgb')} |" + " - |" * 7
+                f"| {r['set']} | {auc_cell(FAITHFUL)} | {auc_cell(CLASSIC)} |"
+                f" {auc_cell(REFERENCE)} | {auc_cell('hgb')} |" + " - |" * 7
             )
             continue
         ours = fits[FAITHFUL]
@@ -497,7 +487,8 @@ def family_lines(results: list[dict[str, Any]]) -> list[str]:
         moved = max(f["proba_moved"] for f in ours)
         one = sum(f["classes"] == 1 for f in ours), sum(f["classes"] == 1 for f in fits[CLASSIC])
         lines.append(
-            f"| {r['set']} | {auc(FAITHFUL)} | {auc(CLASSIC)} | {auc(REFERENCE)} | {auc('hgb')} |"
+            f"| {r['set']} | {auc_cell(FAITHFUL)} | {auc_cell(CLASSIC)} |"
+            f" {auc_cell(REFERENCE)} | {auc_cell('hgb')} |"
             f" {diff:+.3f} ± {two_se:.3f} | {mean['tpr']:.2f} | {mean['fdr']:.2f} |"
             f" {mean['certified']:.2f} ({sd:.2f}) | {cols} | {moved:.3f} | {one[0]} / {one[1]} |"
         )
@@ -527,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         choices=sorted(FAMILIES),
         default=None,
-        help="fit the issue-57 families (benchmarks/_families.py) instead of --sets",
+        help="fit the issue-57 families (benchmarks/families.py) instead of --sets",
     )
     parser.add_argument(
         "--rows", type=int, default=4000, help="training (and test) rows of a family draw"

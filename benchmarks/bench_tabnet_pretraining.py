@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from _helpers import (
+from helpers import (
     batch_sizes,
     fit_reference_tabnet,
     fit_reference_tabnet_regressor,

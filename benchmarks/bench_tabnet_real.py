@@ -62,7 +62,7 @@ all the models, which are seeded with s too:
   ``RealMLP_TD_Classifier`` and ``TabM_D_Classifier(random_state=s, n_threads=threads,
   device="cpu")`` at their defaults, behind the LogisticRegression pipeline's preprocessing
   (as a dense array). pytabkit 1.5.0 passes ``force_all_finite`` to scikit-learn's
-  validation, which scikit-learn 1.8 removed: ``_helpers`` renames it on import.
+  validation, which scikit-learn 1.8 removed: ``helpers`` renames it on import.
 
 The table (logreg: the LogisticRegression pipeline, HGB: HistGradientBoosting, pt-tabnet:
 pytorch-tabnet) gives each model's mean test accuracy ± 2 standard errors over the seeds,
@@ -89,7 +89,7 @@ import torch
 
 # the script's folder is on sys.path when it runs: the tables, the LogisticRegression
 # pipeline, pytorch-tabnet's encoding and the statistics are the benchmarks' shared helpers
-from _helpers import (
+from helpers import (
     PYTABKIT,
     TABLES,
     Table,

@@ -127,7 +127,7 @@ import torch
 
 # the script's folder is on sys.path when it runs: the tables, the pipelines, pytorch-tabnet's
 # encoding and the statistics are the benchmarks' shared helpers
-from _helpers import (
+from helpers import (
     PYTABKIT,
     REGRESSION_SYNTHETIC,
     REGRESSION_TABLES,

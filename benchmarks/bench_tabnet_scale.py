@@ -56,7 +56,7 @@ import torch
 
 # the script's folder is on sys.path when it runs: the epoch timer is the shared one that
 # bench_tabnet.py times pytorch-tabnet with too
-from _helpers import EpochTimer
+from helpers import EpochTimer
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split

@@ -7,7 +7,7 @@ Run from the repository root::
 
 Six tables of 112 to 300 training rows, one stratified 75/25 split each (``random_state=0``):
 scikit-learn's iris and wine, 400 rows of breast_cancer, and 400 rows of three of
-``_families.py``'s families (switch, product, additive; draw seed 0). Each seed fits the
+``families.py``'s families (switch, product, additive; draw seed 0). Each seed fits the
 default :class:`~sk_entmax.TabNetEntmaxClassifier` and ``faithful_masks=False`` at the
 defaults (one thread), and records the test accuracy and AUC (one-vs-rest, macro, for more
 than two classes), the share of (row, feature) test pairs ``never_read`` certifies, and
@@ -32,10 +32,9 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 import torch
-from _families import make_family
-from _helpers import paired_2se
+from families import make_family
+from helpers import auc, paired_2se
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from sk_entmax import TabNetEntmaxClassifier
@@ -68,16 +67,12 @@ def fit(name: str, X, y, model: str, seed: int, max_epochs: int | None = None) -
     clf.fit(X_train, y_train)
     proba = clf.predict_proba(X_test)
     predicted = clf.classes_[proba.argmax(1)]
-    if proba.shape[1] == 2:
-        auc = roc_auc_score(y_test == clf.classes_[1], proba[:, 1])
-    else:
-        auc = roc_auc_score(y_test, proba, multi_class="ovr", labels=clf.classes_)
     return {
         "set": name,
         "model": model,
         "seed": seed,
         "accuracy": float(np.mean(predicted == y_test)),
-        "auc": float(auc),
+        "auc": auc(y_test, proba, clf.classes_),
         "certified": float(clf.never_read(X_test).mean()) if model == "default" else 0.0,
         "check": hasattr(clf, "restored_features_"),
     }

@@ -87,7 +87,7 @@ import torch
 # the script's folder is on sys.path when it runs: the data sets, their splits, pytorch-tabnet's
 # data encoding and the statistics are the benchmarks' shared helpers, so that the accuracy
 # benchmark (bench_tabnet_real.py) measures the same fits
-from _helpers import (
+from helpers import (
     SETS,
     Split,
     TabNetClassifier,

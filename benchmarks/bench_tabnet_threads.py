@@ -15,26 +15,30 @@ loop, started by this script and killed when the condition ends) and per size (r
 - ours: ``TabNetEntmaxClassifier(random_state=r, max_epochs=E, patience=E)`` at its defaults
   (``batch_size`` and ``virtual_batch_size`` "auto") with ``n_jobs`` 1, 2 and None (the
   default);
-- "before": the default as it trained up to f441029, each training step on the torch threads
-  that ``n_jobs=None`` resolves to (emulated by setting the training thread count of
-  :mod:`sk_entmax._base` for that fit);
 - pytorch-tabnet: ``TabNetClassifier(seed=r)`` with our automatic batch and ghost batch sizes
-  (equal sizes on both sides), the last batch kept, no early stopping, at torch threads 1, 2
-  and torch's default (the machine's cores), set with ``torch.set_num_threads``.
+  on a CPU (``helpers.batch_sizes``: equal sizes on both sides), the last batch kept, no
+  early stopping, at torch threads 1, 2 and torch's default (the machine's cores), set with
+  ``torch.set_num_threads``.
+
+The script uses the public API only. Up to commit 3711e74 it also fitted "ours before", the
+default as it trained up to f441029 (each training step on the torch threads that
+``n_jobs=None`` resolves to), by patching private globals of the package while it ran; that
+column's figures are on the benchmark's page, and the script of 3711e74 still makes them.
 
 "epoch s" is the median over epochs 2..E of each fit's epoch times (skorch's ``dur``; a
-callback around each pytorch-tabnet epoch), then the median over ``--repeats`` fits. A fit
-still running after ``--cap`` seconds (default 60: a busy core can stall torch's threads for
-minutes an epoch) is cut, and its epoch is estimated as its median batch time (after the
-first three batches) times the batches of an epoch, marked "~" in the table; the
-fits of one repeat run one after the other in one process, in an order that rotates with the
-repeat. Run each condition and size in a process of its own (``--conditions``, ``--sizes``,
-``--json``) and print the whole table with ``--merge``: in one long process the later fits
-ran slower than in a fresh one, which is the process's state, not the setting (the figures
-are on ``doc/benchmarks/bench_tabnet_threads.md``).
+callback around each pytorch-tabnet epoch), then the median over ``--repeats`` fits. A
+pytorch-tabnet fit still running after ``--cap`` seconds (default 60: a busy core can stall
+torch's threads for minutes an epoch) is cut, and its epoch is estimated as its median
+batch time (after the first three batches) times the batches of an epoch, marked "~" in the
+table. Ours is never cut: it trains on one torch thread at every ``n_jobs``, which a busy
+core cannot stall. The fits of one repeat run one after the other in one process, in an
+order that rotates with the repeat. Run each condition and size in a process of its own
+(``--conditions``, ``--sizes``, ``--json``) and print the whole table with ``--merge``: in
+one long process the later fits ran slower than in a fresh one, which is the process's
+state, not the setting (the figures are on ``doc/benchmarks/bench_tabnet_threads.md``).
 Ratios are medians over the repeats of the per-repeat ratios: "default/1" (ours,
-n_jobs=None over n_jobs=1: the loaded-machine goal is at most 1.5), "default/before" (idle:
-at most 1, the default no slower than before), "ours/ref 1 thread" (at most 1).
+n_jobs=None over n_jobs=1: the loaded-machine goal is at most 1.5) and "ours/ref 1 thread"
+(at most 1).
 ``--json PATH`` writes every fit's figures.
 """
 
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,20 +55,16 @@ import time
 import warnings
 
 import numpy as np
-import skorch.callbacks
 import torch
 
 # the script's folder is on sys.path when it runs
-from _helpers import EpochTimer
+from helpers import EpochTimer, batch_sizes
 from pytorch_tabnet.callbacks import Callback
 from pytorch_tabnet.tab_model import TabNetClassifier
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 
-import sk_entmax._base as _base
 from sk_entmax import TabNetEntmaxClassifier
-from sk_entmax._engine.threads import available_cores, resolve_n_jobs
-from sk_entmax._tabnet.sizing import auto_batch_size, auto_virtual_batch_size
 
 SIZES = (3_300, 50_000, 200_000)
 #: a busy process: spins until it has run an hour or this script has ended (its parent changes)
@@ -71,8 +72,17 @@ BUSY = (
     "import os, time\nparent, end = os.getppid(), time.monotonic() + 3600\n"
     "while time.monotonic() < end and os.getppid() == parent:\n    pass\n"
 )
-OURS = (("ours n_jobs=1", 1), ("ours n_jobs=2", 2), ("ours default", None), ("ours before", "b"))
+OURS = (("ours n_jobs=1", 1), ("ours n_jobs=2", 2), ("ours default", None))
 REFERENCE = (("ref 1 thread", 1), ("ref 2 threads", 2), ("ref default", None))
+
+
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the OS reports it, else the
+    machine's cores (what ``n_jobs=-1`` uses)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS and Windows
+        return max(1, os.cpu_count() or 1)
 
 
 def default_epochs(n_rows: int) -> int:
@@ -103,20 +113,7 @@ class Clock:
             raise KeyboardInterrupt
 
 
-class _OurClock(skorch.callbacks.Callback):
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-
-    def on_batch_begin(self, net, batch=None, training=None, **kwargs):
-        if training:
-            self.clock.begin()
-
-    def on_batch_end(self, net, batch=None, training=None, **kwargs):
-        if training:
-            self.clock.end()
-
-
-class _ReferenceClock(Callback):
+class ReferenceClock(Callback):
     def __init__(self, clock: Clock) -> None:
         super().__init__()
         self.clock = clock
@@ -139,35 +136,20 @@ def epoch_figure(epochs: list[float], clock: Clock, n_batches: int) -> tuple[flo
 
 
 def ours(X, y, n_jobs, seed: int, epochs: int, cap: float) -> tuple[float, bool]:
-    clf = TabNetEntmaxClassifier(random_state=seed, max_epochs=epochs, patience=epochs)
-    clock = Clock(cap)
-    original = _base.fit_callbacks
-
-    def with_clock(*args, **kwargs):
-        callbacks, *rest = original(*args, **kwargs)
-        return [*callbacks, ("clock", _OurClock(clock))], *rest
-
-    before = _base.TRAINING_THREADS
-    if n_jobs == "b":  # the default before: training on the threads n_jobs=None resolves to
-        params = {**clf.get_params(), "device": "cpu"}
-        work = clf._work_per_row(params, X.shape[1], len(np.unique(y))) * len(X)
-        _base.TRAINING_THREADS = resolve_n_jobs(None, work)
-    else:
-        clf.set_params(n_jobs=n_jobs)
-    _base.fit_callbacks = with_clock
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # a fit cut at its cap warns
-            clf.fit(X, y)
-    finally:
-        _base.fit_callbacks = original
-        _base.TRAINING_THREADS = before
-    durations = [float(d) for d in clf.net_.history[:, "dur"]] if not clock.cut else []
-    return epoch_figure(durations, clock, -(-len(X) // auto_batch_size(len(X))))
+    """Seconds per epoch of our fit at ``n_jobs`` (never cut: ``cap`` is unused), and
+    False (not estimated)."""
+    clf = TabNetEntmaxClassifier(
+        random_state=seed, max_epochs=epochs, patience=epochs, n_jobs=n_jobs
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clf.fit(X, y)
+    durations = [float(d) for d in clf.net_.history[:, "dur"]]
+    return statistics.median(durations[1:] or durations), False
 
 
 def reference(X, y, threads, seed: int, epochs: int, cap: float) -> tuple[float, bool]:
-    batch = auto_batch_size(len(X))
+    batch, virtual = batch_sizes(len(X))
     timer, clock = EpochTimer(), Clock(cap)
     previous = torch.get_num_threads()
     torch.set_num_threads(available_cores() if threads is None else threads)
@@ -181,9 +163,9 @@ def reference(X, y, threads, seed: int, epochs: int, cap: float) -> tuple[float,
                 max_epochs=epochs,
                 patience=0,
                 batch_size=batch,
-                virtual_batch_size=auto_virtual_batch_size(batch),
+                virtual_batch_size=virtual,
                 drop_last=False,
-                callbacks=[timer, _ReferenceClock(clock)],
+                callbacks=[timer, ReferenceClock(clock)],
             )
     finally:
         torch.set_num_threads(previous)
@@ -244,9 +226,8 @@ def _ratio(rows, cond, n_rows, top, bottom) -> float:
 
 def table(rows) -> str:
     names = [name for name, _ in OURS] + [name for name, _ in REFERENCE]
-    head = "| condition | rows | " + " | ".join(names) + " | default/1 | default/before | "
-    head += "ours/ref 1 thread |"
-    lines = [head, "|" + "---|" * (len(names) + 5)]
+    head = "| condition | rows | " + " | ".join(names) + " | default/1 | ours/ref 1 thread |"
+    lines = [head, "|" + "---|" * (len(names) + 4)]
     keys = sorted(
         {(r["condition"], r["rows"]) for r in rows}, key=lambda k: (k[0] != "idle", k[1])
     )
@@ -267,7 +248,6 @@ def table(rows) -> str:
             cells.append(f"~{text}" if cut else text)
         ratios = [
             _ratio(rows, cond, n_rows, "ours default", "ours n_jobs=1"),
-            _ratio(rows, cond, n_rows, "ours default", "ours before"),
             _ratio(rows, cond, n_rows, "ours n_jobs=1", "ref 1 thread"),
         ]
         lines.append(

@@ -6,7 +6,7 @@ Run from the repository root (about half a minute)::
     PYTHONPATH=. python3 benchmarks/plot_per_row_certificate.py doc/_static/per_row_certificate.png
 
 It fits the default :class:`~sk_entmax.TabNetEntmaxClassifier` on 3,000 rows of the
-``switch`` family of ``benchmarks/_families.py`` (feature 0's sign chooses whether the label
+``switch`` family of ``benchmarks/families.py`` (feature 0's sign chooses whether the label
 reads features 1-3 or 4-6; 7-11 are noise), takes the first test row of each branch, and
 draws each step's mask over the features, the features each row reads, and its certificate.
 The draw and seed are the benchmark's seed 1 (``make_family(..., 101)``,
@@ -23,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from _families import make_family
+from families import make_family
 
 from sk_entmax import TabNetEntmaxClassifier
 

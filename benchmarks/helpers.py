@@ -1,6 +1,6 @@
 """What the benchmark scripts share: data, the pytorch-tabnet reference, statistics, CLI, JSON.
 
-Not a benchmark itself. The scripts import it by name (``from _helpers import ...``): a
+Not a benchmark itself. The scripts import it by name (``from helpers import ...``): a
 script's own folder is on ``sys.path`` when it runs (``python3 benchmarks/bench_x.py``). It
 imports no benchmark script, and no benchmark script imports another, so there is no cycle.
 
@@ -14,7 +14,7 @@ imports no benchmark script, and no benchmark script imports another, so there i
 - the pytorch-tabnet reference: :data:`TabNetClassifier` (None when it is not installed),
   :func:`batch_sizes`, :func:`reference_arrays`, :func:`reference_inputs`,
   :func:`fit_reference_tabnet`, :class:`EpochTimer`;
-- statistics: :func:`mean_2se`, :func:`paired_2se`, :func:`spearman`, :func:`pearson`,
+- statistics: :func:`auc`, :func:`mean_2se`, :func:`paired_2se`, :func:`spearman`, :func:`pearson`,
   :func:`top_set`, :func:`mean_pairwise_rho`, :func:`top_overlap`, :func:`jackknife_se`;
 - command line and files: :func:`set_parser`, :func:`finish_set_args`, :func:`write_json`,
   :func:`read_results`, :func:`unique_results`.
@@ -42,6 +42,7 @@ from scipy.stats import spearmanr
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.impute import SimpleImputer
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
@@ -387,6 +388,17 @@ def mean_2se(values: list[float]) -> tuple[float, float]:
     if a.size < 2:
         return float(a.mean()), float("nan")
     return float(a.mean()), float(2 * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def auc(y: Any, scores: np.ndarray, classes: np.ndarray) -> float | None:
+    """The test AUC of ``scores`` (one column per class of ``classes``): of the second class
+    for two classes, one-vs-rest (macro) for more; None when ``y`` lacks a class."""
+    y = np.asarray(y)
+    if np.unique(y).size != len(classes):
+        return None
+    if len(classes) == 2:
+        return float(roc_auc_score(y == classes[1], scores[:, 1]))
+    return float(roc_auc_score(y, scores, multi_class="ovr", labels=classes))
 
 
 def paired_2se(a: list[float], b: list[float]) -> tuple[float, float]:

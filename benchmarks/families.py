@@ -1,6 +1,6 @@
 """Synthetic families built to break a column selection, each with a per-row ground truth.
 
-Not a benchmark itself: ``bench_tabnet_faithful.py`` imports it (``from _families import
+Not a benchmark itself: ``bench_tabnet_faithful.py`` imports it (``from families import
 ...``). Every family draws standard normal features and a binary label from a logit that
 depends on a few of them; :func:`make_family` returns the features, the labels and, per
 row, which features the label depends on (``truth``, a boolean matrix), so that a
