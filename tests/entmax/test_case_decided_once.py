@@ -48,7 +48,7 @@ from sk_entmax.entmax import (
 from sk_entmax.entmax.algorithms import Case
 from sk_entmax.nn.head import EntmaxHead
 
-Case_for = algorithms.case_for
+real_case_for = algorithms.case_for  # the deciding function, before any spy
 
 for _name in ("kernels", "kernels.cpu", "_attention_blocks", "_fenchel_young"):
     importlib.import_module(f"sk_entmax.entmax.{_name}")  # every holder of case_for loaded
@@ -61,14 +61,14 @@ def decisions(monkeypatch):
     seen: list[Case] = []
 
     def spy(alpha):
-        case = Case_for(alpha)
+        case = real_case_for(alpha)
         seen.append(case)
         return case
 
     holders = [
         module
         for name, module in list(sys.modules.items())
-        if name.startswith("sk_entmax") and getattr(module, "case_for", None) is Case_for
+        if name.startswith("sk_entmax") and getattr(module, "case_for", None) is real_case_for
     ]
     assert algorithms in holders
     for module in holders:
@@ -100,7 +100,7 @@ def _alpha(alpha):
 
 
 def _expected(alpha) -> list[Case]:
-    return [Case.PER_ROW] if alpha == "per row" else [Case_for(alpha)]
+    return [Case.PER_ROW] if alpha == "per row" else [real_case_for(alpha)]
 
 
 @pytest.mark.parametrize("training", [True, False])
@@ -204,7 +204,7 @@ def test_attention_decides_once(decisions, alpha):
         if alpha == "per head"
         else alpha
     )
-    expected = [Case.PER_ROW] if alpha == "per head" else [Case_for(alpha)]
+    expected = [Case.PER_ROW] if alpha == "per head" else [real_case_for(alpha)]
     for call, n_inputs in ((entmax_attention, 3), (entmax_attention_weights, 2)):
         decisions.clear()
         xs = [x.clone().requires_grad_(True) for x in (q, k, v)[:n_inputs]]
@@ -228,4 +228,4 @@ def test_a_shared_tensor_alpha_is_decided_once_and_read_back_once(decisions, alp
             decisions.clear()
             _backward(call(_scores(width), torch.tensor(alpha, dtype=torch.float64)))
             assert decisions[0] is Case.PER_ROW
-            assert decisions[1:] in ([], [Case.ROOT], [Case_for(alpha)])
+            assert decisions[1:] in ([], [Case.ROOT], [real_case_for(alpha)])
