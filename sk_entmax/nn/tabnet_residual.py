@@ -3,7 +3,7 @@
 A column selection (``sk_entmax.nn.tabnet_selection``) measures what a column is worth to
 the model *as it is*: the rise of the held-out loss when the column is hidden. A column the
 model has not learned to read yet is worth nothing by that measure, however much the label
-depends on it (issue 57: on a wide table with a rare class, four of the six informative
+depends on it (on a wide table with a rare class, four of the six informative
 columns were dropped before the network had learned them, and the fit then predicted one
 class for every row).
 
@@ -31,7 +31,7 @@ on the column. The selection asks what a column says *beyond the columns the mod
 reading* (``given``): the column's functions are first made orthogonal to theirs (a
 remainder below ``_RANK_TOL`` of the column's own size counts as nothing). A model still
 learning a kept column leaves a residual that every column correlated with it follows
-(issue 57: on a short fit of breast_cancer's correlated measurements, tested alone, nearly
+(on a short fit of breast_cancer's correlated measurements, tested alone, nearly
 every column looked needed and the certified share fell from 0.70 to 0.42); partialled
 out, such a column says nothing more, while one the label depends on of its own still does.
 
