@@ -13,7 +13,7 @@ against ``fit`` on all the training rows (L-BFGS) and against
 
 "sparsemax" and "entmax" are the estimators at their defaults (``average=True``: they
 predict with the average of the stream's weights; the schedule is
-``sk_entmax._base.LINEAR_SCHEDULE``); "sparsemax-last" and "entmax-last" set
+``sk_entmax._stream.LINEAR_SCHEDULE``); "sparsemax-last" and "entmax-last" set
 ``average=False`` (the last iterate predicts); "sparsemax-blocks" is ``fit_blocks`` at the
 defaults on the same blocks as a Dask array, one pass
 per call (``passes=1, random_state=p`` for pass ``p``: the blocks in a shuffled order, no

@@ -29,7 +29,8 @@ __all__ = [
 #: rows: one per row). With ``batch_size="auto"`` a call takes about this many steps whatever
 #: the chunk's size, in batches of ``len(chunk) // 32`` rows (at least 1), so that one call
 #: makes real progress on its chunk: a chunk of 200 rows or fewer used to be one batch, one
-#: step at ``lr``. Measured with benchmarks/bench_partial_fit.py (means of 3 to 5 seeds): 32
+#: step at ``lr``. Measured with the closed study bench_partial_fit.py
+#: (doc/benchmarks/studies.md; means of 3 to 5 seeds): 32
 #: steps give 0.945 accuracy after one call on wine and end a stream of 10 chunks of 20,000
 #: rows 0.2 to 0.4 points below the full-batch fit; 64 steps 0.98 and 0.3 to 0.5 points; 128
 #: steps (batches of at most 200 rows) 0.99 and 0.4 to 1.0 points, 512 steps 1.0 to 2.0
