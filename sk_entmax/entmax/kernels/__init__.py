@@ -43,10 +43,6 @@ from typing import Any, NamedTuple
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import (
     NEWTON_MIN_ALPHA,
     Case,
@@ -54,6 +50,10 @@ from sk_entmax.entmax.algorithms import (
     newton_applies,
     offer_triton,
 )
+from sk_entmax.entmax.common import Param, entmax_vjp, param_to_last, with_support
+from sk_entmax.entmax.common import check_dim as _check_dim
+from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
+from sk_entmax.entmax.solvers import gppr as _gppr
 from sk_entmax.entmax.tracing import compiling
 
 __all__ = [
