@@ -9,13 +9,8 @@ the conformal wrapper :class:`SparseConformalClassifier` are imported on first u
 core function, raises :class:`InvalidParameterError` (a ``ValueError`` and a ``TypeError``).
 """
 
-from __future__ import annotations
-
-import importlib
-from types import ModuleType
-from typing import Any
-
 from sk_entmax._version import __version__
+from sk_entmax.entmax.lazy import lazy_names
 
 __all__ = [
     "EntmaxClassifier",
@@ -41,20 +36,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sk_entmax' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The public names (``__all__``) and the sub-packages imported so far (``entmax``,
-    ``metrics``, ...), not this module's own imports (``Any``, ``importlib``)."""
-    modules = {
-        name
-        for name, value in globals().items()
-        if not name.startswith("_")
-        and isinstance(value, ModuleType)
-        and value.__name__.startswith(f"{__name__}.")
-    }
-    return sorted(set(__all__) | modules)
+__getattr__, __dir__ = lazy_names(__name__, __all__, _LAZY)

@@ -7,8 +7,7 @@ distribution targets and alpha-gradients in every loss, ``return_support_size=Tr
 :func:`entmax_attention` (sparse attention in bounded memory, one alpha per head if wanted).
 """
 
-import importlib
-from typing import Any
+from sk_entmax.entmax.lazy import lazy_names
 
 __version__ = "1.3"  # the version of the entmax API this package mirrors
 
@@ -75,18 +74,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    try:  # a submodule, as ``import sk_entmax.entmax`` used to import them all
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, __all__, _LAZY)

@@ -16,14 +16,15 @@ from torch.autograd import Function
 from torch.autograd.function import once_differentiable
 
 from sk_entmax.entmax import kernels
-from sk_entmax.entmax._checks import DEFAULT_N_ITER
-from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _entmax_p, _softmax_last
-from sk_entmax.entmax._newton import _floor_threshold
-from sk_entmax.entmax._safe_ops import row_stats, safe_log, safe_pow
-from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
-from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for
+from sk_entmax.entmax.common import DEFAULT_N_ITER, entmax_vjp, row_stats, safe_log, safe_pow
+from sk_entmax.entmax.solvers import entmax15_traceable, sparsemax_traceable
+from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
+from sk_entmax.entmax.solvers import entmax_bisect_last as _entmax_bisect_last
+from sk_entmax.entmax.solvers import entmax_p as _entmax_p
+from sk_entmax.entmax.solvers import floor_threshold as _floor_threshold
+from sk_entmax.entmax.solvers import gppr as _gppr
+from sk_entmax.entmax.solvers import softmax_last as _softmax_last
 from sk_entmax.entmax.tracing import compiling
 
 

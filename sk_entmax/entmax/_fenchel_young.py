@@ -15,10 +15,9 @@ from collections.abc import Callable
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import _check_floating, support_size
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._safe_ops import phi, safe_div, safe_log, safe_pow
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, case_for
+from sk_entmax.entmax.common import Param, phi, safe_div, safe_log, safe_pow, support_size
+from sk_entmax.entmax.common import check_floating as _check_floating
 from sk_entmax.entmax.tracing import compiling
 
 _TARGET_ATOL = 1e-3

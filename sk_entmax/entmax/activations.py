@@ -37,14 +37,12 @@ from __future__ import annotations
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import apply_last, with_support
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
-from sk_entmax.entmax._traceable import exact_traceable as exact_traceable  # predict_proba's
-from sk_entmax.entmax._vjp import entmax_vjp, sqrt_support
-from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.algorithms import Case, exact_alpha, triton_path
+from sk_entmax.entmax.common import apply_last, entmax_vjp, sqrt_support, with_support
 from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.solvers import entmax15_traceable, entmax_vjp_rows, sparsemax_traceable
+from sk_entmax.entmax.solvers import exact_traceable as exact_traceable  # predict_proba's
 from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = ["Entmax15", "Sparsemax", "entmax15", "sparsemax"]

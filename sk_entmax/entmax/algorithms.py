@@ -92,7 +92,7 @@ from typing import Any
 
 import torch
 
-from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax.common import Param
 from sk_entmax.entmax.constraints import invalid
 
 __all__ = [

@@ -37,8 +37,8 @@ import math
 import torch
 
 from sk_entmax.entmax._attention_blocks import _block_scores, _EntmaxAttentionFunction
-from sk_entmax.entmax._axes import _HALF
-from sk_entmax.entmax._checks import ALPHA_NUMBER
+from sk_entmax.entmax.common import ALPHA_NUMBER
+from sk_entmax.entmax.common import HALF as _HALF
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check, invalid
 from sk_entmax.entmax.dispatch import entmax
 from sk_entmax.entmax.tracing import compiling

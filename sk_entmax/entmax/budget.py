@@ -11,10 +11,8 @@ import math
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import apply_param_last, with_support
-from sk_entmax.entmax._checks import Param, _check_n_iter
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._safe_ops import safe_div
+from sk_entmax.entmax.common import Param, apply_param_last, check_n_iter, safe_div, with_support
 from sk_entmax.entmax.constraints import AnyOf, Real, Satisfies, check
 from sk_entmax.entmax.tracing import owner_of
 
@@ -102,7 +100,7 @@ def budget_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    n_iter = _check_n_iter(n_iter, "budget_bisect")
+    n_iter = check_n_iter(n_iter, "budget_bisect")
     if not isinstance(budget, torch.Tensor):  # a tensor is checked when it is broadcast
         size = X.shape[dim] if X.dim() else math.inf
         budget = check("budget", budget, _budget_constraint(size), owner_of("budget_bisect"))

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import torch
 
-from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._fenchel_young import _fenchel_young_loss, projection
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
+from sk_entmax.entmax.common import Param
+from sk_entmax.entmax.common import check_alpha as _check_alpha
+from sk_entmax.entmax.common import check_n_iter as _check_n_iter
 from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]

@@ -25,7 +25,6 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
 from sk_entmax.entmax._fenchel_young import FenchelYoungFunction as FenchelYoungFunction
 from sk_entmax.entmax._fenchel_young import _fenchel_young_loss, projection
 from sk_entmax.entmax._fenchel_young import norm_entropy as norm_entropy
@@ -34,6 +33,9 @@ from sk_entmax.entmax._fenchel_young import tsallis_terms as tsallis_terms
 from sk_entmax.entmax._modules import _FunctionModule
 from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, as_kernel, exact_alpha
+from sk_entmax.entmax.common import Param
+from sk_entmax.entmax.common import check_alpha as _check_alpha
+from sk_entmax.entmax.common import check_n_iter as _check_n_iter
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.normmax import _check_normmax, _normmax_bisect
 from sk_entmax.entmax.root_finding import _entmax_bisect

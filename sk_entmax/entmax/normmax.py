@@ -9,13 +9,22 @@ from __future__ import annotations
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import apply_param_last, with_support
-from sk_entmax.entmax._checks import Param, _check_alpha, _check_n_iter
-from sk_entmax.entmax._entmax_solvers import _normalize
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._safe_ops import row_stats, safe_div, safe_log, safe_pow
-from sk_entmax.entmax._vjp import save_alpha, saved_alpha
+from sk_entmax.entmax.common import (
+    Param,
+    apply_param_last,
+    check_alpha,
+    check_n_iter,
+    row_stats,
+    safe_div,
+    safe_log,
+    safe_pow,
+    save_alpha,
+    saved_alpha,
+    with_support,
+)
 from sk_entmax.entmax.constraints import Real, check
+from sk_entmax.entmax.solvers import normalize
 from sk_entmax.entmax.tracing import owner_of
 
 __all__ = ["NormmaxBisect", "normmax_bisect"]
@@ -38,7 +47,7 @@ def _normmax_last(Z: torch.Tensor, alpha: Param, n_iter: int) -> torch.Tensor:
         q = (Z - tau_mid).clamp_min(0) ** inv
         above = (q**alpha).sum(-1, keepdim=True) >= 1
         tau_lo = torch.where(above, tau_mid, tau_lo)
-    return _normalize(q)
+    return normalize(q)
 
 
 class NormmaxBisectFunction(Function):
@@ -108,9 +117,9 @@ def normmax_bisect(
 
 def _check_normmax(alpha: Param, n_iter: int | None, owner: str) -> tuple[Param, int]:
     """The ``alpha`` and ``n_iter`` of a normmax call of ``owner``, checked."""
-    if not isinstance(_check_alpha(alpha, owner), torch.Tensor):
+    if not isinstance(check_alpha(alpha, owner), torch.Tensor):
         check("alpha", alpha, _NORMMAX_ALPHA, owner_of(owner))
-    return alpha, _check_n_iter(n_iter, owner)
+    return alpha, check_n_iter(n_iter, owner)
 
 
 def _normmax_bisect(

@@ -63,17 +63,30 @@ import torch
 from torch import nn
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import from_last, param_to_last, to_last, with_support
-from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param, _check_alpha, _check_n_iter
-from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _entmax_bisect_plain, _gppr
-from sk_entmax.entmax._entmax_solvers import _entmax_bisect_last, _softmax_last
 from sk_entmax.entmax._modules import _MappingModule
-from sk_entmax.entmax._vjp import entmax_vjp, save_alpha, saved_alpha
-from sk_entmax.entmax._wide_rows import entmax_vjp_rows
 from sk_entmax.entmax.algorithms import Case, case_for, triton_path
 from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
+from sk_entmax.entmax.common import (
+    DEFAULT_N_ITER,
+    Param,
+    entmax_vjp,
+    from_last,
+    param_to_last,
+    save_alpha,
+    saved_alpha,
+    to_last,
+    with_support,
+)
+from sk_entmax.entmax.common import check_alpha as _check_alpha
+from sk_entmax.entmax.common import check_n_iter as _check_n_iter
 from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
+from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
+from sk_entmax.entmax.solvers import entmax_bisect_last as _entmax_bisect_last
+from sk_entmax.entmax.solvers import entmax_bisect_plain as _entmax_bisect_plain
+from sk_entmax.entmax.solvers import entmax_vjp_rows
+from sk_entmax.entmax.solvers import gppr as _gppr
+from sk_entmax.entmax.solvers import softmax_last as _softmax_last
 from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = [

@@ -1,7 +1,6 @@
 """Torch modules built on the entmax core (no scikit-learn here)."""
 
-import importlib
-from typing import Any
+from sk_entmax.entmax.lazy import lazy_names
 
 __all__ = [
     "EntmaxHead",
@@ -26,18 +25,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    try:  # a submodule, as ``import sk_entmax.nn`` used to import them all
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, __all__, _LAZY)

@@ -1,10 +1,10 @@
 """The GPU branches of the core, run on CPU tensors (issue 43: a CUDA-only crash).
 
-The solvers test the device once (:func:`sk_entmax.entmax._devices.cpu_branch`): on CPU they
+The solvers test the device once (:func:`sk_entmax.entmax.common.cpu_branch`): on CPU they
 sum with ``cumsum`` and stop bisection early, elsewhere they sum with
-:func:`~sk_entmax.entmax._sums.row_sum`'s tree. That tree once wrote into a scratch tensor
+:func:`~sk_entmax.entmax.solvers._sums.row_sum`'s tree. That tree once wrote into a scratch tensor
 with ``out=``, which autograd refuses, so ``entmax_bisect(x, 1.33, training=False)`` with an
-``x`` requiring a gradient crashed on CUDA only. :func:`~sk_entmax.entmax._devices.device_branch`
+``x`` requiring a gradient crashed on CUDA only. :func:`~sk_entmax.entmax.common.device_branch`
 makes the helpers take the CUDA branch on CPU tensors, so that this suite catches that class
 of bug without a GPU: every public mapping, loss and attention function, with an input that
 requires a gradient, in ``training=True``, ``training=False`` and under ``torch.no_grad()``,
@@ -35,9 +35,9 @@ from sk_entmax.entmax import (
     sparsemax_bisect_loss,
     sparsemax_loss,
 )
-from sk_entmax.entmax._devices import cpu_branch, device_branch
-from sk_entmax.entmax._entmax_solvers import _row_sum
-from sk_entmax.entmax._sums import _tree_sum, row_sum
+from sk_entmax.entmax.common import cpu_branch, device_branch
+from sk_entmax.entmax.solvers._entmax_solvers import _row_sum
+from sk_entmax.entmax.solvers._sums import _tree_sum, row_sum
 from sk_entmax.nn import EntmaxMultiheadAttention
 
 # width 300: row_sum's head (256), its blocks and its zero-padded tail all take part

@@ -24,8 +24,8 @@ from sk_entmax.entmax import (
     sparsemax,
     sparsemax_bisect,
 )
-from sk_entmax.entmax._sums import row_sum
 from sk_entmax.entmax.kernels import cpu
+from sk_entmax.entmax.solvers._sums import row_sum
 
 NEG_INF = float("-inf")
 WIDTHS = [2, 3, 9, 10, 11, 17, 100, 257]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sk_entmax.entmax import entmax15, sparsemax
-from sk_entmax.entmax._sums import ieee_sqrt
+from sk_entmax.entmax.solvers._sums import ieee_sqrt
 
 
 def _rows_at_the_threshold(alpha: float, width: int, n: int, seed: int) -> torch.Tensor:

@@ -3,7 +3,7 @@
 The forms: the fused CPU kernel (:func:`sk_entmax.entmax.kernels.cpu.entmax_cpu`, called
 directly, so at every width), the Triton kernel (:func:`sk_entmax.entmax.kernels.entmax_triton`,
 under ``TRITON_INTERPRET=1`` without CUDA, on the smaller inputs: the interpreter is slow),
-and the traceable torch form (:mod:`sk_entmax.entmax._traceable`). The rows: those of the
+and the traceable torch form (:mod:`sk_entmax.entmax.solvers._traceable`). The rows: those of the
 threshold-row tests (an entry moved onto the float64 threshold), -inf padding and fully
 masked rows, wide rows, and hypothesis' rows of any scale with ties.
 """
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sk_entmax.entmax import kernels
-from sk_entmax.entmax._traceable import exact_traceable
 from sk_entmax.entmax.kernels import cpu
+from sk_entmax.entmax.solvers import exact_traceable
 
 if not torch.cuda.is_available() and "triton" not in sys.modules:
     os.environ["TRITON_INTERPRET"] = "1"  # before Triton's import (test_triton_kernels.py)

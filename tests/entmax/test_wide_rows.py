@@ -1,13 +1,15 @@
-"""Wide rows: the backward pass chunk by chunk (``sk_entmax.entmax._wide_rows``) gives the
-same bits as whole, and the traceable form's results against the sort's float64 truth."""
+"""Wide rows: the backward pass chunk by chunk (``sk_entmax.entmax.solvers._wide_rows``)
+gives the same bits as whole, and the traceable form's results against the sort's float64
+truth."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from sk_entmax.entmax import _wide_rows, entmax15, entmax_bisect, sparsemax
-from sk_entmax.entmax._traceable import entmax15_traceable
+from sk_entmax.entmax import entmax15, entmax_bisect, sparsemax
+from sk_entmax.entmax.common import sqrt_support
+from sk_entmax.entmax.solvers import entmax15_traceable, entmax_vjp_rows, gppr
 
 
 def _rows(rows: int, width: int, seed: int, dtype=torch.float32) -> torch.Tensor:
@@ -28,23 +30,31 @@ def _entmax15_sorted64(X: torch.Tensor) -> torch.Tensor:
     return (Z - tau.gather(-1, size - 1)).clamp_min(0) ** 2
 
 
+#: each map and its Jacobian weights (``1 / Omega''(p)`` on the support)
+GPPR = {
+    "sparsemax": (sparsemax, torch.sign),
+    "entmax15": (entmax15, sqrt_support),
+    "entmax_bisect": (lambda X: entmax_bisect(X, 1.5), lambda Y: gppr(Y, 1.5)),
+}
+
+
 @pytest.mark.parametrize("width", [11, 300, 1000])
-def test_chunks_give_the_bits_of_the_whole(width, monkeypatch):
+@pytest.mark.parametrize("name", list(GPPR))
+def test_chunks_give_the_bits_of_the_whole(width, name):
+    """The backward pass 7 rows a chunk and a row a chunk gives the bits of one chunk, and
+    in one chunk the values of the mapping's own backward pass."""
+    fn, gppr_of = GPPR[name]
     X = _rows(96, width, seed=width)
     dY = torch.randn(96, width, generator=torch.Generator().manual_seed(1))
-    whole = {}
-    for chunk in (1 << 30, width * 7, 1):  # one chunk, 7 rows a chunk, a row a chunk
-        monkeypatch.setattr(_wide_rows, "CHUNK", chunk)
-        got = []
-        for fn in (entmax15, sparsemax, lambda X: entmax_bisect(X, 1.5)):
-            Xg = X.clone().requires_grad_()
-            Y = fn(Xg)
-            Y.backward(dY)
-            got += [Y.detach(), Xg.grad]
-        if not whole:
-            whole = got
-        for a, b in zip(got, whole, strict=True):
-            assert torch.equal(a, b), chunk
+    Xg = X.clone().requires_grad_()
+    Y = fn(Xg)
+    Y.backward(dY)
+    with torch.no_grad():  # chunks only where no graph is recorded
+        whole = entmax_vjp_rows(dY, Y.detach(), gppr_of, chunk=1 << 30)
+        for chunk in (width * 7, 1):
+            got = entmax_vjp_rows(dY, Y.detach(), gppr_of, chunk=chunk)
+            assert torch.equal(got, whole), chunk
+    torch.testing.assert_close(whole, Xg.grad, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)

@@ -43,11 +43,11 @@ from typing import Any, NamedTuple
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
-from sk_entmax.entmax._checks import DEFAULT_N_ITER, Param
-from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
+from sk_entmax.entmax.common import DEFAULT_N_ITER, Param, entmax_vjp, param_to_last, with_support
+from sk_entmax.entmax.common import check_dim as _check_dim
+from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
+from sk_entmax.entmax.solvers import gppr as _gppr
 from sk_entmax.entmax.tracing import compiling
 
 __all__ = [

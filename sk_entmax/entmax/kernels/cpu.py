@@ -47,10 +47,6 @@ from typing import Any
 import torch
 from torch.autograd import Function
 
-from sk_entmax.entmax._axes import _check_dim, param_to_last, with_support
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._entmax_gradients import _entmax_alpha_vjp, _gppr
-from sk_entmax.entmax._vjp import entmax_vjp
 from sk_entmax.entmax.algorithms import (
     NEWTON_MIN_ITER,
     Case,
@@ -58,6 +54,8 @@ from sk_entmax.entmax.algorithms import (
     newton_applies,
     offer_cpu,
 )
+from sk_entmax.entmax.common import Param, check_dim, entmax_vjp, param_to_last, with_support
+from sk_entmax.entmax.solvers import entmax_alpha_vjp, gppr
 from sk_entmax.entmax.tracing import compiling, exporting
 
 __all__ = ["absent_reason", "available", "entmax_cpu", "run", "set_enabled", "wrap"]
@@ -321,7 +319,7 @@ class _CpuMapping(Function):
         dX = d_alpha = None
         if ctx.needs_input_grad[0]:
             if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
-                dX = entmax_vjp(dY, _gppr(Y, alpha))
+                dX = entmax_vjp(dY, gppr(Y, alpha))
             else:
                 _, backward = _loops(Y.numel())
                 if dY.dtype != Y.dtype:
@@ -334,8 +332,8 @@ class _CpuMapping(Function):
                 backward(Y.detach().numpy(), dY.detach().numpy(), out, ctx.mode, *ctx.support)
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             a = alpha_rows.to(Y.dtype)
-            gppr = _gppr(Y, a, case=Case.PER_ROW)
-            d_alpha = _entmax_alpha_vjp(dY, Y, gppr, a - 1).to(alpha_rows.dtype)
+            rows_gppr = gppr(Y, a, case=Case.PER_ROW)
+            d_alpha = entmax_alpha_vjp(dY, Y, rows_gppr, a - 1).to(alpha_rows.dtype)
         return dX, d_alpha, None, None
 
 
@@ -371,7 +369,7 @@ def entmax_cpu(
         ``X``'s shape and dtype; its rows sum to 1 (0 on a fully masked row, NaN on a row
         holding a NaN), with exact zeros off the support.
     """
-    dim = _check_dim(X, dim, owner)
+    dim = check_dim(X, dim, owner)
     case = case_for(alpha) if case is None else case
     if case is Case.PER_ROW:
         mode, value = GENERAL, 1.5

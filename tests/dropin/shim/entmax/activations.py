@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import torch
 
-from sk_entmax.entmax._sorting import _entmax15_sorted, _sparsemax_sorted, _threshold
 from sk_entmax.entmax.activations import *  # noqa: F403
 from sk_entmax.entmax.activations import __all__  # noqa: F401
+from sk_entmax.entmax.solvers._sorting import _entmax15_sorted, _sparsemax_sorted, _threshold
 
 
 def _threshold_and_support(X: torch.Tensor, dim: int, k: int | None, solve):

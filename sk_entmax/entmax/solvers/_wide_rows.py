@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._safe_ops import safe_div
+from sk_entmax.entmax.common import safe_div
 
 #: the most entries of a chunk (1 MiB of float32): about L2-resident on current CPUs
 CHUNK = 1 << 18
@@ -33,7 +33,7 @@ def newton_step(
     tol: float | torch.Tensor,
 ) -> torch.Tensor | None:
     """One Newton step on ``||[z - tau]_+||_m = 1`` from a pass's sums, in place, and the
-    stopping rule of :func:`~sk_entmax.entmax._newton._power_newton`:
+    stopping rule of :func:`~sk_entmax.entmax.solvers._newton._power_newton`:
     ``(N - 1) S / (N sum_i g_i)`` with ``S = total``, ``N = norm``; a row stops at its
     first step below ``tol``, or when a step below ``4 tol`` fails to halve the one before.
     ``active`` (1 while a row moves) and ``tau`` are updated; returns the step sizes for the
@@ -56,17 +56,21 @@ def newton_step(
 
 
 def entmax_vjp_rows(
-    dY: torch.Tensor, Y: torch.Tensor, gppr_of: Callable[[torch.Tensor], torch.Tensor]
+    dY: torch.Tensor,
+    Y: torch.Tensor,
+    gppr_of: Callable[[torch.Tensor], torch.Tensor],
+    chunk: int = CHUNK,
 ) -> torch.Tensor:
     """The vector-Jacobian product of an entmax-type map along the last axis, with
-    ``gppr = gppr_of(Y)`` (``1 / Omega''(p)`` on the support, 0 elsewhere), chunk by chunk.
+    ``gppr = gppr_of(Y)`` (``1 / Omega''(p)`` on the support, 0 elsewhere), chunk by chunk
+    (chunks of whole rows, at most ``chunk`` entries or one row each).
 
     The Jacobian is ``diag(g) - g g^T / sum(g)``; rows with an empty support get a zero
     gradient. The same operations on each row as a whole-tensor product, so the same bits;
     chunked only where no graph is recorded (no second derivative being built).
     """
     width = Y.shape[-1]
-    if torch.is_grad_enabled() or Y.numel() <= CHUNK or width == 0:
+    if torch.is_grad_enabled() or Y.numel() <= chunk or width == 0:
         gppr = gppr_of(Y)
         gdY = gppr * dY
         q = safe_div(gdY.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
@@ -76,7 +80,7 @@ def entmax_vjp_rows(
     Y2 = Y.reshape(-1, width)
     dY2 = dY.expand_as(Y).reshape(-1, width)
     out = torch.empty(Y2.shape, dtype=torch.result_type(dY, Y), device=Y.device)
-    step = max(1, CHUNK // width)
+    step = max(1, chunk // width)
     for first in range(0, Y2.shape[0], step):
         part = slice(first, first + step)
         gppr = gppr_of(Y2[part])

@@ -20,21 +20,21 @@ alone: a row stops where it would stop alone. The result is then computed once m
 the support found, in closed form, so that it depends on the support alone: a row padded
 with ``-inf`` gives what the row gives, bit for bit. Rows still moving after
 :data:`MAX_PASSES` passes (it takes crafted inputs) are solved again by the full sort
-(:mod:`~sk_entmax.entmax._sorting`), so the cap bounds the time, never the accuracy.
+(:mod:`~sk_entmax.entmax.solvers._sorting`), so the cap bounds the time, never the accuracy.
 
-Every sum is the pairwise tree of :func:`~sk_entmax.entmax._sums._tree_sum` and every square
-root correctly rounded (:func:`~sk_entmax.entmax._sums.ieee_sqrt`; ONNX Runtime's is too),
-so each operation is one IEEE operation in a fixed order. The same function runs eagerly
-and traced, with three drivers of the passes that give the same bits: eagerly a Python
-loop that stops once every row has stopped; traced by ``torch.compile``, ``torch.export``
-or the ONNX exporter one ``torch.while_loop`` (an ONNX ``Loop``, traced once: a small graph,
-a fast export) with the same stop. (``torch.jit.trace``, which would write every pass out
-with the widths of its example as constants, takes the sort of every row.) So
-``predict_proba`` and the ONNX graph give the same bits, exact zeros included, on rows
-whose entries lie on the support's boundary (``tests/test_onnx.py``).
+Every sum is the pairwise tree of :func:`~sk_entmax.entmax.solvers._sums._tree_sum` and
+every square root correctly rounded (:func:`~sk_entmax.entmax.solvers._sums.ieee_sqrt`; ONNX
+Runtime's is too), so each operation is one IEEE operation in a fixed order. The same
+function runs eagerly and traced, with three drivers of the passes that give the same bits:
+eagerly a Python loop that stops once every row has stopped; traced by ``torch.compile``,
+``torch.export`` or the ONNX exporter one ``torch.while_loop`` (an ONNX ``Loop``, traced
+once: a small graph, a fast export) with the same stop. (``torch.jit.trace``, which would
+write every pass out with the widths of its example as constants, takes the sort of every
+row.) So ``predict_proba`` and the ONNX graph give the same bits, exact zeros included, on
+rows whose entries lie on the support's boundary (``tests/test_onnx.py``).
 
-Eagerly, rows at most :data:`~sk_entmax.entmax._narrow._NARROW_WIDTH` wide (the estimators'
-classes) run in the column layout of :mod:`~sk_entmax.entmax._narrow`, where a row sum is a
+Eagerly, rows at most :data:`~sk_entmax.entmax.solvers._narrow._NARROW_WIDTH` wide (the estimators'
+classes) run in the column layout of :mod:`~sk_entmax.entmax.solvers._narrow`, where a row sum is a
 sum of contiguous vectors: the same operations, so the same bits, faster on CPU.
 """
 
@@ -44,10 +44,15 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._narrow import _from_columns, _narrow, _shifted_columns
-from sk_entmax.entmax._safe_ops import row_stats
-from sk_entmax.entmax._sorting import _entmax15_sorted, _sparsemax_sorted, _threshold
-from sk_entmax.entmax._sums import _tree_sum, ieee_sqrt
+from sk_entmax.entmax.common import row_stats
+from sk_entmax.entmax.solvers._narrow import (
+    _NARROW_WIDTH,
+    _from_columns,
+    _narrow,
+    _shifted_columns,
+)
+from sk_entmax.entmax.solvers._sorting import _entmax15_sorted, _sparsemax_sorted, _threshold
+from sk_entmax.entmax.solvers._sums import _tree_sum, ieee_sqrt
 from sk_entmax.entmax.tracing import compiling, exporting
 
 __all__ = ["MAX_PASSES", "entmax15_traceable", "exact_traceable", "sparsemax_traceable"]
@@ -118,16 +123,17 @@ def _solve(
     support_of: Callable[[torch.Tensor, int], tuple[torch.Tensor, torch.Tensor]],
     closed: Callable[[torch.Tensor, torch.Tensor, int, bool], torch.Tensor],
     by_sort: Callable[[torch.Tensor], torch.Tensor],
+    narrow_width: int,
 ) -> torch.Tensor:
     """The driver both maps share: the rows of ``Z`` (last axis) shifted to maximum 0
     (halved for 1.5-entmax), the support by ``support_of`` (outside autograd: only the
     closed form is differentiated), the result by ``closed``, the rows still moving by
-    ``by_sort``; eagerly, narrow rows in the column layout."""
+    ``by_sort``; eagerly, rows at most ``narrow_width`` wide in the column layout."""
     records = Z.requires_grad and torch.is_grad_enabled()
     if not _traced():
         if Z.numel() == 0:
             return Z.clone()
-        if _narrow(Z) and not records:
+        if _narrow(Z, narrow_width) and not records:
             ZT = _shifted_columns(Z)
             if halve:
                 ZT = ZT.div_(2)
@@ -157,7 +163,8 @@ def _by_sort(
     solve: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]], square: bool
 ) -> Callable[[torch.Tensor], torch.Tensor]:
     """The map of rows (maximum 0, halved for 1.5-entmax) by the full sort, with ``solve``
-    the threshold of sorted rows (:mod:`~sk_entmax.entmax._sorting`): the rows still moving."""
+    the threshold of sorted rows (:mod:`~sk_entmax.entmax.solvers._sorting`): the rows still
+    moving."""
 
     def by_sort(Z: torch.Tensor) -> torch.Tensor:
         P = (Z - _threshold(Z, None, solve)).clamp_min(0)
@@ -166,9 +173,10 @@ def _by_sort(
     return by_sort
 
 
-def sparsemax_traceable(Z: torch.Tensor) -> torch.Tensor:
+def sparsemax_traceable(Z: torch.Tensor, narrow_width: int = _NARROW_WIDTH) -> torch.Tensor:
     """Sparsemax along the last axis of ``Z`` (the module docstring): plain torch ops that
-    run eagerly and trace, differentiable by autograd."""
+    run eagerly and trace, differentiable by autograd; eagerly, rows at most
+    ``narrow_width`` wide take the column layout."""
 
     def support_of(Z: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The Newton passes of sparsemax over rows of ``Z`` (maximum 0) along ``dim``: the
@@ -205,12 +213,13 @@ def sparsemax_traceable(Z: torch.Tensor) -> torch.Tensor:
             return torch.sub(Z, tau, out=masked).relu_()
         return (Z - tau).relu()
 
-    return _solve(Z, False, support_of, closed, _by_sort(_sparsemax_sorted, False))
+    return _solve(Z, False, support_of, closed, _by_sort(_sparsemax_sorted, False), narrow_width)
 
 
-def entmax15_traceable(Z: torch.Tensor) -> torch.Tensor:
+def entmax15_traceable(Z: torch.Tensor, narrow_width: int = _NARROW_WIDTH) -> torch.Tensor:
     """1.5-entmax along the last axis of ``Z`` (the module docstring): plain torch ops that
-    run eagerly and trace, differentiable by autograd."""
+    run eagerly and trace, differentiable by autograd; eagerly, rows at most
+    ``narrow_width`` wide take the column layout."""
 
     def support_of(Zb: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The Newton passes of 1.5-entmax over halved rows ``Zb`` (maximum 0) along ``dim``:
@@ -266,7 +275,7 @@ def entmax15_traceable(Z: torch.Tensor) -> torch.Tensor:
         (total,) = _sums(dim, P)
         return P / torch.where(total > 0, total, 1.0)
 
-    return _solve(Z, True, support_of, closed, _by_sort(_entmax15_sorted, True))
+    return _solve(Z, True, support_of, closed, _by_sort(_entmax15_sorted, True), narrow_width)
 
 
 def exact_traceable(Z: torch.Tensor, alpha: float) -> torch.Tensor:

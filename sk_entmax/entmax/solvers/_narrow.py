@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._safe_ops import row_stats
+from sk_entmax.entmax.common import row_stats
 
 
 def _unsettled_rows(settled: torch.Tensor) -> torch.Tensor | None:
@@ -32,15 +32,16 @@ def _unsettled_rows(settled: torch.Tensor) -> torch.Tensor | None:
 _NARROW_WIDTH = 10
 
 
-def _narrow(Z: torch.Tensor) -> bool:
-    """Whether the rows of ``Z`` (its last axis) take the column layout."""
-    return Z.shape[-1] <= _NARROW_WIDTH
+def _narrow(Z: torch.Tensor, width: int = _NARROW_WIDTH) -> bool:
+    """Whether the rows of ``Z`` (its last axis) take the column layout: rows at most
+    ``width`` wide (:data:`_NARROW_WIDTH` unless given)."""
+    return Z.shape[-1] <= width
 
 
 def _shifted_columns(Z: torch.Tensor) -> torch.Tensor:
     """The rows of ``Z`` as the columns of a fresh ``(width, rows)`` tensor, shifted to 0.
 
-    Each column's maximum is subtracted as :func:`~sk_entmax.entmax._safe_ops.row_stats`
+    Each column's maximum is subtracted as :func:`~sk_entmax.entmax.common._safe_ops.row_stats`
     says (a fully masked row stays ``-inf``, a NaN row NaN); the leading axes of ``Z`` are
     flattened into the rows.
     """

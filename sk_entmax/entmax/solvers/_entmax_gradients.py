@@ -1,12 +1,12 @@
 """The gradient side of alpha-entmax: the Jacobian's weights, the alpha-derivative and the
 plain-op path whose autograd gradient is exact.
 
-One job: differentiate what the solvers of :mod:`sk_entmax.entmax._entmax_solvers` compute.
-Here are the diagonal weights ``p ** (2 - alpha)`` of the Jacobian (:func:`_gppr`), the
-derivative in alpha (:func:`_entmax_alpha_grad`, :func:`_entmax_alpha_vjp`) that the backward
+One job: differentiate what the solvers of :mod:`sk_entmax.entmax.solvers._entmax_solvers` compute.
+Here are the diagonal weights ``p ** (2 - alpha)`` of the Jacobian (:func:`gppr`), the
+derivative in alpha (:func:`_entmax_alpha_grad`, :func:`entmax_alpha_vjp`) that the backward
 passes of :mod:`sk_entmax.entmax.root_finding` and the kernels use, and the plain-op mapping
 whose threshold re-enters the graph through its implicit derivative
-(:func:`_entmax_bisect_plain`). The mathematics is in :mod:`sk_entmax.entmax.root_finding`.
+(:func:`entmax_bisect_plain`). The mathematics is in :mod:`sk_entmax.entmax.root_finding`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._entmax_solvers import _entmax_p, _entmax_threshold, _normalize
-from sk_entmax.entmax._newton import _floor_threshold
-from sk_entmax.entmax._safe_ops import phi, phi_no_graph, row_stats, safe_div, safe_log, safe_pow
-from sk_entmax.entmax._vjp import sqrt_support
 from sk_entmax.entmax.algorithms import Case, case_for
+from sk_entmax.entmax.common import (
+    Param,
+    phi,
+    phi_no_graph,
+    row_stats,
+    safe_div,
+    safe_log,
+    safe_pow,
+    sqrt_support,
+)
+from sk_entmax.entmax.solvers._entmax_solvers import _entmax_threshold, entmax_p, normalize
+from sk_entmax.entmax.solvers._newton import floor_threshold
 from sk_entmax.entmax.tracing import compiling
 
 
@@ -41,7 +48,7 @@ def _entmax_alpha_grad(
     return pa, safe_div(pa.sum(-1, keepdim=True), gppr.sum(-1, keepdim=True))
 
 
-def _entmax_alpha_vjp(
+def entmax_alpha_vjp(
     dY: torch.Tensor, Y: torch.Tensor, gppr: torch.Tensor, beta: Param
 ) -> torch.Tensor:
     """``sum_i dY_i dp_i / dalpha`` per row: the backward passes' alpha term.
@@ -55,12 +62,12 @@ def _entmax_alpha_vjp(
     return pa.addcmul_(gppr, pa_sum, value=-1).mul_(dY).sum(-1, keepdim=True)
 
 
-def _gppr(Y: torch.Tensor, alpha: Param, *, case: Case | None = None) -> torch.Tensor:
+def gppr(Y: torch.Tensor, alpha: Param, *, case: Case | None = None) -> torch.Tensor:
     """``Y ** (2 - alpha)`` on the support, 0 elsewhere: the Jacobian's diagonal weights.
 
     For a number alpha in ``(1, 2]`` this is ``exp2((2 - alpha) log2(Y))`` on ``Y`` clamped up
     to ``2 ** -120``, the clamped entries then set back to 0 (as in
-    :func:`~sk_entmax.entmax._newton._power_newton`: ``pow`` is slow on CPU, and so are
+    :func:`~sk_entmax.entmax.solvers._newton._power_newton`: ``pow`` is slow on CPU, and so are
     ``log2`` and ``exp2`` at 0 and at subnormal numbers); so is a tensor alpha (one per row)
     whose values all lie in ``(1, 2]``, the support's indicator setting the zeros. Any other
     alpha, and a second derivative being built, take :func:`safe_pow`, whose own gradient
@@ -81,13 +88,13 @@ def _gppr(Y: torch.Tensor, alpha: Param, *, case: Case | None = None) -> torch.T
     if mapping is Case.ENTMAX15:
         return sqrt_support(Y)
     gppr = torch.clamp(Y, min=2.0**-120).log2_().mul_(2 - alpha).exp2_()
-    g_floor = 0.0 if per_row else _floor_threshold(2 - alpha)
+    g_floor = 0.0 if per_row else floor_threshold(2 - alpha)
     if g_floor == 0:
         return gppr.mul_(torch.sign(Y))
     return nn.functional.threshold_(gppr, g_floor, 0.0)
 
 
-def _entmax_bisect_plain(
+def entmax_bisect_plain(
     Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
 ) -> torch.Tensor:
     """Plain-op alpha-entmax whose autograd gradient is exact.
@@ -116,5 +123,5 @@ def _entmax_bisect_plain(
             _, pa_sum = _entmax_alpha_grad(p, gppr, beta)
         shift = shift + pa_sum * sum_g * (beta - beta.detach())
     t = t + safe_div(shift, sum_g)
-    p = _entmax_p(Z - t, beta)
-    return _normalize(p) if ensure_sum_one else p
+    p = entmax_p(Z - t, beta)
+    return normalize(p) if ensure_sum_one else p

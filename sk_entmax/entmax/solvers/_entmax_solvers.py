@@ -1,12 +1,10 @@
 """The alpha-entmax solvers along the last axis, outside autograd.
 
-The threshold by bisection (in the power form, or the log1p form near alpha = 1) or by
-Newton steps where :func:`~sk_entmax.entmax.algorithms.newton_applies` says so (with the
-narrow-row column layout and the per-row alpha case), above alpha = 2 the exact support and
-Newton steps on the probability of its least entry (:func:`_power_polish`). The Jacobian
-weights ``p ** (2 - alpha)``, the alpha-derivative pieces the backward passes use and the
-plain-op path whose autograd gradient is exact are in :mod:`sk_entmax.entmax._entmax_gradients`.
-The mathematics is in :mod:`sk_entmax.entmax.root_finding`.
+The threshold by bisection (the power form, or log1p near alpha = 1) or by Newton steps where
+:func:`~sk_entmax.entmax.algorithms.newton_applies` says so (narrow rows in columns, per-row
+alpha), above alpha = 2 the exact support and Newton steps on its least entry's probability
+(:func:`_power_polish`). The gradients' pieces are in ``_entmax_gradients``, the mathematics
+in :mod:`sk_entmax.entmax.root_finding`.
 
 A row padded with ``-inf`` gives what the row gives, bit for bit on CPU, wherever these
 solvers bisect or polish: the bracket is computed from the entries that are not ``-inf``
@@ -21,19 +19,23 @@ import math
 
 import torch
 
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._devices import cpu_branch
-from sk_entmax.entmax._narrow import _from_columns, _narrow, _shifted_columns, _unsettled_rows
-from sk_entmax.entmax._newton import _power_newton
-from sk_entmax.entmax._safe_ops import row_stats, safe_div
-from sk_entmax.entmax._sums import row_sum
-from sk_entmax.entmax._traceable import entmax15_traceable, sparsemax_traceable
-from sk_entmax.entmax._traced import _block_start, _staged
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
+from sk_entmax.entmax.common import Param, cpu_branch, row_stats, safe_div
+from sk_entmax.entmax.solvers._narrow import (
+    _NARROW_WIDTH,
+    _from_columns,
+    _narrow,
+    _shifted_columns,
+    _unsettled_rows,
+)
+from sk_entmax.entmax.solvers._newton import _MAX_PASSES, _power_newton
+from sk_entmax.entmax.solvers._sums import row_sum
+from sk_entmax.entmax.solvers._traceable import entmax15_traceable, sparsemax_traceable
+from sk_entmax.entmax.solvers._traced import _TRACED_STAGES, _block_start, _staged
 from sk_entmax.entmax.tracing import compiling, exporting
 
 
-def _entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
+def entmax_p(U: torch.Tensor, beta: Param) -> torch.Tensor:
     """``[1 + beta * U]_+ ** (1 / beta)``, computed stably (``exp(U)`` at ``beta = 0``)."""
     if isinstance(beta, torch.Tensor):
         # log(p) = U * log1p(V) / V with V = beta * U; a series near V = 0 keeps beta = 0
@@ -75,7 +77,7 @@ def _row_sum(p: torch.Tensor) -> torch.Tensor:
     On CPU ``sum`` is vectorized with lane splits that depend on the row's width, so padding
     moves its rounding; ``cumsum`` adds the entries one after the other (in a float64
     accumulator for float32), where adding 0 changes nothing, wherever the zeros are. Other
-    devices take :func:`~sk_entmax.entmax._sums.row_sum`'s pairwise tree, which zeros
+    devices take :func:`~sk_entmax.entmax.solvers._sums.row_sum`'s pairwise tree, which zeros
     after the entries do not change.
     """
     if not cpu_branch(p):
@@ -152,7 +154,7 @@ def _entmax_threshold(
     if isinstance(beta, torch.Tensor) or abs(beta) < _POWER_FORM_MIN_BETA:
 
         def evaluate(t: torch.Tensor) -> torch.Tensor:
-            return _entmax_p(Z - t, beta)
+            return entmax_p(Z - t, beta)
 
         lo, to_threshold = torch.zeros_like(width), None
     else:
@@ -336,7 +338,7 @@ def _bisect_rows(Z: torch.Tensor, beta: Param, n_iter: int, ensure_sum_one: bool
             P = _polished(Z.reshape(-1, shape[-1]), beta).reshape(shape)
         else:
             _, P = _entmax_threshold(Z, beta, n_iter)
-        return _normalize(P) if ensure_sum_one else P
+        return normalize(P) if ensure_sum_one else P
     shape = Z.shape
     Z = Z.reshape(-1, shape[-1])
     beta = beta.expand(*shape[:-1], 1).reshape(-1, 1)
@@ -350,7 +352,7 @@ def _bisect_rows(Z: torch.Tensor, beta: Param, n_iter: int, ensure_sum_one: bool
         P[polish] = _polished(Z[polish], beta[polish])
         rest = ~polish
         P[rest] = _entmax_threshold(Z[rest], beta[rest], n_iter)[1]
-    P = _normalize(P) if ensure_sum_one else P
+    P = normalize(P) if ensure_sum_one else P
     return P.reshape(shape)
 
 
@@ -367,20 +369,20 @@ def _polished(Z: torch.Tensor, beta: Param) -> torch.Tensor:
     return P
 
 
-def _softmax_last(Z: torch.Tensor) -> torch.Tensor:
+def softmax_last(Z: torch.Tensor) -> torch.Tensor:
     """softmax (alpha = 1) with the same masking rules: an all ``-inf`` row maps to 0."""
     _, empty = row_stats(Z)
     return torch.where(empty, 0.0, torch.softmax(torch.where(empty, 0.0, Z), dim=-1))
 
 
-def _normalize(p: torch.Tensor) -> torch.Tensor:
+def normalize(p: torch.Tensor) -> torch.Tensor:
     """``p`` divided by its row sum (a :func:`_row_sum`, so ``-inf`` padding changes
     nothing); a row summing to 0 stays 0."""
     return safe_div(p, _row_sum(p))
 
 
 def _entmax_newton_rows(
-    Z: torch.Tensor, alpha: torch.Tensor, n_iter: int, ensure_sum_one: bool
+    Z: torch.Tensor, alpha: torch.Tensor, n_iter: int, ensure_sum_one: bool, max_passes: int
 ) -> torch.Tensor:
     """alpha-entmax of rows whose max is 0, one alpha per row: Newton where it applies.
 
@@ -390,7 +392,9 @@ def _entmax_newton_rows(
     beta = alpha - 1
     newton = newton_applies(alpha, n_iter)
     if bool(newton.all()):
-        P, settled = _power_newton(Z * beta, 1 / beta, normalize=ensure_sum_one)
+        P, settled = _power_newton(
+            Z * beta, 1 / beta, normalize=ensure_sum_one, max_passes=max_passes
+        )
         rows = _unsettled_rows(settled)
         if rows is not None:
             P[rows] = _bisect_rows(Z[rows], beta[rows], n_iter, ensure_sum_one)
@@ -398,14 +402,14 @@ def _entmax_newton_rows(
     rows = newton.squeeze(-1)
     P = torch.empty_like(Z)
     if bool(rows.any()):
-        P[rows] = _entmax_newton_rows(Z[rows], alpha[rows], n_iter, ensure_sum_one)
+        P[rows] = _entmax_newton_rows(Z[rows], alpha[rows], n_iter, ensure_sum_one, max_passes)
     others = ~rows
     P[others] = _bisect_rows(Z[others], beta[others], n_iter, ensure_sum_one)
     return P
 
 
 def _entmax_newton(
-    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
+    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case, max_passes: int
 ) -> torch.Tensor:
     """alpha-entmax of rows whose max is 0 by Newton steps, for ``1.1 <= alpha <= 2``
     (``case``: alpha's); alpha 2 and 1.5 by the exact maps' traceable form (normalized,
@@ -420,7 +424,7 @@ def _entmax_newton(
         return entmax15_traceable(Z)
     beta = alpha - 1
     Zb = Z.mul_(beta)  # Z is ours: scaled in place
-    P, settled = _power_newton(Zb, 1 / beta, normalize=ensure_sum_one)
+    P, settled = _power_newton(Zb, 1 / beta, normalize=ensure_sum_one, max_passes=max_passes)
     rows = _unsettled_rows(settled)
     if rows is not None:
         P[rows] = _bisect_rows(Zb[rows] / beta, beta, n_iter, ensure_sum_one)
@@ -428,18 +432,20 @@ def _entmax_newton(
 
 
 def _entmax_newton_narrow(
-    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case
+    Z: torch.Tensor, alpha: float, n_iter: int, ensure_sum_one: bool, case: Case, max_passes: int
 ) -> torch.Tensor:
     """:func:`_entmax_newton` for narrow rows (any shift), in the column layout, at an
     alpha other than 2 and 1.5 (whose traceable form takes the layout itself).
 
-    See :func:`~sk_entmax.entmax._narrow._shifted_columns`; the unsettled rows are
+    See :func:`~sk_entmax.entmax.solvers._narrow._shifted_columns`; the unsettled rows are
     finished by bisection.
     """
     ZT = _shifted_columns(Z)
     beta = alpha - 1
     ZbT = ZT.mul_(beta)
-    PT, settled = _power_newton(ZbT, 1 / beta, normalize=ensure_sum_one, dim=0)
+    PT, settled = _power_newton(
+        ZbT, 1 / beta, normalize=ensure_sum_one, dim=0, max_passes=max_passes
+    )
 
     def finish(rows: torch.Tensor) -> torch.Tensor:
         return _bisect_rows(rows / beta, beta, n_iter, ensure_sum_one)
@@ -448,16 +454,21 @@ def _entmax_newton_narrow(
 
 
 def _entmax_bisect_traced(
-    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool
+    Z: torch.Tensor,
+    alpha: Param,
+    n_iter: int,
+    ensure_sum_one: bool,
+    stages: tuple[int, ...] = _TRACED_STAGES,
 ) -> torch.Tensor:
-    """:func:`_entmax_bisect_last` in ops that do not depend on the data, for
+    """:func:`entmax_bisect_last` in ops that do not depend on the data, for
     ``torch.compile``: where :func:`~sk_entmax.entmax.algorithms.newton_applies` (for a
     tensor alpha: on every row, else every row bisects), Newton steps (:func:`_newton_passes`)
-    in the stages of :func:`~sk_entmax.entmax._traced._staged` from the start of
-    :func:`~sk_entmax.entmax._traced._block_start`, then bisection if a row has not
-    settled (branches of ``torch.cond``); elsewhere, and always under ``torch.export``
-    (whose programs hold no ``torch.cond`` here), exactly ``n_iter`` bisection steps tested
-    by the plain row sum (no early stop, no polish above alpha = 2).
+    in the stages of :func:`~sk_entmax.entmax.solvers._traced._staged` from the start of
+    :func:`~sk_entmax.entmax.solvers._traced._block_start`, then bisection if a row has not
+    settled (branches of ``torch.cond``; ``stages``: the passes of each stage); elsewhere,
+    and always under ``torch.export`` (whose programs hold no ``torch.cond`` here), exactly
+    ``n_iter`` bisection steps tested by the plain row sum (no early stop, no polish above
+    alpha = 2).
     """
     max_val, _ = row_stats(Z)
     Z = Z - max_val
@@ -473,17 +484,23 @@ def _entmax_bisect_traced(
     if isinstance(alpha, torch.Tensor):
         if n_iter < NEWTON_MIN_ITER:
             return bisect(Z, alpha)
-        return _newton_stages(bisect, ensure_sum_one)(Z, alpha.expand(*Z.shape[:-1], 1))
+        newton = _newton_stages(bisect, ensure_sum_one, stages=stages)
+        return newton(Z, alpha.expand(*Z.shape[:-1], 1))
     if newton_applies(alpha, n_iter):
-        return _newton_stages(bisect, ensure_sum_one, alpha)(Z)
+        return _newton_stages(bisect, ensure_sum_one, alpha, stages)(Z)
     return bisect(Z)
 
 
-def _newton_stages(bisect, ensure_sum_one: bool, value: float | None = None):
+def _newton_stages(
+    bisect,
+    ensure_sum_one: bool,
+    value: float | None = None,
+    stages: tuple[int, ...] = _TRACED_STAGES,
+):
     """The Newton stages of :func:`_entmax_bisect_traced`: a function of ``(Z, *alpha)``
     (``alpha`` a tensor operand, or ``value``), bisection (``bisect``) the last stage."""
 
-    def stages(Z: torch.Tensor, *alpha: torch.Tensor) -> torch.Tensor:
+    def staged(Z: torch.Tensor, *alpha: torch.Tensor) -> torch.Tensor:
         if alpha:  # Newton on the rows where it applies; any other row sends all to bisection
             applies = newton_applies(alpha[0], NEWTON_MIN_ITER)
             m = 1 / (torch.where(applies, alpha[0], 1.5) - 1)
@@ -503,10 +520,10 @@ def _newton_stages(bisect, ensure_sum_one: bool, value: float | None = None):
             return bisect(Z, *alpha)
 
         tau = torch.full_like(Z[..., :1], -1.0)
-        state = _block_start(passes, Zb, (tau, torch.full_like(tau, math.inf)))
-        return _staged(passes, finish, fallback, Zb, state)
+        state = _block_start(passes, Zb, (tau, torch.full_like(tau, math.inf)), sum(stages))
+        return _staged(passes, finish, fallback, Zb, state, stages)
 
-    return stages
+    return staged
 
 
 def _power_traced(Zb: torch.Tensor, tau: torch.Tensor, m: Param, exponent: Param) -> torch.Tensor:
@@ -523,7 +540,7 @@ def _power_traced(Zb: torch.Tensor, tau: torch.Tensor, m: Param, exponent: Param
 
 
 def _newton_passes(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor, m: Param, n: int):
-    """``n`` steps of :func:`~sk_entmax.entmax._newton._power_newton` in
+    """``n`` steps of :func:`~sk_entmax.entmax.solvers._newton._power_newton` in
     data-independent ops (no row frozen); returns ``(settled, tau, last step)``. A row is
     settled when its last step fell within the tolerance, or within four times it without
     halving the one before (rounding noise), as there; a NaN row is settled."""
@@ -543,17 +560,23 @@ def _newton_passes(Zb: torch.Tensor, tau: torch.Tensor, last: torch.Tensor, m: P
 
 
 def _normalize_traced(p: torch.Tensor) -> torch.Tensor:
-    """:func:`_normalize` by the plain row sum (a row summing to 0 stays 0)."""
+    """:func:`normalize` by the plain row sum (a row summing to 0 stays 0)."""
     return safe_div(p, p.sum(-1, keepdim=True))
 
 
-def _entmax_bisect_last(
-    Z: torch.Tensor, alpha: Param, n_iter: int, ensure_sum_one: bool, case: Case | None = None
+def entmax_bisect_last(
+    Z: torch.Tensor,
+    alpha: Param,
+    n_iter: int,
+    ensure_sum_one: bool,
+    case: Case | None = None,
+    max_passes: int = _MAX_PASSES,
+    narrow_width: int = _NARROW_WIDTH,
 ) -> torch.Tensor:
-    """alpha-entmax along the last axis of ``Z``, ``case`` being ``alpha``'s when the caller
-    decided it (None: decided here). A tensor alpha holding one value for every row (a
-    broadcast, stride 0) is read back, where Newton may serve it, and solved as that number:
-    its case is then the number's, which only this solver sees."""
+    """alpha-entmax along the last axis of ``Z`` outside autograd, given ``alpha``'s case
+    (None: decided here): traced under ``torch.compile``, else Newton where ``newton_applies``
+    (at most ``max_passes`` passes, then bisection; rows up to ``narrow_width`` wide in the
+    column layout), else bisection. A broadcast alpha is read back and solved as its number."""
     if compiling():
         return _entmax_bisect_traced(Z, alpha, n_iter, ensure_sum_one)
     value = alpha
@@ -564,12 +587,12 @@ def _entmax_bisect_last(
         # the case of the number solved (a broadcast alpha's, read back, may be sparsemax's)
         if case is None or value is not alpha:
             case = case_for(value)
-        if _narrow(Z) and case is Case.ROOT:
-            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case)
+        if _narrow(Z, narrow_width) and case is Case.ROOT:
+            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case, max_passes)
         max_val, _ = row_stats(Z)
-        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one, case)
+        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one, case, max_passes)
     max_val, _ = row_stats(Z)
     Z = Z - max_val
     if isinstance(value, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
-        return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one)
+        return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one, max_passes)
     return _bisect_rows(Z, value - 1, n_iter, ensure_sum_one)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sk_entmax.entmax._checks import Param
-from sk_entmax.entmax._safe_ops import safe_div
+from sk_entmax.entmax.common._checks import Param
+from sk_entmax.entmax.common._safe_ops import safe_div
 
 # Entries below this are raised to it before a square root; sqrt(2 ** -120) = 2 ** -60.
 _SQRT_FLOOR = 2.0**-120

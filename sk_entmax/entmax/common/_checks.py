@@ -20,7 +20,7 @@ DEFAULT_N_ITER = 50
 N_ITER = AnyOf(Options((None,)), Integer(1))
 
 
-def _check_n_iter(n_iter: int | None, owner: str | None = None) -> int:
+def check_n_iter(n_iter: int | None, owner: str | None = None) -> int:
     """``n_iter`` (a parameter of ``owner``) as a positive int; ``None`` means
     :data:`DEFAULT_N_ITER`."""
     n_iter = check("n_iter", n_iter, N_ITER, owner_of(owner))
@@ -39,7 +39,7 @@ def _number(value: object) -> float | int:
 ALPHA_NUMBER = Satisfies("a real number or a tensor", _number)
 
 
-def _check_alpha(alpha: Param, owner: str | None = None) -> Param:
+def check_alpha(alpha: Param, owner: str | None = None) -> Param:
     """``alpha`` (a parameter of ``owner``) as given, if it is a floating point tensor or an
     :data:`ALPHA_NUMBER`."""
     if isinstance(alpha, torch.Tensor):

@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 import torch
 
-from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax.common._checks import Param
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.tracing import owner_of
 
-_HALF = (torch.float16, torch.bfloat16)
+HALF = (torch.float16, torch.bfloat16)
 
 
-def _check_dim(X: torch.Tensor, dim: int, owner: str | None = None) -> int:
+def check_dim(X: torch.Tensor, dim: int, owner: str | None = None) -> int:
     """Return ``dim`` as a non-negative axis of ``X``, or raise a clear error."""
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise invalid("dim", owner_of(owner), "an int", dim)
@@ -35,7 +35,7 @@ def _check_dim(X: torch.Tensor, dim: int, owner: str | None = None) -> int:
     return dim % ndim
 
 
-def _check_floating(X: torch.Tensor, name: str = "X") -> None:
+def check_floating(X: torch.Tensor, name: str = "X") -> None:
     if not isinstance(X, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor; got {type(X).__name__}")
     if not X.is_floating_point():
@@ -53,10 +53,10 @@ def to_last(
     Returns the prepared tensor, the normalised axis and the dtype to return. ``owner`` is
     the public name that an error about ``dim`` names.
     """
-    _check_floating(X)
-    dim = _check_dim(X, dim, owner)
+    check_floating(X)
+    dim = check_dim(X, dim, owner)
     dtype = X.dtype
-    if dtype in _HALF:
+    if dtype in HALF:
         X = X.float()
     if dim != X.dim() - 1:
         X = X.movedim(dim, -1)
@@ -91,7 +91,7 @@ def param_to_last(
         target[dim] = 1
         # converted before it is broadcast, so that one value stays one value (stride 0),
         # which the mappings recognise (a conversion after would copy it to every row)
-        dtype = X.dtype if X.dtype not in _HALF else torch.float32
+        dtype = X.dtype if X.dtype not in HALF else torch.float32
         converted = value.to(device=X.device, dtype=dtype)
         try:
             value = converted.expand(*target)

@@ -15,15 +15,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sk_entmax.entmax._sums import row_sum
-from sk_entmax.entmax._wide_rows import newton_step
+from sk_entmax.entmax.solvers._sums import row_sum
+from sk_entmax.entmax.solvers._wide_rows import newton_step
 
 # Newton passes before the rows that have not settled yet are handed to bisection; typical
 # inputs settle within 4 to 10.
 _MAX_PASSES = 40
 
 
-def _floor_threshold(exponent: float) -> float:
+def floor_threshold(exponent: float) -> float:
     """For ``0 < exponent < 1``, a value just above ``(2 ** -120) ** exponent``, or 0.
 
     Entries clamped up to ``2 ** -120`` and raised to ``exponent`` (by ``exp2(log2(.))``)
@@ -68,13 +68,18 @@ def _integer_power_(G: torch.Tensor, k: int, scratch: torch.Tensor) -> torch.Ten
 
 
 def _power_newton(
-    Zb: torch.Tensor, m: float | torch.Tensor, normalize: bool = True, dim: int = -1
+    Zb: torch.Tensor,
+    m: float | torch.Tensor,
+    normalize: bool = True,
+    dim: int = -1,
+    max_passes: int = _MAX_PASSES,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``sum_i [zb_i - tau]_+ ** m = 1`` for rows whose maximum is 0; ``m >= 1``.
 
     Returns ``(P, settled)`` with ``P = [zb - tau]_+ ** m``, divided by its row sum if
     ``normalize``, and ``settled`` of ``Zb``'s shape with ``dim`` of size 1, True where the
-    row stopped within :data:`_MAX_PASSES` passes (the rows run along ``dim``). ``m`` is a
+    row stopped within ``max_passes`` passes (:data:`_MAX_PASSES` unless given; the rows run
+    along ``dim``). ``m`` is a
     number other than 2 (1.5-entmax takes :mod:`._traceable`), or a tensor of shape
     ``(..., 1)`` with one exponent per row (then ``dim`` is -1).
 
@@ -99,7 +104,7 @@ def _power_newton(
     or when a step below four times that fails to halve the one before, which only rounding
     noise does. The error of ``tau`` is then about that last step, and that of ``p`` about
     ``m`` times it. The start (``-1``) and the sums
-    (:func:`~sk_entmax.entmax._sums.row_sum`) ignore ``-inf`` padding; only ``exp2`` and
+    (:func:`~sk_entmax.entmax.solvers._sums.row_sum`) ignore ``-inf`` padding; only ``exp2`` and
     ``log2``, which on CPU round an entry differently by its position (vectorized or not),
     can move a padded row's result, by a unit of rounding (``exp`` and ``log`` would not,
     at 1.5 times the cost).
@@ -119,7 +124,7 @@ def _power_newton(
         mask_g = bool((m < 2).any())
     else:
         floor = 2.0 ** (-120 / max(m - 1, 1))
-        g_floor = _floor_threshold(m - 1)
+        g_floor = floor_threshold(m - 1)
         mask_g = g_floor == 0
     power_scratch = integer is not None and integer % 2 == 1 and integer > 3
     if mask_g or power_scratch:
@@ -132,7 +137,7 @@ def _power_newton(
     active = torch.ones_like(tau)
     moved = torch.empty_like(tau)
     last = None
-    for _ in range(_MAX_PASSES):
+    for _ in range(max_passes):
         torch.sub(Zb, tau, out=D).relu_()
         torch.clamp(D, min=floor, out=G)
         if integer is not None:  # m - 1 >= 2: the floor's g is negligible

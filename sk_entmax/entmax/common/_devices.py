@@ -18,7 +18,7 @@ _FORCED_BRANCH: str | None = None
 def cpu_branch(T: torch.Tensor) -> bool:
     """Whether the helpers take their CPU branch for ``T``: the one test of the device that
     the core's solvers make (on CPU they sum and test with the exact, padding-proof forms;
-    elsewhere with :func:`~sk_entmax.entmax._sums.row_sum`'s tree and no early stop).
+    elsewhere with :func:`~sk_entmax.entmax.solvers._sums.row_sum`'s tree and no early stop).
 
     :func:`device_branch` overrides it, so that every other device's branch runs (and is
     tested, gradients too) on CPU tensors, without a GPU.

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from sk_entmax.entmax._checks import Param
+from sk_entmax.entmax.common._checks import Param
 
 
 def row_stats(Z: torch.Tensor, dim: int = -1) -> tuple[torch.Tensor, torch.Tensor]:

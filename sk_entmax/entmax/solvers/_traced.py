@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from sk_entmax.entmax._sorting import _NEG_INF
+from sk_entmax.entmax.solvers._sorting import _NEG_INF
 
 # The compiled solvers' Newton passes, in stages (a compiled graph cannot stop as soon as it
 # may): after each stage, if every row has settled the result is finished, else the next stage
@@ -50,12 +50,13 @@ def _block_start(
     passes: Callable[..., tuple[torch.Tensor, ...]],
     Z: torch.Tensor,
     state: tuple[torch.Tensor, ...],
+    n: int = sum(_TRACED_STAGES),
 ) -> tuple[torch.Tensor, ...]:
     """The state that the compiled Newton passes over the rows of ``Z`` (maximum 0) start
     from: ``state`` itself, or for rows at least :data:`_BLOCKED_WIDTH` wide a threshold
     closer to the root: the larger of ``state``'s (itself below the root) and that of the
-    blocks' maxima (:func:`_block_maxima`), after ``sum(_TRACED_STAGES)`` passes over them
-    from -1.
+    blocks' maxima (:func:`_block_maxima`), after ``n`` passes over them from -1 (as many as
+    the stages of :data:`_TRACED_STAGES` unless given).
 
     The maxima are a subset of the row's entries that holds its maximum, and a subset's
     threshold lies between -1 and the row's (its sum of ``[z - tau]_+`` terms is smaller at
@@ -70,7 +71,7 @@ def _block_start(
         return state
     tau, *rest = state
     start = (torch.full_like(tau, -1.0), *rest)
-    _, block_tau, *_ = passes(_block_maxima(Z), *start, sum(_TRACED_STAGES))
+    _, block_tau, *_ = passes(_block_maxima(Z), *start, n)
     return (torch.maximum(tau, block_tau), *rest)
 
 
@@ -80,13 +81,13 @@ def _staged(
     fallback: Callable[[torch.Tensor], torch.Tensor],
     Z: torch.Tensor,
     state: tuple[torch.Tensor, ...],
-    stages: tuple[int, ...] | None = None,
+    stages: tuple[int, ...] = _TRACED_STAGES,
 ) -> torch.Tensor:
-    """The compiled solvers' stages (:data:`_TRACED_STAGES`, or ``stages``):
+    """The compiled solvers' stages (``stages``, :data:`_TRACED_STAGES` unless given):
     ``passes(Z, *state, n)`` returns ``(settled, *state)`` after ``n`` Newton passes,
     ``finish(Z, *state)`` the result of a settled state and ``fallback(Z)`` bisection's, taken
     when a row has not settled after the last stage."""
-    n, *rest = _TRACED_STAGES if stages is None else stages
+    n, *rest = stages
     settled, *state = passes(Z, *state, n)
     if rest:
 
