@@ -12,8 +12,8 @@
 - ``distributed``: data-parallel training over processes, as a callback.
 
 What the engine asks of a network's modules beyond ``loss`` and ``proba`` is declared in
-:class:`sk_entmax.nn.protocols.EngineModule` (``settling``, ``selection_reduce``), read by
-``isinstance``, never by an attribute's name.
+:class:`sk_entmax.nn.protocols.EngineModule` (``settling``, ``selection_reduce``,
+``selection_processes``), read by ``isinstance``, never by an attribute's name.
 
 Nothing here knows an estimator family: the estimators (``_base``, ``_classifier``,
 ``_linear``, ``_tabnet``) call in, and these modules import only the core, the networks and

@@ -180,7 +180,6 @@ class AverageGradients(Callback):
         for tensor in net.module_.state_dict().values():
             dist.broadcast(tensor, src=source, group=self.group)
         # a faithful TabNet's column selection decides on losses averaged over the processes
-        # (selection_processes, which nn.TabNet reads beside it, is not the protocol's)
         for module in engine_modules(net.module_):
             module.selection_reduce = self._mean
             module.selection_processes = self._world()

@@ -28,7 +28,7 @@ and a plain-op path (``training=False``), the traceable form itself, which
 
 This module holds the public functions, their autograd functions and their modules; the
 forms live beside it: the traceable form (``sk_entmax/entmax/_traceable.py``), its sort for
-the rows that do not settle (:mod:`~sk_entmax.entmax._sorting`), the kernels
+the rows that do not settle (:mod:`~sk_entmax.entmax.solvers._sorting`), the kernels
 (:mod:`sk_entmax.entmax.kernels`).
 """
 

@@ -201,16 +201,18 @@ def prepared_attention(
     block_size: int | None,
     return_support_size: bool,
     owner: str = "EntmaxMultiheadAttention",
+    block_elements: int = _BLOCK_ELEMENTS,
 ):
     """The shared driver of :func:`entmax_attention` and the multi-head module, whose name
-    ``owner`` is."""
+    ``owner`` is; without ``block_size``, a block's score matrix holds about
+    ``block_elements`` entries."""
     dropout_p = check("dropout_p", dropout_p, _DROPOUT_P, owner)
     block_size = check("block_size", block_size, _BLOCK_SIZE, owner)
     q, k, v, alpha, prepared, batch = _prepare(query, key, value, alpha, masks, scale, owner)
     dtype, L, S = query.dtype, q.shape[-2], k.shape[-2]
     if block_size is None:
         n_batch = math.prod(batch)
-        block_size = max(1, _BLOCK_ELEMENTS // max(1, n_batch * S))
+        block_size = max(1, block_elements // max(1, n_batch * S))
     block = min(block_size, max(L, 1))
     if L == 0 or S == 0 or math.prod(batch) == 0:
         out = q.new_zeros((*batch, L, value.shape[-1]))

@@ -50,8 +50,8 @@ Correia et al. (2019), rewritten without the :math:`(\\alpha - 1)^{-2}` cancella
 
 This module is the public face (the names and the layout of the reference package's
 ``entmax.root_finding``): the functions and modules of alpha-entmax by root finding are here,
-their solvers in :mod:`sk_entmax.entmax._entmax_solvers`, and the relatives it also exports,
-alpha-normmax and budget-constrained sparsemax, in :mod:`sk_entmax.entmax.normmax` and
+their solvers in :mod:`sk_entmax.entmax.solvers._entmax_solvers`, and the relatives it also
+exports, alpha-normmax and budget-constrained sparsemax, in :mod:`sk_entmax.entmax.normmax` and
 :mod:`sk_entmax.entmax.budget`.
 """
 

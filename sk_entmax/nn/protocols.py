@@ -3,8 +3,9 @@
 The engine (:mod:`sk_entmax._engine`) trains any torch module that has ``loss`` and
 ``proba``; a module may also speak to it through :class:`EngineModule`: the stopping rule
 counts no epoch while a module is ``settling``, and a data-parallel fit hands a module its
-``selection_reduce``. The engine asks ``isinstance(module, EngineModule)``, never an
-attribute by name, so a module declares what it offers by having both members.
+``selection_reduce`` and ``selection_processes``. The engine asks
+``isinstance(module, EngineModule)``, never an attribute by name, so a module declares what
+it offers by having all three members.
 """
 
 from __future__ import annotations
@@ -32,12 +33,16 @@ class EngineModule(Protocol):
         Set by the engine: inside a data-parallel fit, a function that returns a tensor
         averaged over the processes (the same on every process), so that a decision the
         module takes from its own batches is taken alike everywhere; None otherwise.
+    selection_processes : int
+        Set by the engine with ``selection_reduce``: the number of processes (1 otherwise),
+        which turns such a mean back into a sum.
     """
 
     @property
     def settling(self) -> bool: ...
 
     selection_reduce: Callable[[torch.Tensor], torch.Tensor] | None
+    selection_processes: int
 
 
 def engine_modules(root: nn.Module) -> list[EngineModule]:

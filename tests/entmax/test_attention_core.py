@@ -307,16 +307,14 @@ def test_no_score_matrix_is_saved_or_allocated(alpha):
 
 def test_default_block_size_bounds_the_block():
     q, k, v = _qkv(1, 1, 64, 64, 4, 4, dtype=torch.float32, grad=True)
-    import sk_entmax.entmax.attention as attention
+    from sk_entmax.entmax.attention import prepared_attention
 
-    original = attention._BLOCK_ELEMENTS
-    attention._BLOCK_ELEMENTS = 64 * 16  # 16 queries per block at S = 64
-    try:
-        tracker = _LargestAllocation()
-        with tracker:
-            entmax_attention(q, k, v).sum().backward()
-    finally:
-        attention._BLOCK_ELEMENTS = original
+    tracker = _LargestAllocation()
+    with tracker:  # 16 queries per block at S = 64
+        out = prepared_attention(
+            q, k, v, 1.5, (), 0.0, False, None, None, False, "entmax_attention", 64 * 16
+        )
+        out.sum().backward()
     assert tracker.largest <= 64 * 16 * 4
 
 

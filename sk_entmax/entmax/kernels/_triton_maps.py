@@ -12,7 +12,7 @@ convex and decreasing for ``m >= 1``, so Newton's iterates from the left increas
 without overshooting, and the support shrinks to the exact one: for sparsemax the step is
 Michelot's ``tau = (sum_S zb - 1) / |S|``, exact once the support stops changing; for
 1.5-entmax the threshold is then taken in closed form from the support, as the torch path
-(:func:`~sk_entmax.entmax._traceable._entmax15_closed`) does. A row that fits in one
+(:func:`~sk_entmax.entmax.solvers._traceable._entmax15_closed`) does. A row that fits in one
 block (``ONE_BLOCK``) is loaded once and searched in registers; a longer one is read block
 by block at each step.
 
