@@ -313,7 +313,7 @@ class TabNet(ColumnSelection, ColumnEmbedding):
         The masks still sharpen, so the training loss is not yet the one the fit minimises;
         the estimators' stopping rule counts no epoch while this is True. With
         ``selection_reduce`` it implements the module protocol that
-        :mod:`sk_entmax.nn.protocols` declares for the training engine.
+        ``sk_entmax.nn.protocols`` declares for the training engine.
         """
         design = self.design
         return design.sharpened and float(self.first_mask_step) < design.warmup

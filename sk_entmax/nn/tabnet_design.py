@@ -181,8 +181,24 @@ class MaskDesign:
 
     @classmethod
     def of(cls, value: MaskDesign | Mapping[str, Any] | None) -> MaskDesign:
-        """``value`` as a design: itself, the paper's for None, or the design of the
-        mapping of its fields (the form a model file stores)."""
+        """Read ``value`` as a design.
+
+        Parameters
+        ----------
+        value : MaskDesign, mapping or None
+            A design (returned as it is), the mapping of a design's fields (the form a
+            model file stores), or None (the paper's design).
+
+        Returns
+        -------
+        MaskDesign
+            The design.
+
+        Raises
+        ------
+        TypeError
+            When ``value`` is none of these.
+        """
         if value is None:
             return PAPER
         if isinstance(value, cls):
@@ -195,7 +211,13 @@ class MaskDesign:
         )
 
     def as_fields(self) -> dict[str, Any]:
-        """The design's fields (what :meth:`of` takes back)."""
+        """Give the design's fields.
+
+        Returns
+        -------
+        dict
+            Each field's name and value (what :meth:`of` takes back).
+        """
         return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
 

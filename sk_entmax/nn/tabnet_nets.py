@@ -162,7 +162,7 @@ class _TabNetTask(nn.Module):
         """Whether the network's objective still changes by design (read-only).
 
         :attr:`TabNet.settling`: the network, which also has ``selection_reduce``, is the
-        module that speaks to the training engine (:mod:`sk_entmax.nn.protocols`).
+        module that speaks to the training engine (``sk_entmax.nn.protocols``).
         """
         return self.tabnet.settling
 

@@ -171,6 +171,7 @@ def test_the_engine_asks_modules_through_the_protocol():
     class Settling(torch.nn.Module):
         settling = True
         selection_reduce = None
+        selection_processes = 1
 
     rule = StoppingRule(monitor="train_loss")
     rule.settling_ = False

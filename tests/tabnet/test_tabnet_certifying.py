@@ -244,7 +244,12 @@ def test_the_stopping_rule_counts_no_epoch_of_the_warmup():
 
     from sk_entmax._engine.callbacks import StoppingRule
 
-    module = SimpleNamespace(settling=True)
+    class Settling(torch.nn.Module):  # speaks to the engine (sk_entmax.nn.protocols)
+        settling = True
+        selection_reduce = None
+        selection_processes = 1
+
+    module = Settling()
     net = SimpleNamespace(history=History(), module_=module, verbose=0)
     rule = StoppingRule(monitor="train_loss", patience=2, threshold=0.0, threshold_mode="abs")
     rule.on_train_begin(net)
