@@ -18,7 +18,8 @@ that port behind a firewall (see the user guide's "Scaling out").
 The global batch is the sum of the processes' batches: ``--batch-size`` rows per process.
 Every process must have as many training batches per epoch (shards of equal size do).
 With ``--faithful`` the model has faithful masks: the columns it reads are chosen on the
-losses averaged over the processes, so every process drops the same ones.
+losses averaged over the processes, so every process drops the same ones; ``--mask-warmup``
+bounds the steps of that choice (the estimators' ``mask_warmup``).
 """
 
 import argparse
@@ -39,6 +40,7 @@ parser.add_argument("--batch-size", type=int, default=512)
 parser.add_argument("--backend", default="gloo")
 parser.add_argument("--out", default="tabnet_data_parallel.safetensors")
 parser.add_argument("--faithful", action="store_true")
+parser.add_argument("--mask-warmup", type=int, default=600)
 args = parser.parse_args()
 
 dist.init_process_group(args.backend)
@@ -55,6 +57,7 @@ model = TabNetEntmaxClassifier(
     max_epochs=args.epochs,
     batch_size=args.batch_size,
     faithful_masks=args.faithful,
+    mask_warmup=args.mask_warmup,
     random_state=0,
     device=device,
 )
