@@ -1,4 +1,5 @@
-"""The TabNet estimators' parameters as the network's mask design, mapped in one place."""
+"""The TabNet estimators' parameters as the network's mask design, mapped in one place: the
+only module that reads ``faithful_masks`` (the rest of a fit asks the design)."""
 
 from __future__ import annotations
 

@@ -186,14 +186,14 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
     def _lambda_sparse(self, params: dict[str, Any]) -> float:
         """The weight of the regulariser: ``lambda_sparse``, or its "auto" value."""
         if params["lambda_sparse"] == "auto":
-            return LAMBDA_SPARSE[bool(params["faithful_masks"])]
+            return LAMBDA_SPARSE[mask_design(params, None).faithful]
         return params["lambda_sparse"]
 
     def _regulariser(self, params: dict[str, Any]) -> dict[str, float | None]:
         """The regulariser's weights a supervised task's module takes: ``lambda_sparse``
         and, for "auto" with ``faithful_masks``, ``SETTLED_LAMBDA_SPARSE`` once the
         warm-up has ended (else None: the same weight throughout)."""
-        auto = params["lambda_sparse"] == "auto" and params["faithful_masks"]
+        auto = params["lambda_sparse"] == "auto" and mask_design(params, None).faithful
         return {
             "lambda_sparse": self._lambda_sparse(params),
             "settled_lambda_sparse": SETTLED_LAMBDA_SPARSE if auto else None,
@@ -236,7 +236,7 @@ class TabNetEstimatorMixin(MaskExplanationMixin, TabNetSizingMixin, TabularInput
         holds out of training while its column selection runs (see :meth:`_hand_held_out`)."""
         y_enc, weight = super()._fit_targets(X, y, sample_weight, params)
         self.__dict__.pop("_held_out", None)
-        if not params["faithful_masks"]:
+        if not mask_design(params, None).faithful:
             return y_enc, weight
         held = held_out_rows(y_enc, HELD_OUT_SHARE, self._seed(params))
         if held.size == 0:  # nothing to hold out: the residual test only
