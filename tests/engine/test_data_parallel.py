@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch.distributed as dist
+from loopback import free_port
 
 from sk_entmax import (
     NonFiniteLossError,
@@ -29,12 +29,6 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "torchrun" / "tabnet_data_par
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is absent")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _torchrun(*args: str) -> str:
     """Run the example on two processes; its output."""
     command = [
@@ -46,7 +40,7 @@ def _torchrun(*args: str) -> str:
         "--master_addr",
         "127.0.0.1",
         "--master_port",
-        str(_free_port()),
+        str(free_port()),
         str(EXAMPLE),
         *args,
     ]
@@ -100,17 +94,6 @@ def test_the_torchrun_example_trains_one_model_on_two_processes(tmp_path):
     model = load(out)
     assert model.n_iter_ == int(lines[0][1])
     assert model.feature_importances_.shape == (20,)
-
-
-@pytest.fixture
-def group_of_one():
-    dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
-    )
-    try:
-        yield
-    finally:
-        dist.destroy_process_group()
 
 
 def test_a_group_of_one_changes_nothing(group_of_one):

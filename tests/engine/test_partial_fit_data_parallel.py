@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
+from loopback import free_port
 
 from sk_entmax._engine.callbacks import StoppingRule
 from sk_entmax._engine.net import FenchelYoungNet, NonFiniteLossError
@@ -63,14 +63,8 @@ def _worker(rank: int, port: int, out: str) -> None:
         dist.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_partial_fit_averages_over_the_processes(tmp_path):
-    port = _free_port()
+    port = free_port()
     outs = [str(tmp_path / f"rank{rank}.npz") for rank in range(2)]
     processes = [
         subprocess.Popen(
@@ -108,17 +102,6 @@ def test_partial_fit_averages_over_the_processes(tmp_path):
     np.testing.assert_allclose(ranks[0]["inside"], _weights(alone), rtol=1e-5, atol=1e-6)
     # outside data_parallel a call trains on its own shard: the processes part
     assert not np.allclose(ranks[0]["outside"], ranks[1]["outside"])
-
-
-@pytest.fixture
-def group_of_one():
-    dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0, world_size=1
-    )
-    try:
-        yield
-    finally:
-        dist.destroy_process_group()
 
 
 def test_each_call_averages_as_it_is_made_inside_or_outside(group_of_one, monkeypatch):
