@@ -18,13 +18,16 @@ from torch.autograd.function import once_differentiable
 from sk_entmax.entmax import kernels
 from sk_entmax.entmax.algorithms import Case, apply_case, as_kernel, case_for
 from sk_entmax.entmax.common import DEFAULT_N_ITER, entmax_vjp, row_stats, safe_log, safe_pow
-from sk_entmax.entmax.solvers import entmax15_traceable, sparsemax_traceable
-from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
-from sk_entmax.entmax.solvers import entmax_bisect_last as _entmax_bisect_last
-from sk_entmax.entmax.solvers import entmax_p as _entmax_p
-from sk_entmax.entmax.solvers import floor_threshold as _floor_threshold
-from sk_entmax.entmax.solvers import gppr as _gppr
-from sk_entmax.entmax.solvers import softmax_last as _softmax_last
+from sk_entmax.entmax.solvers import (
+    entmax15_traceable,
+    entmax_alpha_vjp,
+    entmax_bisect_last,
+    entmax_p,
+    floor_threshold,
+    gppr,
+    softmax_last,
+    sparsemax_traceable,
+)
 from sk_entmax.entmax.tracing import compiling
 
 
@@ -60,9 +63,9 @@ def _block_scores(
 _SOLVERS = {
     Case.SPARSEMAX: as_kernel(sparsemax_traceable),
     Case.ENTMAX15: as_kernel(entmax15_traceable),
-    Case.SOFTMAX: as_kernel(_softmax_last),
+    Case.SOFTMAX: as_kernel(softmax_last),
     **{
-        case: as_kernel(_entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True, case=case)
+        case: as_kernel(entmax_bisect_last, "alpha", "n_iter", ensure_sum_one=True, case=case)
         for case in (Case.ROOT, Case.PER_ROW)
     },
 }
@@ -118,7 +121,7 @@ def _rebuild(
         beta = alpha - 1
         # (compiling: the range test would read beta back; the log1p form serves any beta)
         if compiling() or not bool(((0.1 <= beta) & (beta <= 1)).all()):
-            P = _entmax_p(Z.sub_(t), beta)
+            P = entmax_p(Z.sub_(t), beta)
             return P, safe_pow(P, 1 - beta)
         m = 1 / beta
         X = Z.sub_(t).mul_(beta).add_(1).relu_()
@@ -136,12 +139,12 @@ def _rebuild(
         return P, P
     beta = alpha - 1
     if not 0.1 <= beta < 1:
-        P = _entmax_p(Z.sub_(t), beta)
-        return P, _gppr(P, alpha, case=case)
+        P = entmax_p(Z.sub_(t), beta)
+        return P, gppr(P, alpha, case=case)
     m = 1 / beta
     X = Z.sub_(t).mul_(beta).add_(1).relu_()
     G = torch.clamp(X, min=2.0 ** (-120 / max(m - 1, 1))).log2_().mul_(m - 1).exp2_()
-    g_floor = _floor_threshold(m - 1)
+    g_floor = floor_threshold(m - 1)
     if g_floor == 0:
         G.mul_(torch.sign(X))
     elif m < 2:
@@ -250,7 +253,7 @@ class _EntmaxAttentionFunction(Function):
             d_blk = d_out[..., rows, :]
             Z = _block_scores(q[..., rows, :], kT, ctx.masks, ctx.causal, rows)
             a = alpha.expand(*Z.shape[:-1], 1) if alpha_t is not None else alpha
-            P, gppr = _rebuild(Z, t[..., rows, :], a, ctx.case)
+            P, weights = _rebuild(Z, t[..., rows, :], a, ctx.case)
             del Z
             dP = torch.matmul(d_blk, v.transpose(-2, -1))
             if ctx.dropout_p > 0:
@@ -264,9 +267,9 @@ class _EntmaxAttentionFunction(Function):
             if not (need_q or need_k or need_alpha):
                 continue
             if need_alpha:
-                d_alpha += _entmax_alpha_vjp(dP, P, gppr, a - 1).sum(-2, keepdim=True)
-            dZ = entmax_vjp(dP, gppr)
-            del gppr, P
+                d_alpha += entmax_alpha_vjp(dP, P, weights, a - 1).sum(-2, keepdim=True)
+            dZ = entmax_vjp(dP, weights)
+            del weights, P
             if need_q:
                 dq[..., rows, :] = torch.matmul(dZ, k)
             if need_k:

@@ -16,8 +16,15 @@ import torch
 from torch.autograd import Function
 
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, case_for
-from sk_entmax.entmax.common import Param, phi, safe_div, safe_log, safe_pow, support_size
-from sk_entmax.entmax.common import check_floating as _check_floating
+from sk_entmax.entmax.common import (
+    Param,
+    check_floating,
+    phi,
+    safe_div,
+    safe_log,
+    safe_pow,
+    support_size,
+)
 from sk_entmax.entmax.tracing import compiling
 
 _TARGET_ATOL = 1e-3
@@ -228,7 +235,7 @@ def _fenchel_young_loss(
     handed to the projection and to the entropies (:func:`tsallis_entropy`). The norm
     entropy has no case (None throughout).
     """
-    _check_floating(X)
+    check_floating(X)
     if X.dim() < 1:
         raise ValueError("X must have a class axis (last), got a 0-d tensor")
     dtype = X.dtype

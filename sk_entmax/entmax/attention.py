@@ -37,8 +37,7 @@ import math
 import torch
 
 from sk_entmax.entmax._attention_blocks import _block_scores, _EntmaxAttentionFunction
-from sk_entmax.entmax.common import ALPHA_NUMBER
-from sk_entmax.entmax.common import HALF as _HALF
+from sk_entmax.entmax.common import ALPHA_NUMBER, HALF
 from sk_entmax.entmax.constraints import AnyOf, Integer, Options, Real, check, invalid
 from sk_entmax.entmax.dispatch import entmax
 from sk_entmax.entmax.tracing import compiling
@@ -144,7 +143,7 @@ def _prepare(query, key, value, alpha, masks, scale, owner):
         value.shape[:-2],
         *(m.shape[:-2] for m in masks if m.dim() > 2),
     )
-    work = torch.float32 if query.dtype in _HALF else query.dtype
+    work = torch.float32 if query.dtype in HALF else query.dtype
     q, k, v = (x.to(work) for x in (query, key, value))
     scale = 1 / math.sqrt(E) if scale is None else float(scale)
     q = (q * scale).expand(*batch, L, E)

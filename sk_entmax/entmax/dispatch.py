@@ -15,9 +15,7 @@ import torch
 from sk_entmax.entmax._fenchel_young import _fenchel_young_loss, projection
 from sk_entmax.entmax.activations import _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, apply_case, as_kernel
-from sk_entmax.entmax.common import Param
-from sk_entmax.entmax.common import check_alpha as _check_alpha
-from sk_entmax.entmax.common import check_n_iter as _check_n_iter
+from sk_entmax.entmax.common import Param, check_alpha, check_n_iter
 from sk_entmax.entmax.root_finding import _entmax_bisect
 
 __all__ = ["entmax", "entmax_loss"]
@@ -27,8 +25,8 @@ def _checked_root(
     X: torch.Tensor, alpha: Param, *, n_iter: int | None, owner: str, **rest: object
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Root finding with its ``alpha`` and ``n_iter`` checked first, naming ``owner``."""
-    _check_alpha(alpha, owner)
-    n_iter = _check_n_iter(n_iter, owner)
+    check_alpha(alpha, owner)
+    n_iter = check_n_iter(n_iter, owner)
     return _entmax_bisect(X, alpha, n_iter=n_iter, ensure_sum_one=True, owner=owner, **rest)
 
 
@@ -150,7 +148,7 @@ def entmax_loss(
         Only with ``return_support_size=True``.
     """
     if isinstance(alpha, torch.Tensor):  # before the loss converts it to X's dtype
-        _check_alpha(alpha, "entmax_loss")
+        check_alpha(alpha, "entmax_loss")
 
     project = projection(_ENTMAX_LOSS, n_iter)  # the case: decided once, as it projects
     return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)

@@ -33,9 +33,7 @@ from sk_entmax.entmax._fenchel_young import tsallis_terms as tsallis_terms
 from sk_entmax.entmax._modules import _FunctionModule
 from sk_entmax.entmax.activations import _check_k, _entmax15, _sparsemax
 from sk_entmax.entmax.algorithms import Case, Kernel, as_kernel, exact_alpha
-from sk_entmax.entmax.common import Param
-from sk_entmax.entmax.common import check_alpha as _check_alpha
-from sk_entmax.entmax.common import check_n_iter as _check_n_iter
+from sk_entmax.entmax.common import Param, check_alpha, check_n_iter
 from sk_entmax.entmax.constraints import invalid
 from sk_entmax.entmax.normmax import _check_normmax, _normmax_bisect
 from sk_entmax.entmax.root_finding import _entmax_bisect
@@ -170,7 +168,7 @@ def sparsemax_bisect_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    n_iter = _check_n_iter(n_iter, "sparsemax_bisect_loss")
+    n_iter = check_n_iter(n_iter, "sparsemax_bisect_loss")
     root = {Case.SPARSEMAX: _root("sparsemax_bisect_loss", Case.SPARSEMAX)}
     return _sparse_loss(X, target, projection(root, n_iter), Case.SPARSEMAX, return_support_size)
 
@@ -240,8 +238,8 @@ def entmax_bisect_loss(
     support_size : torch.Tensor of shape (n_samples, 1), optional
         Only with ``return_support_size=True``.
     """
-    _check_alpha(alpha, "entmax_bisect_loss")
-    n_iter = _check_n_iter(n_iter, "entmax_bisect_loss")
+    check_alpha(alpha, "entmax_bisect_loss")
+    n_iter = check_n_iter(n_iter, "entmax_bisect_loss")
     project = projection(_ROOT_EVERYWHERE, n_iter)
     return _fenchel_young_loss(X, target, project, alpha, "tsallis", return_support_size)
 

@@ -69,6 +69,8 @@ from sk_entmax.entmax.budget import BudgetBisect, budget_bisect
 from sk_entmax.entmax.common import (
     DEFAULT_N_ITER,
     Param,
+    check_alpha,
+    check_n_iter,
     entmax_vjp,
     from_last,
     param_to_last,
@@ -77,16 +79,16 @@ from sk_entmax.entmax.common import (
     to_last,
     with_support,
 )
-from sk_entmax.entmax.common import check_alpha as _check_alpha
-from sk_entmax.entmax.common import check_n_iter as _check_n_iter
 from sk_entmax.entmax.constraints import Real, check
 from sk_entmax.entmax.normmax import NormmaxBisect, normmax_bisect
-from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
-from sk_entmax.entmax.solvers import entmax_bisect_last as _entmax_bisect_last
-from sk_entmax.entmax.solvers import entmax_bisect_plain as _entmax_bisect_plain
-from sk_entmax.entmax.solvers import entmax_vjp_rows
-from sk_entmax.entmax.solvers import gppr as _gppr
-from sk_entmax.entmax.solvers import softmax_last as _softmax_last
+from sk_entmax.entmax.solvers import (
+    entmax_alpha_vjp,
+    entmax_bisect_last,
+    entmax_bisect_plain,
+    entmax_vjp_rows,
+    gppr,
+    softmax_last,
+)
 from sk_entmax.entmax.tracing import compiling, owner_of
 
 __all__ = [
@@ -107,7 +109,7 @@ class EntmaxBisectFunction(Function):
 
     @staticmethod
     def forward(Z, alpha, n_iter, ensure_sum_one, case):
-        return _entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one, case)
+        return entmax_bisect_last(Z, alpha, n_iter, ensure_sum_one, case)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -129,13 +131,13 @@ class EntmaxBisectFunction(Function):
         case = ctx.case
         if not ctx.needs_input_grad[1] and not isinstance(alpha, torch.Tensor):
             # one alpha and no alpha gradient: chunk by chunk (_wide_rows)
-            dX = entmax_vjp_rows(dY, Y, lambda Y: _gppr(Y, alpha, case=case))
+            dX = entmax_vjp_rows(dY, Y, lambda Y: gppr(Y, alpha, case=case))
             return dX, None, None, None, None
-        gppr = _gppr(Y, alpha, case=case)
-        dX = entmax_vjp(dY, gppr)
+        weights = gppr(Y, alpha, case=case)
+        dX = entmax_vjp(dY, weights)
         d_alpha = None
         if ctx.needs_input_grad[1]:
-            d_alpha = _entmax_alpha_vjp(dY, Y, gppr, alpha - 1)
+            d_alpha = entmax_alpha_vjp(dY, Y, weights, alpha - 1)
         return dX, d_alpha, None, None, None
 
 
@@ -204,8 +206,8 @@ def entmax_bisect(
     tensor([[0.0460, 0.3276, 0.6264],
             [0.0026, 0.1012, 0.8963]])
     """
-    _check_alpha(alpha, "entmax_bisect")
-    n_iter = _check_n_iter(n_iter, "entmax_bisect")
+    check_alpha(alpha, "entmax_bisect")
+    n_iter = check_n_iter(n_iter, "entmax_bisect")
     return _entmax_bisect(
         X, alpha, dim, n_iter, ensure_sum_one, training, return_support_size, "entmax_bisect"
     )
@@ -238,13 +240,13 @@ def _entmax_bisect(
     if Z.numel() == 0:
         P = X.clone()
     elif case is Case.SOFTMAX:
-        P = from_last(_softmax_last(Z), dim, dtype)
+        P = from_last(softmax_last(Z), dim, dtype)
     else:
         alpha = param_to_last(alpha, X, dim, "alpha", owner)
         if training:
             Y = EntmaxBisectFunction.apply(Z, alpha, n_iter, ensure_sum_one, case)
         else:
-            Y = _entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
+            Y = entmax_bisect_plain(Z, alpha, n_iter, ensure_sum_one)
         P = from_last(Y, dim, dtype)
     return with_support(P, dim, return_support_size)
 
@@ -288,7 +290,7 @@ def sparsemax_bisect(
     support_size : torch.Tensor, optional
         Only with ``return_support_size=True``.
     """
-    n_iter = _check_n_iter(n_iter, "sparsemax_bisect")
+    n_iter = check_n_iter(n_iter, "sparsemax_bisect")
     return _entmax_bisect(
         X,
         2.0,

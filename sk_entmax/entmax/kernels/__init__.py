@@ -44,10 +44,15 @@ import torch
 from torch.autograd import Function
 
 from sk_entmax.entmax.algorithms import NEWTON_MIN_ITER, Case, case_for, newton_applies
-from sk_entmax.entmax.common import DEFAULT_N_ITER, Param, entmax_vjp, param_to_last, with_support
-from sk_entmax.entmax.common import check_dim as _check_dim
-from sk_entmax.entmax.solvers import entmax_alpha_vjp as _entmax_alpha_vjp
-from sk_entmax.entmax.solvers import gppr as _gppr
+from sk_entmax.entmax.common import (
+    DEFAULT_N_ITER,
+    Param,
+    check_dim,
+    entmax_vjp,
+    param_to_last,
+    with_support,
+)
+from sk_entmax.entmax.solvers import entmax_alpha_vjp, gppr
 from sk_entmax.entmax.tracing import compiling
 
 __all__ = [
@@ -176,7 +181,7 @@ class _TritonMapping(Function):
         if ctx.needs_input_grad[0]:
             if torch.is_grad_enabled():  # a second derivative: differentiable torch ops
                 Yf = Y.float()
-                dX = entmax_vjp(dY.float(), _gppr(Yf, alpha)).to(Y.dtype)
+                dX = entmax_vjp(dY.float(), gppr(Yf, alpha)).to(Y.dtype)
             else:
                 module = _load()
                 block, one_block, warps = _config(Y.shape[-1], *ctx.blocks)
@@ -187,7 +192,7 @@ class _TritonMapping(Function):
         if alpha_rows is not None and ctx.needs_input_grad[1]:
             Yf = Y.float()
             a = alpha_rows.float()
-            d_alpha = _entmax_alpha_vjp(dY.float(), Yf, _gppr(Yf, a, case=Case.PER_ROW), a - 1)
+            d_alpha = entmax_alpha_vjp(dY.float(), Yf, gppr(Yf, a, case=Case.PER_ROW), a - 1)
             d_alpha = d_alpha.to(alpha_rows.dtype)
         return dX, d_alpha, None, None, None
 
@@ -231,7 +236,7 @@ def entmax_triton(
         ``X``'s shape and dtype; its rows sum to 1 (0 on a fully masked row, NaN on a row
         holding a NaN).
     """
-    dim = _check_dim(X, dim, owner)
+    dim = check_dim(X, dim, owner)
     mode, value = _mode(alpha, case_for(alpha) if case is None else case)
     if X.numel() == 0:
         return X.clone()
