@@ -473,8 +473,8 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
                 net = self._stream_net(params, plan, X, batch_size)
                 if net is getattr(self, "net_", None):  # trained in place: undone on failure
                     checkpoint = NetCheckpoint(net)
-                    # inside data_parallel or not, as this call is (as a new net is built)
-                    continue_net(net, self)
+                    # the callbacks of a new partial_fit net, inside data_parallel or not
+                    continue_net(net, self, params, plan)
                 # the schedule's count: Adam's, after where the stream joined the schedule
                 # (a new Adam on trained weights, after fit or load, joins where the rate is
                 # lr; a stream from scratch at 0)
@@ -552,7 +552,9 @@ class BaseEntmaxEstimator(TrainedNetMixin, BaseEstimator):
         (torch's global generator is left alone); a later ``partial_fit`` shuffles with a
         generator seeded by ``random_state``, as a fitted net does. A model whose fitted
         attributes (set before) say it was last trained by ``partial_fit`` gets the net of
-        its stream plan (Adam, float32), else the net of ``fit``'s plan."""
+        its stream plan (Adam, float32), else the net of ``fit``'s plan. It has no callbacks
+        (it predicts): a later ``partial_fit`` gives it those of a new ``partial_fit`` net
+        (:func:`~sk_entmax._fit_net.continue_net`)."""
         params = self._checked(*self._constraints)
         # a partial_fit stream's net (its fitted attributes set first) is an Adam net
         streamed = "_weight_seen_" in vars(self)

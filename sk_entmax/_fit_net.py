@@ -5,8 +5,9 @@ and hooks: the module (``_module``), the callbacks (one list,
 :func:`~sk_entmax._engine.callbacks.fit_callbacks`, a ``partial_fit`` call's a part of
 ``fit``'s), the averaging of a data-parallel fit
 (:func:`~sk_entmax._engine.distributed.with_data_parallel`), and the initial weights drawn
-from the call's seed. :func:`continue_net` readies a net that an earlier call built for
-the next call, inside or outside ``data_parallel`` as that call is.
+from the call's seed. :func:`continue_net` readies a net that an earlier call built (a
+``fit``, a ``partial_fit``, a load) for a ``partial_fit`` call: the same callbacks as a new
+``partial_fit`` net, inside or outside ``data_parallel`` as that call is.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from skorch.callbacks import Callback
 
 from sk_entmax._engine.callbacks import BestWeightsSoFar, StoppingRule, fit_callbacks
 from sk_entmax._engine.distributed import data_parallel_group, with_data_parallel
@@ -134,12 +134,30 @@ def build_net(
     return net, NetCallbacks(stopper, best, monitor)
 
 
-def continue_net(net: FenchelYoungNet, estimator: Any) -> None:
-    """Ready ``net``, built by an earlier call, for a call made here: with the averaging of
-    :func:`~sk_entmax.scale_out.data_parallel` inside it, without it outside (the
-    processes' agreement from ``estimator._shard_agreement``). Its callbacks are reset only
-    when they change."""
-    callbacks: list[tuple[str, Callback]] = list(net.callbacks)
-    joined = with_data_parallel(callbacks, estimator._shard_agreement)
-    if joined is not callbacks:
-        set_callbacks(net, joined)
+def continue_net(
+    net: FenchelYoungNet, estimator: Any, params: dict[str, Any], plan: TrainingPlan
+) -> None:
+    """Ready ``net``, built by an earlier call (``fit``'s, an earlier ``partial_fit``'s, or
+    :func:`sk_entmax.persistence.load`'s), for a ``partial_fit`` call made here: it trains
+    with the callbacks :func:`build_net` gives a new ``partial_fit`` net (``plan``'s, the
+    call's; the finite-loss check and gradient clipping included), on every row of the
+    chunk (no held-out rows), with the averaging of
+    :func:`~sk_entmax.scale_out.data_parallel` inside it and without it outside (the
+    processes' agreement from ``estimator._shard_agreement``).
+
+    Parameters
+    ----------
+    net : FenchelYoungNet
+        The initialised net the call continues.
+    estimator : BaseEntmaxEstimator
+        Its estimator.
+    params : dict
+        The call's checked parameters (``verbose`` read).
+    plan : TrainingPlan
+        The call's plan (its gradient clipping).
+    """
+    name = type(estimator).__name__
+    callbacks, *_ = fit_callbacks(plan, False, params["verbose"], name=name, stream=True)
+    if net.train_split is not None:  # fit's held-out rows: a chunk trains on all its rows
+        net.set_params(train_split=None)
+    set_callbacks(net, with_data_parallel(callbacks, estimator._shard_agreement))

@@ -254,10 +254,10 @@ class NetCheckpoint:
     The copy holds the module's weights and buffers (batch-norm statistics included) and
     train/eval modes, the optimizer's state (Adam's moments and step counts), the number of
     epochs in the history (a call only appends epochs), the state of the data loaders'
-    generators (shuffling), the ``batch_size`` and ``total_weight`` the call may set, and
-    the list of callbacks (a call inside or outside ``data_parallel`` adds or drops the
-    averaging). The callbacks' own state is not copied: skorch resets it when the next call
-    begins training.
+    generators (shuffling), the ``batch_size``, ``total_weight`` and ``train_split`` the
+    call may set, and the list of callbacks (a ``partial_fit`` call gives the net its own,
+    with or without the averaging of ``data_parallel``). The callbacks' own state is not
+    copied: skorch resets it when the next call begins training.
 
     Parameters
     ----------
@@ -277,7 +277,11 @@ class NetCheckpoint:
             for name in ("iterator_train", "iterator_valid")
             if (generator := net.get_params_for(name).get("generator")) is not None
         }
-        self.params = {"batch_size": net.batch_size, "total_weight": net.total_weight}
+        self.params = {
+            "batch_size": net.batch_size,
+            "total_weight": net.total_weight,
+            "train_split": net.train_split,
+        }
         self.callbacks = net.callbacks
 
     def restore(self) -> None:
