@@ -193,7 +193,7 @@ def test_tensor_alpha_newton_values_and_alpha_gradient(rows):
         values = torch.tensor([[1.1], [1.25], [1.5], [1.5], [1.9], [2.0]])
     elif rows == "per_row_m_at_least_2":  # alpha <= 1.5 in every row: no support mask
         values = torch.tensor([[1.1], [1.2], [1.25], [1.33], [1.4], [1.5]])
-    else:  # one alpha broadcast to the rows: the scalar solver
+    else:  # one alpha broadcast to the rows: solved per row too
         values = torch.tensor(1.33)
     alpha = values.clone().requires_grad_()
     P = entmax_bisect(X, alpha)

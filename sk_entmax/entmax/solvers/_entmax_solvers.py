@@ -576,23 +576,20 @@ def entmax_bisect_last(
     """alpha-entmax along the last axis of ``Z`` outside autograd, given ``alpha``'s case
     (None: decided here): traced under ``torch.compile``, else Newton where ``newton_applies``
     (at most ``max_passes`` passes, then bisection; rows up to ``narrow_width`` wide in the
-    column layout), else bisection. A broadcast alpha is read back and solved as its number."""
+    column layout), else bisection. A tensor alpha is solved per row, whether it holds one
+    value for every row or not: its value is never read back, so the call decides its case
+    once (``PER_ROW``) and never waits on the device."""
     if compiling():
         return _entmax_bisect_traced(Z, alpha, n_iter, ensure_sum_one)
-    value = alpha
-    broadcast = isinstance(alpha, torch.Tensor) and alpha.stride() == (0,) * alpha.dim()
-    if broadcast and n_iter >= NEWTON_MIN_ITER:  # (read back only where Newton may use it)
-        value = alpha.reshape(-1)[0].item()  # one alpha, broadcast to every row
-    if not isinstance(value, torch.Tensor) and newton_applies(value, n_iter):
-        # the case of the number solved (a broadcast alpha's, read back, may be sparsemax's)
-        if case is None or value is not alpha:
-            case = case_for(value)
+    if not isinstance(alpha, torch.Tensor) and newton_applies(alpha, n_iter):
+        if case is None:
+            case = case_for(alpha)
         if _narrow(Z, narrow_width) and case is Case.ROOT:
-            return _entmax_newton_narrow(Z, value, n_iter, ensure_sum_one, case, max_passes)
+            return _entmax_newton_narrow(Z, alpha, n_iter, ensure_sum_one, case, max_passes)
         max_val, _ = row_stats(Z)
-        return _entmax_newton(Z - max_val, value, n_iter, ensure_sum_one, case, max_passes)
+        return _entmax_newton(Z - max_val, alpha, n_iter, ensure_sum_one, case, max_passes)
     max_val, _ = row_stats(Z)
     Z = Z - max_val
-    if isinstance(value, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
+    if isinstance(alpha, torch.Tensor) and bool(newton_applies(alpha, n_iter).any()):
         return _entmax_newton_rows(Z, alpha, n_iter, ensure_sum_one, max_passes)
-    return _bisect_rows(Z, value - 1, n_iter, ensure_sum_one)
+    return _bisect_rows(Z, alpha - 1, n_iter, ensure_sum_one)
