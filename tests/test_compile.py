@@ -12,6 +12,9 @@ attention at alpha 1.33) with the ``eager`` backend (Dynamo alone, which is wher
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -187,3 +190,27 @@ def test_tabnet_compiles():
     net = TabNet(5, 3, n_steps=1)
     net.eval()  # training mode's batch statistics would make the two calls differ
     _assert_same(lambda X: net(X)[0], _scores(16, 5), *net.parameters())
+
+
+#: a process whose first call of the core is compiled: the kernels are looked up on the first
+#: choice made, and an import cannot be traced
+_FIRST_CALL_COMPILED = """
+import torch
+import sk_entmax.entmax as E
+q = torch.randn(1, 2, 6, 4)
+for fn in (E.sparsemax, lambda x: E.entmax_attention(x, x, x, alpha=1.5)):
+    torch._dynamo.reset()
+    torch.compile(fn, fullgraph=True, backend="eager")(q)
+print("compiled")
+"""
+
+
+def test_a_first_call_under_compile_compiles():
+    """The first call of a fresh process compiles (it failed on tracing the kernels' import,
+    which ``bench_attention.py --compiled`` met); the tests above compare with eager mode
+    first, which looks the kernels up."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_CALL_COMPILED], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "compiled"

@@ -94,6 +94,7 @@ import torch
 
 from sk_entmax.entmax.common import Param
 from sk_entmax.entmax.constraints import invalid
+from sk_entmax.entmax.tracing import compiling
 
 __all__ = [
     "NEWTON_MIN_ALPHA",
@@ -174,7 +175,7 @@ _CPU: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 _TRITON: ModuleType | None = None
 
 
-def _package_kernels() -> ModuleType:
+def _package_kernels() -> ModuleType | None:
     """The package's Triton kernels (:mod:`sk_entmax.entmax.kernels`), looked up on the
     first choice made: the one place where they join the seam. This module does not import
     them at its own import, so that the kernels, which use the cases decided here, stand
@@ -183,9 +184,15 @@ def _package_kernels() -> ModuleType:
     itself (:func:`offer_cpu`), whichever public module the user imported first (the core's
     names load lazily: ``from sk_entmax.entmax import sparsemax`` alone imports no kernel
     module). The kernels say on which device types they serve
-    (:func:`sk_entmax.entmax.kernels.devices`: none until turned on, then CUDA)."""
+    (:func:`sk_entmax.entmax.kernels.devices`: none until turned on, then CUDA).
+
+    None while ``torch.compile`` or ``torch.export`` traces a first choice: an import cannot
+    be traced, and the kernels serve no traced call anyway (their graphs hold the torch
+    forms), so the lookup waits for the first eager call."""
     global _TRITON
     if _TRITON is None:
+        if compiling():
+            return None
         module = importlib.import_module("sk_entmax.entmax.kernels")
         importlib.import_module("sk_entmax.entmax.kernels.cpu")
         _TRITON = module
@@ -255,7 +262,7 @@ def triton_path(
     if not isinstance(X, torch.Tensor):
         return None
     triton = _package_kernels()
-    if X.device.type in triton.devices():
+    if triton is not None and X.device.type in triton.devices():
         return triton.run(X, alpha, dim, n_iter, owner, case)  # imports Triton on first use
     if _CPU is None or not training or X.device.type != "cpu":
         return None
@@ -286,7 +293,7 @@ def select(
         kernel = _KERNELS.get((case, device.type))
         if kernel is not None:
             return kernel
-    if device.type in triton.devices():
+    if triton is not None and device.type in triton.devices():
         kernel = triton.wrap(case, defaults[case])  # imports Triton on first use, if it can
         if kernel is not None:
             return kernel
