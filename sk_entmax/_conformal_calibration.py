@@ -110,10 +110,7 @@ def single_label_calibration(
             f"y_conformalize contains labels {unknown.tolist()} unknown to the fitted "
             f"estimator, whose classes_ are {classes.tolist()}."
         )
-    if decision.shape[0] != y.shape[0]:
-        raise ValueError(
-            f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {y.shape[0]}."
-        )
+    _check_same_rows(decision, y)
     codes = np.searchsorted(classes, y)
     if not np.array_equal(classes[codes], y):  # classes_ not sorted
         codes = np.array([np.flatnonzero(classes == label)[0] for label in y])
@@ -159,10 +156,7 @@ def label_set_calibration(
             f"y_conformalize must be a 0/1 indicator matrix of shape (n_samples, {k}) for "
             f"this multi-label estimator; got shape {Y.shape}."
         )
-    if decision.shape[0] != Y.shape[0]:
-        raise ValueError(
-            f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {Y.shape[0]}."
-        )
+    _check_same_rows(decision, Y)
     scores = nonconformity_scores(decision, alpha)
     n = len(Y)
     if risk == "recall":
@@ -176,6 +170,14 @@ def label_set_calibration(
     codes = np.zeros(n, dtype=np.int64)
     quantiles, _ = calibrate(true_scores, codes, k, levels)
     return true_scores, codes - 1, n, quantiles, None
+
+
+def _check_same_rows(decision: np.ndarray, y: np.ndarray) -> None:
+    """Raise unless the conformalization set's scores and labels have as many rows."""
+    if decision.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X_conformalize has {decision.shape[0]} rows but y_conformalize has {y.shape[0]}."
+        )
 
 
 def _warn_short_risk(thresholds: np.ndarray, levels: np.ndarray, n: int) -> None:
